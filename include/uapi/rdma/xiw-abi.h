@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause */
+/*
+ * xiw user/kernel ABI, shared by xiw.ko and the libxiw rdma-core provider.
+ *
+ * Queues (SQ, RQ, SRQ, CQ) live in kernel memory (vmalloc_user) and are
+ * mmap'd into the process through rdma_user_mmap_entry keys returned at
+ * object creation. Every queue mapping has the same layout:
+ *
+ *	offset 0:			struct xiw_queue_ctrl (64 bytes)
+ *	offset XIW_QUEUE_HDR_SIZE:	num_entries entries of the element size
+ *
+ * num_entries is a power of two; producer and consumer indices are
+ * free-running u32 counters, the slot is index & (num_entries - 1).
+ *
+ * Ownership of a slot is carried by the element's flags word, never by the
+ * indices: the producer fills the element and then store-releases its
+ * flags with XIW_WQE_VALID (XIW_CQE_VALID); the consumer load-acquires the
+ * flags, copies the element out, and store-releases flags = 0 to return the
+ * slot. The kernel never trusts user-written indices or contents: it copies
+ * a work element before validating it and bounds every index it derives.
+ *
+ * All fields are in host byte order.
+ */
+#ifndef XIW_ABI_USER_H
+#define XIW_ABI_USER_H
+
+#include <linux/types.h>
+
+#define XIW_ABI_VERSION		1
+
+#define XIW_MAX_SGE		6
+#define XIW_MAX_INLINE		96	/* sizeof(struct xiw_sge) * XIW_MAX_SGE */
+#define XIW_QUEUE_HDR_SIZE	64
+#define XIW_INVAL_MMAP_KEY	(~0ULL)
+
+/* Work request opcodes in struct xiw_sqe.opcode. */
+enum xiw_wr_opcode {
+	XIW_OP_WRITE			= 0,
+	XIW_OP_WRITE_IMM		= 1,	/* RDMA Write + Immediate Data */
+	XIW_OP_SEND			= 2,
+	XIW_OP_SEND_INV			= 3,
+	XIW_OP_READ			= 4,
+	XIW_OP_READ_INV			= 5,	/* kernel ULPs only */
+	XIW_OP_ATOMIC_FADD		= 6,
+	XIW_OP_ATOMIC_CSWAP		= 7,
+	XIW_OP_ATOMIC_MASKED_FADD	= 8,
+	XIW_OP_ATOMIC_MASKED_CSWAP	= 9,
+	XIW_OP_FLUSH			= 10,
+	XIW_OP_ATOMIC_WRITE		= 11,
+	XIW_OP_VERIFY			= 12,
+	XIW_OP_IMM			= 13,	/* Immediate Data alone */
+	XIW_OP_NUM_USER,			/* first opcode refused in user SQs */
+	XIW_OP_REG_MR			= 32,	/* kernel only */
+	XIW_OP_LOCAL_INV		= 33,	/* kernel only */
+};
+
+/* struct xiw_sqe.flags / struct xiw_rqe.flags */
+enum xiw_wqe_flags {
+	XIW_WQE_VALID		= 1 << 0,
+	XIW_WQE_INLINE		= 1 << 1,
+	XIW_WQE_SIGNALED	= 1 << 2,
+	XIW_WQE_SOLICITED	= 1 << 3,
+	XIW_WQE_READ_FENCE	= 1 << 4,
+	XIW_WQE_LOCAL_FENCE	= 1 << 5,
+};
+
+/* Layout-compatible with struct ibv_sge. */
+struct xiw_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* Send queue element: 128 bytes, two cache lines. */
+struct xiw_sqe {
+	__aligned_u64 wr_id;
+	__u16 flags;
+	__u8 num_sge;		/* SGE count, or inline byte count if INLINE */
+	__u8 opcode;		/* enum xiw_wr_opcode */
+	__u32 rkey;		/* remote STag; STag to invalidate for *_INV */
+	__aligned_u64 raddr;
+	__aligned_u64 imm;	/* RFC 7306 64-bit Immediate Data */
+	union {
+		struct xiw_sge sge[XIW_MAX_SGE];
+		__u8 inline_data[XIW_MAX_INLINE];
+		struct {
+			struct xiw_sge sge;	/* 8-byte result buffer */
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__aligned_u64 compare_add_mask;
+			__aligned_u64 swap_mask;
+		} atomic;
+		struct {
+			__aligned_u64 length;
+			__u8 type;	/* IB_FLUSH_GLOBAL / _PERSISTENT */
+			__u8 level;	/* IB_FLUSH_RANGE / IB_FLUSH_MR */
+		} flush;
+		__aligned_u64 atomic_write;
+	};
+};
+
+/* Receive queue element: 128 bytes. */
+struct xiw_rqe {
+	__aligned_u64 wr_id;
+	__u16 flags;
+	__u8 num_sge;
+	__u8 rsvd0;
+	__u32 rsvd1;
+	struct xiw_sge sge[XIW_MAX_SGE];
+	__aligned_u64 rsvd2[2];
+};
+
+/* struct xiw_cqe.flags */
+enum xiw_cqe_flags {
+	XIW_CQE_VALID		= 1 << 0,
+	XIW_CQE_WITH_IMM	= 1 << 1,
+	XIW_CQE_WITH_INV	= 1 << 2,
+	XIW_CQE_SOLICITED	= 1 << 3,
+};
+
+/* Completion queue element: 32 bytes. opcode/status use ib_uverbs values. */
+struct xiw_cqe {
+	__aligned_u64 wr_id;
+	__u32 flags;
+	__u8 opcode;		/* enum ib_uverbs_wc_opcode */
+	__u8 status;		/* enum ib_wc_status */
+	__u8 vendor_err;	/* RDMAP Terminate layer/type, if any */
+	__u8 rsvd;
+	__u32 byte_len;
+	__u32 qp_num;
+	union {
+		__aligned_u64 imm;	/* full 64-bit RFC 7306 immediate */
+		__u32 inv_stag;
+	};
+};
+
+/* struct xiw_queue_ctrl.flags */
+enum xiw_queue_ctrl_flags {
+	XIW_CQ_ARM_NEXT		= 1 << 0,	/* CQ: event on next completion */
+	XIW_CQ_ARM_SOLICITED	= 1 << 1,	/* CQ: event on solicited one */
+	XIW_SQ_KERNEL_ACTIVE	= 1 << 8,	/* SQ: kernel is draining */
+	XIW_QUEUE_ERROR		= 1 << 16,	/* queue is in error */
+};
+
+/* Head of every mapped queue, 64 bytes. */
+struct xiw_queue_ctrl {
+	__u32 flags;		/* enum xiw_queue_ctrl_flags */
+	__u32 num_entries;
+	__u32 entry_size;
+	__u32 overflow;		/* CQ: completions lost to a full ring */
+	__u32 rsvd[12];
+};
+
+struct xiw_uresp_alloc_ctx {
+	__u32 dev_id;
+	__u32 max_inline;
+	__u32 sqe_size;
+	__u32 rqe_size;
+	__u32 cqe_size;
+	__u32 rsvd;
+};
+
+struct xiw_uresp_create_cq {
+	__aligned_u64 cq_key;
+	__u32 cq_id;
+	__u32 num_cqe;
+};
+
+struct xiw_uresp_create_qp {
+	__aligned_u64 sq_key;
+	__aligned_u64 rq_key;	/* XIW_INVAL_MMAP_KEY if the QP uses an SRQ */
+	__u32 qp_id;
+	__u32 num_sqe;
+	__u32 num_rqe;
+	__u32 rsvd;
+};
+
+struct xiw_uresp_create_srq {
+	__aligned_u64 srq_key;
+	__u32 num_rqe;
+	__u32 rsvd;
+};
+
+#endif /* XIW_ABI_USER_H */

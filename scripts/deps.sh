@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Install everything xiw needs to build and test on Debian 12 (bookworm).
+# Idempotent and quiet when nothing is missing. Must run as root (CI and
+# the dev machines are root); uses sudo otherwise.
+#
+# Kernel: the newest linux-image/linux-headers 6.12 pair that the archive
+# offers (bookworm-security / backports carry 6.12.*+deb12-amd64).
+set -euo pipefail
+
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+
+PKGS=(
+	# build
+	build-essential cmake pkg-config g++ gcc-12 bc kmod cpio xz-utils zstd
+	libelf-dev sparse git python3 ethtool
+	# tests
+	libgtest-dev googletest
+	qemu-system-x86 busybox-static iproute2 procps util-linux
+	# rdma-core (provider ABI 34 = rdma-core 44), tools and ULP clients
+	rdma-core ibverbs-utils rdmacm-utils libibverbs-dev librdmacm-dev
+	perftest
+)
+
+stamp_dir=${XIW_DEPS_STAMP_DIR:-/var/lib/xiw-deps}
+
+missing_pkgs() {
+	local p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed$' || echo "$p"
+	done
+}
+
+newest_612() {
+	# Newest 6.12 ABI for which both the image and the headers exist.
+	apt-cache pkgnames linux-headers-6.12. 2>/dev/null |
+		sed -n 's/^linux-headers-\(6\.12\.[0-9]*+deb12\)-amd64$/\1/p' |
+		sort -V | while read -r v; do
+			apt-cache show "linux-image-$v-amd64" >/dev/null 2>&1 &&
+				echo "$v"
+		done | tail -n 1
+}
+
+installed_612() {
+	ls -d /usr/src/linux-headers-6.12.*+deb12-amd64 2>/dev/null |
+		sed -n 's|.*/linux-headers-\(6\.12\.[0-9]*+deb12\)-amd64$|\1|p' |
+		sort -V | while read -r v; do
+			[ -e "/boot/vmlinuz-$v-amd64" ] && echo "$v"
+		done | tail -n 1
+}
+
+need_update=1
+apt_update() {
+	if [ $need_update = 1 ]; then
+		$SUDO apt-get update -qq >/dev/null
+		need_update=0
+	fi
+}
+
+kver=$(installed_612 || true)
+miss=$(missing_pkgs "${PKGS[@]}" linux-source-6.12)
+if [ -z "$kver" ] || [ -n "$miss" ]; then
+	echo "deps: installing:${kver:+} $(echo $miss) ${kver:-linux-image/headers 6.12}"
+	apt_update
+	if [ -z "$kver" ]; then
+		kver=$(newest_612)
+		[ -n "$kver" ] || { echo "deps: no linux 6.12 in the archive" >&2; exit 1; }
+		# We boot with our own busybox initramfs: skip Debian's.
+		$SUDO mkdir -p /etc/initramfs-tools
+		echo 'update_initramfs=no' |
+			$SUDO tee /etc/initramfs-tools/update-initramfs.conf >/dev/null
+		miss="$miss linux-image-$kver-amd64 linux-headers-$kver-amd64"
+	fi
+	# shellcheck disable=SC2086
+	$SUDO apt-get install -y -qq --no-install-recommends \
+		-o Dpkg::Options::=--force-confold -o Dpkg::Options::=--force-confdef $miss >/dev/null
+fi
+
+# /boot/vmlinuz is root-only readable on Debian; qemu runs as root here.
+src=/usr/src/linux-source-6.12
+if [ ! -d "$src/scripts" ]; then
+	echo "deps: unpacking linux-source-6.12 (checkpatch, kselftest, siw)"
+	$SUDO mkdir -p "$src"
+	$SUDO tar -C /usr/src -xf /usr/src/linux-source-6.12.tar.xz \
+		linux-source-6.12/scripts linux-source-6.12/tools/testing/selftests/kselftest.h \
+		linux-source-6.12/tools/testing/selftests/kselftest_harness.h \
+		linux-source-6.12/drivers/infiniband/sw linux-source-6.12/include/uapi/rdma
+fi
+exit 0
