@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xiw - software iWARP RNIC: core objects and limits.
+ *
+ * One struct per verbs object, each embedding its ib_core base object.
+ * Work queues and completion queues are rings in the format of the user
+ * ABI (include/uapi/rdma/xiw-abi.h) for kernel and user consumers alike,
+ * so posting, flushing and polling share one code path.
+ */
+#ifndef XIW_H
+#define XIW_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <linux/etherdevice.h>
+#include <rdma/iw_cm.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/xiw-abi.h>
+
+#define XIW_DRV_NAME		"xiw"
+#define XIW_VENDOR_ID		0x786977	/* "xiw" */
+#define XIW_FW_VER		((1ULL << 32) | (0 << 16) | 0)
+#define XIW_PORT		1
+
+#define XIW_MAX_QP		16384
+#define XIW_MAX_QP_WR		16384
+#define XIW_MAX_CQ		16384
+#define XIW_MAX_CQE		262144
+#define XIW_MAX_PD		65536
+#define XIW_MAX_MR		BIT(20)
+#define XIW_MAX_MR_SIZE		BIT_ULL(40)
+#define XIW_MAX_SRQ		4096
+#define XIW_MAX_SRQ_WR		16384
+#define XIW_MAX_ORD		128
+#define XIW_MAX_IRD		128
+#define XIW_MAX_FR_PAGES	512
+#define XIW_MAX_SGE_RD		1
+
+/*
+ * STag = 24-bit index | 8-bit key. Index 0 is never allocated, so STag 0
+ * (and anything in 0x00..0xff) never names a memory region.
+ */
+#define XIW_STAG_KEY_BITS	8
+#define XIW_STAG_INDEX_MAX	((1U << 24) - 1)
+
+struct xiw_device {
+	struct ib_device ibdev;
+	struct list_head list;		/* xiw_dev_list, under xiw_dev_mutex */
+	struct net_device *netdev_key;	/* identity only, never dereferenced */
+	u8 mac[ETH_ALEN];
+	u32 index;
+
+	struct xarray qp_xa;		/* qpn -> struct xiw_qp */
+	struct xarray mr_xa;		/* STag index -> struct xiw_mr */
+	u32 mr_next;			/* cyclic STag index allocation */
+
+	atomic_t num_pd;
+	atomic_t num_cq;
+	atomic_t num_qp;
+	atomic_t num_srq;
+	atomic_t num_mr;
+	atomic_t num_ctx;
+};
+
+struct xiw_ucontext {
+	struct ib_ucontext base;
+};
+
+struct xiw_pd {
+	struct ib_pd base;
+};
+
+/*
+ * A ring in the ABI layout: struct xiw_queue_ctrl followed by the entries.
+ * For user queues the memory comes from vmalloc_user() and is owned by the
+ * mmap entry, so it stays valid until both the object is destroyed and the
+ * last user mapping is gone.
+ */
+struct xiw_queue {
+	struct xiw_queue_ctrl *ctrl;
+	void *entries;
+	u32 num;			/* power of two */
+	u32 esize;
+	u32 prod;			/* kernel-side producer index */
+	u32 cons;			/* kernel-side consumer index */
+	size_t size;			/* bytes, page aligned */
+	struct rdma_user_mmap_entry *mmap_entry;	/* user queues only */
+};
+
+struct xiw_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *addr;			/* vmalloc_user() memory */
+	size_t size;
+};
+
+struct xiw_cq {
+	struct ib_cq base;
+	spinlock_t lock;		/* producers and kernel poll_cq */
+	struct xiw_queue q;
+	struct ib_qp **kqp;		/* kernel CQs: QP of each CQE slot */
+	u32 kernel_arm;			/* kernel CQs: XIW_CQ_ARM_* */
+	bool user;
+};
+
+enum xiw_qp_state {
+	XIW_QPS_RESET,
+	XIW_QPS_INIT,
+	XIW_QPS_RTR,
+	XIW_QPS_RTS,
+	XIW_QPS_CLOSING,		/* IB_QPS_SQD: graceful close */
+	XIW_QPS_TERMINATE,		/* IB_QPS_SQE: Terminate sent/received */
+	XIW_QPS_ERROR,
+};
+
+struct xiw_srq {
+	struct ib_srq base;
+	spinlock_t lock;		/* consumers, limit arming */
+	struct xiw_queue rq;
+	u32 max_sge;
+	u32 limit;
+	bool armed;
+	bool user;
+};
+
+struct xiw_qp {
+	struct ib_qp base;
+	refcount_t ref;			/* iw_cm add_ref/rem_ref, data path */
+	struct completion free;
+
+	struct mutex state_lock;	/* serialises state changes */
+	enum xiw_qp_state state;
+	bool user;
+
+	struct xiw_pd *pd;
+	struct xiw_cq *scq;
+	struct xiw_cq *rcq;
+	struct xiw_srq *srq;
+
+	spinlock_t sq_lock;		/* SQ consumer side */
+	struct xiw_queue sq;
+	u32 max_send_sge;
+	u32 max_inline;
+	enum ib_sig_type sq_sig_type;
+
+	spinlock_t rq_lock;		/* RQ consumer side */
+	struct xiw_queue rq;
+	u32 max_recv_sge;
+
+	int access;			/* IB_ACCESS_REMOTE_* of the QP */
+	u8 ord;				/* max_rd_atomic */
+	u8 ird;				/* max_dest_rd_atomic */
+};
+
+enum xiw_mr_type {
+	XIW_MR_DMA,
+	XIW_MR_USER,
+	XIW_MR_FRMR,
+};
+
+struct xiw_mr {
+	struct ib_mr base;
+	enum xiw_mr_type type;
+	struct xiw_pd *pd;
+	refcount_t ref;			/* xarray + in-flight data path users */
+	struct completion free;
+	int access;
+	bool valid;			/* STag state for invalidate/fast-reg */
+	struct ib_umem *umem;		/* XIW_MR_USER */
+	u64 *pages;			/* XIW_MR_FRMR: page addresses */
+	u32 npages;
+	u32 max_pages;
+	struct rcu_head rcu;		/* lookups are RCU-protected */
+};
+
+static inline struct xiw_device *to_xiw_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct xiw_device, ibdev);
+}
+
+static inline struct xiw_pd *to_xiw_pd(struct ib_pd *pd)
+{
+	return container_of(pd, struct xiw_pd, base);
+}
+
+static inline struct xiw_cq *to_xiw_cq(struct ib_cq *cq)
+{
+	return container_of(cq, struct xiw_cq, base);
+}
+
+static inline struct xiw_qp *to_xiw_qp(struct ib_qp *qp)
+{
+	return container_of(qp, struct xiw_qp, base);
+}
+
+static inline struct xiw_srq *to_xiw_srq(struct ib_srq *srq)
+{
+	return container_of(srq, struct xiw_srq, base);
+}
+
+static inline struct xiw_mr *to_xiw_mr(struct ib_mr *mr)
+{
+	return container_of(mr, struct xiw_mr, base);
+}
+
+static inline struct xiw_ucontext *to_xiw_ctx(struct ib_ucontext *ctx)
+{
+	return container_of(ctx, struct xiw_ucontext, base);
+}
+
+static inline void *xiw_queue_entry(struct xiw_queue *q, u32 idx)
+{
+	return q->entries + (size_t)(idx & (q->num - 1)) * q->esize;
+}
+
+/*
+ * Slot ownership in every ring (see xiw-abi.h): the producer fills a slot
+ * and publishes it with a release store of its flags word; the consumer
+ * reads the flags with acquire semantics before it reads the slot, and
+ * returns the slot with a release store of 0 after it has copied it.
+ */
+static inline u16 xiw_wqe_flags_acquire(u16 *flags)
+{
+	/* pairs with the producer's release in xiw_wqe_flags_release() */
+	return smp_load_acquire(flags);
+}
+
+static inline void xiw_wqe_flags_release(u16 *flags, u16 val)
+{
+	/* slot contents are visible before the new owner sees @val */
+	smp_store_release(flags, val);
+}
+
+static inline u32 xiw_cqe_flags_acquire(u32 *flags)
+{
+	/* pairs with xiw_cqe_flags_release() of the other side */
+	return smp_load_acquire(flags);
+}
+
+static inline void xiw_cqe_flags_release(u32 *flags, u32 val)
+{
+	/* CQE contents are visible before the new owner sees @val */
+	smp_store_release(flags, val);
+}
+
+#define xiw_dbg(ibdev, fmt, ...) \
+	ibdev_dbg(ibdev, "%s: " fmt, __func__, ##__VA_ARGS__)
+
+/* xiw_verbs.c: device, port, context, PD */
+int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		     struct ib_udata *udata);
+int xiw_query_port(struct ib_device *ibdev, u32 port,
+		   struct ib_port_attr *attr);
+int xiw_get_port_immutable(struct ib_device *ibdev, u32 port,
+			   struct ib_port_immutable *imm);
+int xiw_query_gid(struct ib_device *ibdev, u32 port, int idx,
+		  union ib_gid *gid);
+int xiw_query_pkey(struct ib_device *ibdev, u32 port, u16 idx, u16 *pkey);
+void xiw_get_dev_fw_str(struct ib_device *ibdev, char *str);
+int xiw_alloc_ucontext(struct ib_ucontext *ctx, struct ib_udata *udata);
+void xiw_dealloc_ucontext(struct ib_ucontext *ctx);
+int xiw_mmap(struct ib_ucontext *ctx, struct vm_area_struct *vma);
+void xiw_mmap_free(struct rdma_user_mmap_entry *entry);
+int xiw_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
+int xiw_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
+void xiw_port_event(struct xiw_device *xdev, enum ib_event_type type);
+
+/* xiw_queue.c: rings shared with user space */
+int xiw_queue_init(struct xiw_queue *q, struct ib_udata *udata, u32 min_num,
+		   u32 esize, u64 *mmap_key);
+void xiw_queue_destroy(struct xiw_queue *q);
+
+/* xiw_cq.c */
+int xiw_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		  struct uverbs_attr_bundle *attrs);
+int xiw_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int xiw_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int xiw_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int xiw_cq_add(struct xiw_cq *cq, struct xiw_qp *qp,
+	       const struct xiw_cqe *cqe, bool solicited);
+
+/* xiw_qp.c */
+int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		  struct ib_udata *udata);
+int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata);
+int xiw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init);
+int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad_wr);
+int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad_wr);
+void xiw_qp_get(struct ib_qp *ibqp);
+void xiw_qp_put(struct ib_qp *ibqp);
+struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn);
+void xiw_dev_qps_to_error(struct xiw_device *xdev);
+
+/* xiw_srq.c */
+int xiw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
+		   struct ib_udata *udata);
+int xiw_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int xiw_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		   enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int xiw_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int xiw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
+int xiw_recv_wr_to_rqe(struct xiw_rqe *rqe, const struct ib_recv_wr *wr,
+		       u32 max_sge);
+
+/* xiw_mem.c */
+struct ib_mr *xiw_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+			      u64 va, int access, struct ib_udata *udata);
+struct ib_mr *xiw_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			   u32 max_sg);
+int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
+		  unsigned int *sg_off);
+int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag);
+void xiw_mr_put(struct xiw_mr *mr);
+
+#endif /* XIW_H */

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw - memory regions and STags.
+ *
+ * An STag is a 24-bit index into the device's mr_xa plus an 8-bit key
+ * (RFC 5040 leaves the layout to the RNIC). Index 0 is never used, so
+ * STag 0 and every STag below 0x100 name nothing and can never reach
+ * memory from the wire. Indices are allocated cyclically so that a freed
+ * STag is not handed out again soon.
+ *
+ * Lookup (xiw_mr_get) is lockless: RCU for the xarray walk and a
+ * reference count that dereg waits for, so the data path never sees a
+ * region that dereg_mr has returned from. MR memory is freed after an
+ * RCU grace period.
+ */
+#include <linux/random.h>
+#include <rdma/ib_umem.h>
+
+#include "xiw.h"
+
+#define XIW_MR_ACCESS_SUPPORTED (IB_ACCESS_LOCAL_WRITE | \
+	IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+	IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_OPTIONAL)
+
+static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
+		      struct xiw_pd *pd, enum xiw_mr_type type, int access,
+		      u8 key)
+{
+	u32 idx;
+	int rv;
+
+	if (access & ~XIW_MR_ACCESS_SUPPORTED) {
+		xiw_dbg(&xdev->ibdev, "unsupported access flags %#x\n",
+			access & ~XIW_MR_ACCESS_SUPPORTED);
+		return -EINVAL;
+	}
+	if (atomic_inc_return(&xdev->num_mr) > XIW_MAX_MR) {
+		atomic_dec(&xdev->num_mr);
+		xiw_dbg(&xdev->ibdev, "too many MRs\n");
+		return -ENOMEM;
+	}
+	mr->type = type;
+	mr->pd = pd;
+	mr->access = access;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->free);
+
+	rv = xa_alloc_cyclic(&xdev->mr_xa, &idx, mr,
+			     XA_LIMIT(1, XIW_STAG_INDEX_MAX), &xdev->mr_next,
+			     GFP_KERNEL);
+	if (rv < 0) {
+		atomic_dec(&xdev->num_mr);
+		return rv;
+	}
+	mr->base.lkey = (idx << XIW_STAG_KEY_BITS) | key;
+	mr->base.rkey = mr->base.lkey;
+	return 0;
+}
+
+static void xiw_mr_remove(struct xiw_device *xdev, struct xiw_mr *mr)
+{
+	xa_erase(&xdev->mr_xa, mr->base.lkey >> XIW_STAG_KEY_BITS);
+	xiw_mr_put(mr);
+	wait_for_completion(&mr->free);
+	atomic_dec(&xdev->num_mr);
+}
+
+struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag)
+{
+	struct xiw_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&xdev->mr_xa, stag >> XIW_STAG_KEY_BITS);
+	if (mr && (READ_ONCE(mr->base.lkey) != stag ||
+		   !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+void xiw_mr_put(struct xiw_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->free);
+}
+
+struct ib_mr *xiw_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct xiw_device *xdev = to_xiw_dev(ibpd->device);
+	struct xiw_mr *mr;
+	int rv;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	rv = xiw_mr_add(xdev, mr, to_xiw_pd(ibpd), XIW_MR_DMA, access,
+			get_random_u8());
+	if (rv) {
+		kfree(mr);
+		return ERR_PTR(rv);
+	}
+	mr->base.iova = 0;
+	mr->base.length = U64_MAX;
+	mr->valid = true;
+	return &mr->base;
+}
+
+struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+			      u64 va, int access, struct ib_udata *udata)
+{
+	struct xiw_device *xdev = to_xiw_dev(ibpd->device);
+	struct ib_umem *umem;
+	struct xiw_mr *mr;
+	int rv;
+
+	if (!len || len > XIW_MAX_MR_SIZE) {
+		xiw_dbg(ibpd->device, "MR length %llu not in 1..%llu\n", len,
+			XIW_MAX_MR_SIZE);
+		return ERR_PTR(-EINVAL);
+	}
+	if (va + len < va) {
+		xiw_dbg(ibpd->device, "MR iova range wraps\n");
+		return ERR_PTR(-EINVAL);
+	}
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
+		xiw_dbg(ibpd->device, "unknown driver request data\n");
+		return ERR_PTR(-EINVAL);
+	}
+	if (access & ~XIW_MR_ACCESS_SUPPORTED) {
+		xiw_dbg(ibpd->device, "unsupported access flags %#x\n",
+			access & ~XIW_MR_ACCESS_SUPPORTED);
+		return ERR_PTR(-EINVAL);
+	}
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	umem = ib_umem_get(ibpd->device, start, len, access);
+	if (IS_ERR(umem)) {
+		rv = PTR_ERR(umem);
+		xiw_dbg(ibpd->device, "cannot pin %llu bytes: %d\n", len, rv);
+		goto err_free;
+	}
+	mr->umem = umem;
+	rv = xiw_mr_add(xdev, mr, to_xiw_pd(ibpd), XIW_MR_USER, access,
+			get_random_u8());
+	if (rv)
+		goto err_umem;
+	mr->base.iova = va;
+	mr->base.length = len;
+	mr->valid = true;
+	return &mr->base;
+
+err_umem:
+	ib_umem_release(umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(rv);
+}
+
+struct ib_mr *xiw_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			   u32 max_sg)
+{
+	struct xiw_device *xdev = to_xiw_dev(ibpd->device);
+	struct xiw_mr *mr;
+	int rv;
+
+	if (type != IB_MR_TYPE_MEM_REG) {
+		xiw_dbg(ibpd->device, "MR type %d unsupported\n", type);
+		return ERR_PTR(-EINVAL);
+	}
+	if (!max_sg || max_sg > XIW_MAX_FR_PAGES) {
+		xiw_dbg(ibpd->device, "max_sg %u not in 1..%u\n", max_sg,
+			XIW_MAX_FR_PAGES);
+		return ERR_PTR(-EINVAL);
+	}
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->pages = kcalloc(max_sg, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		rv = -ENOMEM;
+		goto err_free;
+	}
+	mr->max_pages = max_sg;
+	/* Invalid until a REG_MR work request makes it valid. */
+	rv = xiw_mr_add(xdev, mr, to_xiw_pd(ibpd), XIW_MR_FRMR, 0, 0);
+	if (rv)
+		goto err_free;
+	return &mr->base;
+
+err_free:
+	kfree(mr->pages);
+	kfree(mr);
+	return ERR_PTR(rv);
+}
+
+static int xiw_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct xiw_mr *mr = to_xiw_mr(ibmr);
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->pages[mr->npages++] = addr;
+	return 0;
+}
+
+int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
+		  unsigned int *sg_off)
+{
+	struct xiw_mr *mr = to_xiw_mr(ibmr);
+
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, nents, sg_off, xiw_set_page);
+}
+
+int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct xiw_mr *mr = to_xiw_mr(ibmr);
+
+	xiw_mr_remove(to_xiw_dev(ibmr->device), mr);
+	ib_umem_release(mr->umem);
+	kfree(mr->pages);
+	kfree_rcu(mr, rcu);
+	return 0;
+}

@@ -1,0 +1,776 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw - queue pairs: create/destroy/query, the QP state machine, posting
+ * work requests of kernel consumers into the rings, and flushing.
+ *
+ * IB verbs states map onto the iWARP (RDMAC) QP states like this:
+ *
+ *	IB_QPS_RESET		Idle, queues empty; posting is an error
+ *	IB_QPS_INIT, _RTR	Idle; work requests may be posted, they wait
+ *	IB_QPS_RTS		RTS; only entered with an LLP (TCP) connection
+ *				handed over by the connection manager
+ *	IB_QPS_SQD		Closing (graceful close in progress)
+ *	IB_QPS_SQE		Terminate (Terminate message sent/received)
+ *	IB_QPS_ERR		Error; every WR completes with WR_FLUSH_ERR
+ *
+ * The SQ and RQ of every QP are rings in the user ABI format; for a user
+ * QP the process is the producer and posts without a syscall, the kernel
+ * is the consumer. The kernel copies every entry out of a user ring before
+ * it looks at it and never derives a memory access from an unchecked
+ * field.
+ */
+#include <rdma/uverbs_ioctl.h>
+
+#include "xiw.h"
+
+static const char * const xiw_qps_name[] = {
+	[XIW_QPS_RESET] = "RESET",	[XIW_QPS_INIT] = "INIT",
+	[XIW_QPS_RTR] = "RTR",		[XIW_QPS_RTS] = "RTS",
+	[XIW_QPS_CLOSING] = "CLOSING",	[XIW_QPS_TERMINATE] = "TERMINATE",
+	[XIW_QPS_ERROR] = "ERROR",
+};
+
+static const enum ib_qp_state xiw_to_ib_qps[] = {
+	[XIW_QPS_RESET] = IB_QPS_RESET,	[XIW_QPS_INIT] = IB_QPS_INIT,
+	[XIW_QPS_RTR] = IB_QPS_RTR,	[XIW_QPS_RTS] = IB_QPS_RTS,
+	[XIW_QPS_CLOSING] = IB_QPS_SQD,	[XIW_QPS_TERMINATE] = IB_QPS_SQE,
+	[XIW_QPS_ERROR] = IB_QPS_ERR,
+};
+
+#define xiw_qp_dbg(qp, fmt, ...) do {					\
+	struct xiw_qp *_qp = (qp);					\
+									\
+	ibdev_dbg(_qp->base.device, "QP%u: %s: " fmt, _qp->base.qp_num,	\
+		  __func__, ##__VA_ARGS__);				\
+} while (0)
+
+void xiw_qp_get(struct ib_qp *ibqp)
+{
+	refcount_inc(&to_xiw_qp(ibqp)->ref);
+}
+
+void xiw_qp_put(struct ib_qp *ibqp)
+{
+	struct xiw_qp *qp = to_xiw_qp(ibqp);
+
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->free);
+}
+
+struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn)
+{
+	struct xiw_qp *qp = xa_load(&to_xiw_dev(ibdev)->qp_xa, qpn);
+
+	return qp ? &qp->base : NULL;
+}
+
+static int xiw_qp_check_caps(struct ib_device *ibdev,
+			     struct ib_qp_init_attr *attr)
+{
+	struct ib_qp_cap *cap = &attr->cap;
+
+	if (attr->qp_type != IB_QPT_RC) {
+		xiw_dbg(ibdev, "QP type %d unsupported, iWARP is RC only\n",
+			attr->qp_type);
+		return -EOPNOTSUPP;
+	}
+	if (attr->create_flags) {
+		xiw_dbg(ibdev, "unsupported create flags %#x\n",
+			attr->create_flags);
+		return -EOPNOTSUPP;
+	}
+	if (!attr->send_cq || !attr->recv_cq) {
+		xiw_dbg(ibdev, "send and receive CQ required\n");
+		return -EINVAL;
+	}
+	if (attr->sq_sig_type != IB_SIGNAL_ALL_WR &&
+	    attr->sq_sig_type != IB_SIGNAL_REQ_WR) {
+		xiw_dbg(ibdev, "bad sq_sig_type %d\n", attr->sq_sig_type);
+		return -EINVAL;
+	}
+	if (!cap->max_send_wr || cap->max_send_wr > XIW_MAX_QP_WR ||
+	    cap->max_send_sge > XIW_MAX_SGE ||
+	    cap->max_inline_data > XIW_MAX_INLINE) {
+		xiw_dbg(ibdev, "bad SQ caps wr %u sge %u inline %u\n",
+			cap->max_send_wr, cap->max_send_sge,
+			cap->max_inline_data);
+		return -EINVAL;
+	}
+	if (!attr->srq && (cap->max_recv_wr > XIW_MAX_QP_WR ||
+			   cap->max_recv_sge > XIW_MAX_SGE)) {
+		xiw_dbg(ibdev, "bad RQ caps wr %u sge %u\n", cap->max_recv_wr,
+			cap->max_recv_sge);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		  struct ib_udata *udata)
+{
+	struct xiw_device *xdev = to_xiw_dev(ibqp->device);
+	struct xiw_qp *qp = to_xiw_qp(ibqp);
+	struct xiw_uresp_create_qp uresp = {
+		.rq_key = XIW_INVAL_MMAP_KEY,
+	};
+	u32 qpn;
+	int rv;
+
+	rv = xiw_qp_check_caps(ibqp->device, attr);
+	if (rv)
+		return rv;
+	if (udata && udata->outlen < sizeof(uresp)) {
+		xiw_dbg(ibqp->device, "response buffer too small\n");
+		return -EINVAL;
+	}
+	if (atomic_inc_return(&xdev->num_qp) > XIW_MAX_QP) {
+		xiw_dbg(ibqp->device, "too many QPs\n");
+		rv = -ENOMEM;
+		goto err_count;
+	}
+
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->free);
+	mutex_init(&qp->state_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->state = XIW_QPS_RESET;
+	qp->user = !!udata;
+	qp->pd = to_xiw_pd(ibqp->pd);
+	qp->scq = to_xiw_cq(attr->send_cq);
+	qp->rcq = to_xiw_cq(attr->recv_cq);
+	qp->srq = attr->srq ? to_xiw_srq(attr->srq) : NULL;
+	qp->sq_sig_type = attr->sq_sig_type;
+
+	rv = xiw_queue_init(&qp->sq, udata, attr->cap.max_send_wr,
+			    sizeof(struct xiw_sqe), &uresp.sq_key);
+	if (rv)
+		goto err_count;
+	qp->max_send_sge = attr->cap.max_send_sge;
+	qp->max_inline = XIW_MAX_INLINE;
+
+	if (!qp->srq) {
+		rv = xiw_queue_init(&qp->rq, udata, attr->cap.max_recv_wr,
+				    sizeof(struct xiw_rqe), &uresp.rq_key);
+		if (rv)
+			goto err_sq;
+		qp->max_recv_sge = attr->cap.max_recv_sge;
+	}
+
+	rv = xa_alloc(&xdev->qp_xa, &qpn, qp, XA_LIMIT(1, XIW_MAX_QP * 4),
+		      GFP_KERNEL);
+	if (rv)
+		goto err_rq;
+	ibqp->qp_num = qpn;
+
+	/* Report what was really allocated. */
+	attr->cap.max_send_wr = qp->sq.num;
+	attr->cap.max_inline_data = qp->max_inline;
+	if (!qp->srq)
+		attr->cap.max_recv_wr = qp->rq.num;
+
+	if (udata) {
+		uresp.qp_id = qpn;
+		uresp.num_sqe = qp->sq.num;
+		uresp.num_rqe = qp->srq ? 0 : qp->rq.num;
+		rv = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+		if (rv)
+			goto err_xa;
+	}
+	xiw_qp_dbg(qp, "created (%s), sq %u rq %u\n",
+		   udata ? "user" : "kernel", qp->sq.num,
+		   qp->srq ? 0 : qp->rq.num);
+	return 0;
+
+err_xa:
+	xa_erase(&xdev->qp_xa, qpn);
+err_rq:
+	if (!qp->srq)
+		xiw_queue_destroy(&qp->rq);
+err_sq:
+	xiw_queue_destroy(&qp->sq);
+err_count:
+	atomic_dec(&xdev->num_qp);
+	return rv;
+}
+
+static u8 xiw_sq_wc_opcode(u8 op)
+{
+	switch (op) {
+	case XIW_OP_WRITE:
+	case XIW_OP_WRITE_IMM:
+		return IB_WC_RDMA_WRITE;
+	case XIW_OP_READ:
+	case XIW_OP_READ_INV:
+		return IB_WC_RDMA_READ;
+	case XIW_OP_ATOMIC_FADD:
+		return IB_WC_FETCH_ADD;
+	case XIW_OP_ATOMIC_CSWAP:
+		return IB_WC_COMP_SWAP;
+	case XIW_OP_ATOMIC_MASKED_FADD:
+		return IB_WC_MASKED_FETCH_ADD;
+	case XIW_OP_ATOMIC_MASKED_CSWAP:
+		return IB_WC_MASKED_COMP_SWAP;
+	case XIW_OP_FLUSH:
+		return IB_WC_FLUSH;
+	case XIW_OP_ATOMIC_WRITE:
+		return IB_WC_ATOMIC_WRITE;
+	case XIW_OP_REG_MR:
+		return IB_WC_REG_MR;
+	case XIW_OP_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/*
+ * Complete every valid entry of @q with WR_FLUSH_ERR on @cq, or discard it
+ * silently if @cq is NULL. At most one pass over the ring, so a process
+ * that keeps refilling its ring cannot keep the kernel here. Caller holds
+ * the queue's consumer lock.
+ */
+static void xiw_queue_flush(struct xiw_queue *q, struct xiw_qp *qp,
+			    struct xiw_cq *cq, bool sq)
+{
+	struct xiw_cqe cqe = { .status = IB_WC_WR_FLUSH_ERR };
+	u32 n;
+	u8 op;
+
+	for (n = 0; n < q->num; n++) {
+		void *slot = xiw_queue_entry(q, q->cons);
+		u16 *flags = slot + offsetof(struct xiw_sqe, flags);
+
+		BUILD_BUG_ON(offsetof(struct xiw_sqe, flags) !=
+			     offsetof(struct xiw_rqe, flags));
+		BUILD_BUG_ON(offsetof(struct xiw_sqe, wr_id) !=
+			     offsetof(struct xiw_rqe, wr_id));
+		if (!(xiw_wqe_flags_acquire(flags) & XIW_WQE_VALID))
+			break;
+		cqe.wr_id = READ_ONCE(((struct xiw_sqe *)slot)->wr_id);
+		op = READ_ONCE(((struct xiw_sqe *)slot)->opcode);
+		cqe.opcode = sq ? xiw_sq_wc_opcode(op) : IB_WC_RECV;
+		xiw_wqe_flags_release(flags, 0);
+		q->cons++;
+		if (cq)
+			xiw_cq_add(cq, qp, &cqe, false);
+	}
+}
+
+static void xiw_sq_flush(struct xiw_qp *qp, bool discard)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	xiw_queue_flush(&qp->sq, qp, discard ? NULL : qp->scq, true);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+static void xiw_rq_flush(struct xiw_qp *qp, bool discard)
+{
+	unsigned long flags;
+
+	if (qp->srq)
+		return;
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	xiw_queue_flush(&qp->rq, qp, discard ? NULL : qp->rcq, false);
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+}
+
+static void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->base.device,
+		.event = type,
+		.element.qp = &qp->base,
+	};
+
+	if (qp->base.event_handler)
+		qp->base.event_handler(&ev, qp->base.qp_context);
+}
+
+static void xiw_queue_set_error(struct xiw_queue *q, bool error)
+{
+	u32 f;
+
+	if (!q->ctrl)
+		return;
+	f = READ_ONCE(q->ctrl->flags);
+	WRITE_ONCE(q->ctrl->flags, error ? f | XIW_QUEUE_ERROR :
+					   f & ~XIW_QUEUE_ERROR);
+}
+
+/* Caller holds state_lock. */
+static void xiw_qp_enter_error(struct xiw_qp *qp)
+{
+	enum xiw_qp_state old = qp->state;
+
+	qp->state = XIW_QPS_ERROR;
+	xiw_queue_set_error(&qp->sq, true);
+	if (!qp->srq)
+		xiw_queue_set_error(&qp->rq, true);
+	/* Posters that saw the old state must see ERROR before flushing. */
+	smp_mb();
+	xiw_sq_flush(qp, false);
+	xiw_rq_flush(qp, false);
+	if (qp->srq && old != XIW_QPS_RESET)
+		xiw_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
+static int xiw_ib_to_qps(enum ib_qp_state s, enum xiw_qp_state *out)
+{
+	switch (s) {
+	case IB_QPS_RESET:
+		*out = XIW_QPS_RESET;
+		return 0;
+	case IB_QPS_INIT:
+		*out = XIW_QPS_INIT;
+		return 0;
+	case IB_QPS_RTR:
+		*out = XIW_QPS_RTR;
+		return 0;
+	case IB_QPS_RTS:
+		*out = XIW_QPS_RTS;
+		return 0;
+	case IB_QPS_SQD:
+		*out = XIW_QPS_CLOSING;
+		return 0;
+	case IB_QPS_SQE:
+		*out = XIW_QPS_TERMINATE;
+		return 0;
+	case IB_QPS_ERR:
+		*out = XIW_QPS_ERROR;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Is @from -> @to a transition the verbs consumer may ask for? */
+static bool xiw_qps_transition_ok(struct xiw_qp *qp, enum xiw_qp_state from,
+				  enum xiw_qp_state to)
+{
+	switch (to) {
+	case XIW_QPS_RESET:
+		return true;
+	case XIW_QPS_INIT:
+		return from == XIW_QPS_RESET || from == XIW_QPS_INIT;
+	case XIW_QPS_RTR:
+		return from == XIW_QPS_INIT || from == XIW_QPS_RTR;
+	case XIW_QPS_RTS:
+		/*
+		 * Idle -> RTS needs the LLP connection, which only the
+		 * connection manager hands over. RTS -> RTS is a no-op.
+		 */
+		return from == XIW_QPS_RTS;
+	case XIW_QPS_CLOSING:
+	case XIW_QPS_TERMINATE:
+		return from == XIW_QPS_RTS;
+	case XIW_QPS_ERROR:
+		return true;
+	}
+	return false;
+}
+
+#define XIW_QP_ATTR_SUPPORTED (IB_QP_STATE | IB_QP_CUR_STATE | \
+	IB_QP_ACCESS_FLAGS | IB_QP_PKEY_INDEX | IB_QP_PORT | \
+	IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC | \
+	IB_QP_EN_SQD_ASYNC_NOTIFY)
+
+#define XIW_QP_ACCESS_SUPPORTED (IB_ACCESS_LOCAL_WRITE | \
+	IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+	IB_ACCESS_REMOTE_ATOMIC)
+
+int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata)
+{
+	struct xiw_qp *qp = to_xiw_qp(ibqp);
+	enum xiw_qp_state cur, next;
+	int rv = 0;
+
+	if (mask & ~XIW_QP_ATTR_SUPPORTED) {
+		xiw_qp_dbg(qp, "unsupported attribute mask %#x\n",
+			   mask & ~XIW_QP_ATTR_SUPPORTED);
+		return -EOPNOTSUPP;
+	}
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
+		xiw_qp_dbg(qp, "unknown driver request data\n");
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~XIW_QP_ACCESS_SUPPORTED)) {
+		xiw_qp_dbg(qp, "unsupported access flags %#x\n",
+			   attr->qp_access_flags);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_PORT) && attr->port_num != XIW_PORT) {
+		xiw_qp_dbg(qp, "bad port %u\n", attr->port_num);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index) {
+		xiw_qp_dbg(qp, "bad pkey index %u\n", attr->pkey_index);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > XIW_MAX_ORD) {
+		xiw_qp_dbg(qp, "ORD %u > %u\n", attr->max_rd_atomic,
+			   XIW_MAX_ORD);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > XIW_MAX_IRD) {
+		xiw_qp_dbg(qp, "IRD %u > %u\n", attr->max_dest_rd_atomic,
+			   XIW_MAX_IRD);
+		return -EINVAL;
+	}
+
+	mutex_lock(&qp->state_lock);
+	cur = qp->state;
+	if ((mask & IB_QP_CUR_STATE) &&
+	    attr->cur_qp_state != xiw_to_ib_qps[cur]) {
+		xiw_qp_dbg(qp, "current state is %s, not %d\n",
+			   xiw_qps_name[cur], attr->cur_qp_state);
+		rv = -EINVAL;
+		goto out;
+	}
+	next = cur;
+	if (mask & IB_QP_STATE) {
+		rv = xiw_ib_to_qps(attr->qp_state, &next);
+		if (rv || !xiw_qps_transition_ok(qp, cur, next)) {
+			xiw_qp_dbg(qp, "transition %s -> %d refused%s\n",
+				   xiw_qps_name[cur], attr->qp_state,
+				   next == XIW_QPS_RTS ?
+				   " (no LLP connection)" : "");
+			rv = -EINVAL;
+			goto out;
+		}
+	}
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->ord = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->ird = attr->max_dest_rd_atomic;
+
+	if (next == cur)
+		goto out;
+	xiw_qp_dbg(qp, "%s -> %s\n", xiw_qps_name[cur], xiw_qps_name[next]);
+	switch (next) {
+	case XIW_QPS_ERROR:
+		xiw_qp_enter_error(qp);
+		break;
+	case XIW_QPS_RESET:
+		/* Anything still queued is discarded without completion. */
+		qp->state = XIW_QPS_RESET;
+		xiw_sq_flush(qp, true);
+		xiw_rq_flush(qp, true);
+		xiw_queue_set_error(&qp->sq, false);
+		if (!qp->srq)
+			xiw_queue_set_error(&qp->rq, false);
+		break;
+	default:
+		qp->state = next;
+		break;
+	}
+out:
+	mutex_unlock(&qp->state_lock);
+	return rv;
+}
+
+int xiw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init)
+{
+	struct xiw_qp *qp = to_xiw_qp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+
+	mutex_lock(&qp->state_lock);
+	attr->qp_state = xiw_to_ib_qps[qp->state];
+	attr->cur_qp_state = attr->qp_state;
+	attr->qp_access_flags = qp->access;
+	attr->max_rd_atomic = qp->ord;
+	attr->max_dest_rd_atomic = qp->ird;
+	mutex_unlock(&qp->state_lock);
+
+	attr->port_num = XIW_PORT;
+	attr->path_mtu = IB_MTU_4096;
+	attr->cap.max_send_wr = qp->sq.num;
+	attr->cap.max_send_sge = qp->max_send_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	if (!qp->srq) {
+		attr->cap.max_recv_wr = qp->rq.num;
+		attr->cap.max_recv_sge = qp->max_recv_sge;
+	}
+
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_type;
+	init->qp_type = IB_QPT_RC;
+	return 0;
+}
+
+int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct xiw_device *xdev = to_xiw_dev(ibqp->device);
+	struct xiw_qp *qp = to_xiw_qp(ibqp);
+
+	mutex_lock(&qp->state_lock);
+	qp->state = XIW_QPS_ERROR;
+	mutex_unlock(&qp->state_lock);
+
+	xa_erase(&xdev->qp_xa, ibqp->qp_num);
+	/* Wait for the connection manager and the data path to let go. */
+	xiw_qp_put(ibqp);
+	wait_for_completion(&qp->free);
+
+	xiw_queue_destroy(&qp->sq);
+	if (!qp->srq)
+		xiw_queue_destroy(&qp->rq);
+	mutex_destroy(&qp->state_lock);
+	atomic_dec(&xdev->num_qp);
+	return 0;
+}
+
+/* Connected QPs go to ERROR when their netdev goes down. */
+void xiw_dev_qps_to_error(struct xiw_device *xdev)
+{
+	struct xiw_qp *qp;
+	unsigned long index;
+
+	xa_lock(&xdev->qp_xa);
+	xa_for_each(&xdev->qp_xa, index, qp) {
+		if (!refcount_inc_not_zero(&qp->ref))
+			continue;
+		xa_unlock(&xdev->qp_xa);
+
+		mutex_lock(&qp->state_lock);
+		if (qp->state >= XIW_QPS_RTS && qp->state != XIW_QPS_ERROR)
+			xiw_qp_enter_error(qp);
+		mutex_unlock(&qp->state_lock);
+		xiw_qp_put(&qp->base);
+
+		xa_lock(&xdev->qp_xa);
+	}
+	xa_unlock(&xdev->qp_xa);
+}
+
+static int xiw_copy_inline(struct xiw_sqe *sqe, const struct ib_send_wr *wr,
+			   u32 max)
+{
+	u32 len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		u32 n = wr->sg_list[i].length;
+
+		if (n > max - len)
+			return -EINVAL;
+		memcpy(sqe->inline_data + len,
+		       (void *)(uintptr_t)wr->sg_list[i].addr, n);
+		len += n;
+	}
+	sqe->num_sge = len;
+	sqe->flags |= XIW_WQE_INLINE;
+	return 0;
+}
+
+static int xiw_send_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
+			      const struct ib_send_wr *wr)
+{
+	int i;
+
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->wr_id = wr->wr_id;
+	if ((wr->send_flags & IB_SEND_SIGNALED) ||
+	    qp->sq_sig_type == IB_SIGNAL_ALL_WR)
+		sqe->flags |= XIW_WQE_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		sqe->flags |= XIW_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		sqe->flags |= XIW_WQE_READ_FENCE;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+		sqe->opcode = XIW_OP_SEND;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		sqe->opcode = XIW_OP_SEND_INV;
+		sqe->rkey = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_RDMA_WRITE:
+		sqe->opcode = XIW_OP_WRITE;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		break;
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		if (wr->num_sge > XIW_MAX_SGE_RD) {
+			xiw_qp_dbg(qp, "READ with %d SGEs\n", wr->num_sge);
+			return -EINVAL;
+		}
+		sqe->opcode = wr->opcode == IB_WR_RDMA_READ ?
+			      XIW_OP_READ : XIW_OP_READ_INV;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		if (wr->opcode == IB_WR_RDMA_READ_WITH_INV)
+			sqe->imm = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_REG_MR:
+		sqe->opcode = XIW_OP_REG_MR;
+		sqe->raddr = (uintptr_t)reg_wr(wr)->mr;
+		sqe->rkey = reg_wr(wr)->key;
+		sqe->imm = reg_wr(wr)->access;
+		return 0;
+	case IB_WR_LOCAL_INV:
+		sqe->opcode = XIW_OP_LOCAL_INV;
+		sqe->rkey = wr->ex.invalidate_rkey;
+		return 0;
+	default:
+		/* Atomics and immediate data arrive with RFC 7306 support. */
+		xiw_qp_dbg(qp, "work request opcode %d unsupported\n",
+			   wr->opcode);
+		return -EINVAL;
+	}
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge) {
+		xiw_qp_dbg(qp, "%d SGEs > %u\n", wr->num_sge,
+			   qp->max_send_sge);
+		return -EINVAL;
+	}
+	if (wr->send_flags & IB_SEND_INLINE) {
+		if (sqe->opcode != XIW_OP_SEND &&
+		    sqe->opcode != XIW_OP_SEND_INV &&
+		    sqe->opcode != XIW_OP_WRITE) {
+			xiw_qp_dbg(qp, "inline only for SEND and WRITE\n");
+			return -EINVAL;
+		}
+		return xiw_copy_inline(sqe, wr, qp->max_inline);
+	}
+	for (i = 0; i < wr->num_sge; i++) {
+		sqe->sge[i].addr = wr->sg_list[i].addr;
+		sqe->sge[i].length = wr->sg_list[i].length;
+		sqe->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	sqe->num_sge = wr->num_sge;
+	return 0;
+}
+
+/*
+ * Post send WRs of a kernel consumer, or, with @wr == NULL, the doorbell
+ * of a user QP whose process has written its SQ ring.
+ */
+int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad_wr)
+{
+	struct xiw_qp *qp = to_xiw_qp(ibqp);
+	enum xiw_qp_state state = READ_ONCE(qp->state);
+	unsigned long flags;
+	int rv = 0;
+
+	if (qp->user) {
+		if (wr) {
+			xiw_qp_dbg(qp, "user QPs post through the SQ ring\n");
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		if (state == XIW_QPS_ERROR)
+			xiw_sq_flush(qp, false);
+		return 0;
+	}
+	if (state == XIW_QPS_RESET) {
+		xiw_qp_dbg(qp, "post_send in RESET\n");
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	for (; wr; wr = wr->next) {
+		struct xiw_sqe *slot = xiw_queue_entry(&qp->sq, qp->sq.prod);
+		struct xiw_sqe sqe;
+
+		if (READ_ONCE(slot->flags)) {
+			xiw_qp_dbg(qp, "SQ full\n");
+			rv = -ENOMEM;
+			break;
+		}
+		rv = xiw_send_wr_to_sqe(qp, &sqe, wr);
+		if (rv)
+			break;
+		memcpy(slot, &sqe, sizeof(sqe));
+		xiw_wqe_flags_release(&slot->flags, sqe.flags | XIW_WQE_VALID);
+		qp->sq.prod++;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (rv)
+		*bad_wr = wr;
+
+	/* Pairs with the smp_mb() in xiw_qp_enter_error(). */
+	smp_mb();
+	if (READ_ONCE(qp->state) == XIW_QPS_ERROR)
+		xiw_sq_flush(qp, false);
+	return rv;
+}
+
+int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad_wr)
+{
+	struct xiw_qp *qp = to_xiw_qp(ibqp);
+	enum xiw_qp_state state = READ_ONCE(qp->state);
+	unsigned long flags;
+	int rv = 0;
+
+	if (qp->srq) {
+		xiw_qp_dbg(qp, "QP has an SRQ\n");
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (qp->user) {
+		if (wr) {
+			xiw_qp_dbg(qp, "user QPs post through the RQ ring\n");
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		if (state == XIW_QPS_ERROR)
+			xiw_rq_flush(qp, false);
+		return 0;
+	}
+	if (state == XIW_QPS_RESET) {
+		xiw_qp_dbg(qp, "post_recv in RESET\n");
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	for (; wr; wr = wr->next) {
+		struct xiw_rqe *slot = xiw_queue_entry(&qp->rq, qp->rq.prod);
+		struct xiw_rqe rqe;
+
+		if (READ_ONCE(slot->flags)) {
+			xiw_qp_dbg(qp, "RQ full\n");
+			rv = -ENOMEM;
+			break;
+		}
+		rv = xiw_recv_wr_to_rqe(&rqe, wr, qp->max_recv_sge);
+		if (rv)
+			break;
+		memcpy(slot, &rqe, sizeof(rqe));
+		xiw_wqe_flags_release(&slot->flags, XIW_WQE_VALID);
+		qp->rq.prod++;
+	}
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	if (rv)
+		*bad_wr = wr;
+
+	/* Pairs with the smp_mb() in xiw_qp_enter_error(). */
+	smp_mb();
+	if (READ_ONCE(qp->state) == XIW_QPS_ERROR)
+		xiw_rq_flush(qp, false);
+	return rv;
+}

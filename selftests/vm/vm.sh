@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot one xiw test VM (qemu, TCG or KVM) on the host kernel and run a script.
+#
+#   selftests/vm/vm.sh [options] SCRIPT [ARG...]
+#
+# SCRIPT is an absolute path on the host; the guest sees the whole host root
+# read-only (plus a RAM overlay, so it may write anywhere without touching the
+# host), so SCRIPT, the repo and the build tree are at the same paths inside.
+# /tmp, /run and /var/tmp are empty tmpfs in the guest: do not put SCRIPT there.
+#
+# Options:
+#   -o, --out DIR       host dir shared writable with the guest as /xiw-out
+#                       (created; default: a new dir under build/vm/runs/)
+#   -t, --timeout SEC   hard limit for the whole VM, boot included (default 600)
+#   -n, --net MODE:PORT virtio-net NIC on a 127.0.0.1 socket link to another VM:
+#                       MODE is listen or connect (start the listener first)
+#   -m, --mac MAC       MAC of that NIC (default 52:54:00:77:00:01)
+#   -e, --env VAR=VAL   export VAR in the guest before SCRIPT runs (repeatable)
+#   -a, --append STR    extra kernel command line
+#   -c, --console FILE  console log (default OUT/console.log)
+#   -v, --verbose       also copy the console to stderr as it comes
+#
+# Environment: KERNEL (vmlinuz path), XIW_KVER, XIW_VM_MEM (MiB, 2048),
+# XIW_VM_SMP (2), XIW_KFENCE (KFENCE sample interval in ms, 1; 0 = off),
+# XIW_VM_DIR (initramfs cache dir, <repo>/build/vm), XIW_QEMU
+# (qemu-system-x86_64), XIW_VM_ACCEL (auto: kvm if /dev/kvm works, else tcg).
+#
+# Exit status: the guest script's exit status; 124 when the hard timeout
+# fired; 125 when the guest ended without reporting (panic, triple fault,
+# qemu error). The guest powers off by itself when SCRIPT returns.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+out= timeout=600 net= mac=52:54:00:77:00:01 append= console= verbose=0
+envs=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	-o|--out) out=$2; shift 2 ;;
+	-t|--timeout) timeout=$2; shift 2 ;;
+	-n|--net) net=$2; shift 2 ;;
+	-m|--mac) mac=$2; shift 2 ;;
+	-e|--env) envs+=("$2"); shift 2 ;;
+	-a|--append) append="$append $2"; shift 2 ;;
+	-c|--console) console=$2; shift 2 ;;
+	-v|--verbose) verbose=1; shift ;;
+	-h|--help) sed -n '3,/^set -e/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//;$d'; exit 0 ;;
+	--) shift; break ;;
+	-*) echo "vm.sh: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+[ $# -ge 1 ] || { echo "usage: vm.sh [options] SCRIPT [ARG...] (--help)" >&2; exit 2; }
+script=$1; shift
+case $script in /*) ;; *) script=$(cd "$(dirname "$script")" && pwd)/$(basename "$script") ;; esac
+[ -r "$script" ] || { echo "vm.sh: no script $script" >&2; exit 2; }
+case $script in /tmp/*|/run/*|/var/tmp/*)
+	echo "vm.sh: $script is hidden by a tmpfs in the guest" >&2; exit 2 ;;
+esac
+
+# Kernel: KERNEL, else XIW_KVER, else the newest 6.12.
+if [ -z "${KERNEL:-}" ]; then
+	if [ -n "${XIW_KVER:-}" ]; then
+		KERNEL=/boot/vmlinuz-$XIW_KVER
+	else
+		KERNEL=$(ls -1 /boot/vmlinuz-6.12.* 2>/dev/null | sort -V | tail -n 1 || true)
+	fi
+fi
+[ -r "${KERNEL:-/nonexistent}" ] || { echo "vm.sh: no readable kernel (${KERNEL:-none}); set KERNEL=" >&2; exit 2; }
+export KERNEL
+initrd=$("$here/mkinitramfs.sh")
+
+if [ -z "$out" ]; then
+	mkdir -p "$repo/build/vm/runs"
+	out=$(mktemp -d "$repo/build/vm/runs/vm-$(date +%Y%m%d-%H%M%S)-XXXX")
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+console=${console:-$out/console.log}
+: >"$console"
+
+# Arguments and environment travel through the out dir (no quoting limits).
+{
+	for kv in "${envs[@]}"; do
+		printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
+	done
+	printf 'XIW_VM_ARGS=('; printf ' %q' "$@"; printf ' )\n'
+} >"$out/vm.env"
+
+accel=${XIW_VM_ACCEL:-auto}
+if [ "$accel" = auto ]; then
+	accel=tcg
+	[ -w /dev/kvm ] && accel=kvm
+fi
+cpu=max
+[ "$accel" = tcg ] && cpu=max
+
+qemu=(${XIW_QEMU:-qemu-system-x86_64}
+	-machine "q35,accel=$accel" -cpu "$cpu"
+	-m "${XIW_VM_MEM:-2048}" -smp "${XIW_VM_SMP:-2}"
+	-nodefaults -no-user-config -display none -no-reboot -monitor none
+	-serial "file:$console"
+	-kernel "$KERNEL" -initrd "$initrd"
+	-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap
+	-virtfs "local,path=$out,mount_tag=out,security_model=none"
+)
+if [ -n "$net" ]; then
+	mode=${net%%:*} port=${net#*:}
+	case $mode in listen|connect) ;; *) echo "vm.sh: --net listen:PORT or connect:PORT" >&2; exit 2 ;; esac
+	qemu+=(-netdev "socket,id=n0,$mode=127.0.0.1:$port"
+		-device "virtio-net-pci,netdev=n0,romfile=,mac=$mac")
+else
+	qemu+=(-nic none)
+fi
+# Kernel command line: see selftests/README.md for the reasons.
+cmdline="console=ttyS0 quiet panic=-1 log_buf_len=8M printk.devkmsg=on"
+cmdline+=" kfence.sample_interval=${XIW_KFENCE:-1} sysctl.kernel.hung_task_timeout_secs=60"
+cmdline+=" xiw_script=$script$append"
+
+tailpid=
+if [ $verbose = 1 ]; then
+	tail -n +1 -F "$console" >&2 2>/dev/null &
+	tailpid=$!
+fi
+rc=0
+timeout -k 10 "$timeout" "${qemu[@]}" -append "$cmdline" </dev/null \
+	>"$out/qemu.log" 2>&1 || rc=$?
+if [ -n "$tailpid" ]; then
+	sleep 0.3; kill "$tailpid" 2>/dev/null || true; wait "$tailpid" 2>/dev/null || true
+fi
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	echo "vm.sh: VM killed after ${timeout}s (console: $console)" >&2
+	exit 124
+fi
+if [ $rc != 0 ]; then
+	echo "vm.sh: qemu failed ($rc):" >&2
+	sed 's/^/  /' "$out/qemu.log" >&2
+	exit 125
+fi
+grc=$(tr -d '\r' <"$console" | sed -n 's/^xiw-vm-exit: //p' | tail -n 1)
+case $grc in
+[0-9]*) exit "$grc" ;;
+*) echo "vm.sh: the guest did not report an exit status (console: $console)" >&2
+   exit 125 ;;
+esac

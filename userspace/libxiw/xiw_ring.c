@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libxiw data path: the mmap()ed SQ/RQ/SRQ/CQ rings of xiw-abi.h.
+ *
+ * Posting and polling never enter the kernel, except for the SQ doorbell
+ * and the RQ kick of a QP in error (both legacy write()s, see below).
+ * Ownership of a ring slot is carried by the element's flags word only:
+ * the producer fills the element and store-releases its flags with the
+ * VALID bit; the consumer load-acquires the flags, copies the element and
+ * store-releases 0. Our own indices are private and free-running.
+ */
+#include <endian.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "xiw.h"
+
+_Static_assert(sizeof(struct xiw_sge) == sizeof(struct ibv_sge) &&
+	       offsetof(struct xiw_sge, addr) == offsetof(struct ibv_sge, addr) &&
+	       offsetof(struct xiw_sge, length) ==
+	       offsetof(struct ibv_sge, length) &&
+	       offsetof(struct xiw_sge, lkey) == offsetof(struct ibv_sge, lkey),
+	       "struct xiw_sge must be layout-compatible with struct ibv_sge");
+_Static_assert(sizeof(struct xiw_sqe) == 128, "SQE size");
+_Static_assert(sizeof(struct xiw_rqe) == 128, "RQE size");
+_Static_assert(sizeof(struct xiw_cqe) == 32, "CQE size");
+_Static_assert(sizeof(struct xiw_queue_ctrl) == XIW_QUEUE_HDR_SIZE,
+	       "queue header size");
+_Static_assert(offsetof(struct xiw_sqe, atomic.sge) ==
+	       offsetof(struct xiw_sqe, sge[0]),
+	       "the atomic result SGE aliases sge[0]");
+_Static_assert(XIW_MAX_INLINE <= UINT8_MAX, "inline length fits num_sge");
+
+/* IBV_WC_* and ib_uverbs_wc_opcode / ib_wc_status share their values. */
+_Static_assert(IBV_WC_SEND == IB_UVERBS_WC_SEND &&
+	       IBV_WC_RDMA_WRITE == IB_UVERBS_WC_RDMA_WRITE &&
+	       IBV_WC_RDMA_READ == IB_UVERBS_WC_RDMA_READ &&
+	       IBV_WC_COMP_SWAP == IB_UVERBS_WC_COMP_SWAP &&
+	       IBV_WC_FETCH_ADD == IB_UVERBS_WC_FETCH_ADD &&
+	       IBV_WC_RECV == 128 && IBV_WC_RECV_RDMA_WITH_IMM == 129,
+	       "ibv_wc_opcode values");
+_Static_assert(IBV_WC_SUCCESS == 0 && IBV_WC_WR_FLUSH_ERR == 5 &&
+	       IBV_WC_GENERAL_ERR == 21, "ibv_wc_status values");
+
+/* ---- mapping --------------------------------------------------------------- */
+
+int xiw_ring_map(struct xiw_ring *r, int cmd_fd, uint64_t key, uint32_t num,
+		 uint32_t esize)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct xiw_queue_ctrl *ctrl;
+	size_t len;
+	void *p;
+
+	memset(r, 0, sizeof(*r));
+	if (key == XIW_INVAL_MMAP_KEY || !num || (num & (num - 1)) ||
+	    num > (1U << 24) || page <= 0)
+		return EINVAL;
+
+	len = XIW_QUEUE_HDR_SIZE + (size_t)num * esize;
+	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, cmd_fd,
+		 (off_t)key);
+	if (p == MAP_FAILED)
+		return errno ? errno : ENOMEM;
+
+	/* The kernel describes the ring in its header: it must agree. */
+	ctrl = p;
+	if (ctrl->num_entries != num || ctrl->entry_size != esize) {
+		munmap(p, len);
+		return EPROTO;
+	}
+
+	r->map = p;
+	r->map_len = len;
+	r->ctrl = ctrl;
+	r->elems = (uint8_t *)p + XIW_QUEUE_HDR_SIZE;
+	r->num = num;
+	r->esize = esize;
+	r->idx = 0;
+	return 0;
+}
+
+void xiw_ring_unmap(struct xiw_ring *r)
+{
+	if (r->map)
+		munmap(r->map, r->map_len);
+	memset(r, 0, sizeof(*r));
+}
+
+static inline uint32_t xiw_ctrl_flags(const struct xiw_ring *r)
+{
+	return __atomic_load_n(&r->ctrl->flags, __ATOMIC_RELAXED);
+}
+
+/* ---- doorbells ---------------------------------------------------------------- */
+
+static void xiw_init_db(struct xiw_db_cmd *db, uint32_t command,
+			uint32_t qp_handle, void *resp, size_t resp_size,
+			size_t wqe_size)
+{
+	memset(db, 0, sizeof(*db));
+	db->hdr.command = command;
+	db->hdr.in_words = sizeof(*db) / 4;
+	db->hdr.out_words = resp_size / 4;
+	db->response = (uintptr_t)resp;
+	db->qp_handle = qp_handle;
+	db->wr_count = 0;
+	db->sge_count = 0;
+	/* the kernel rejects a wqe_size below its struct even for 0 WRs */
+	db->wqe_size = wqe_size;
+}
+
+/* Pre-build the doorbell commands; the QP handle is known after create. */
+void xiw_qp_init_doorbells(struct xiw_qp *qp)
+{
+	uint32_t handle = qp->vqp.qp.handle;
+
+	xiw_init_db(&qp->sq_db, IB_USER_VERBS_CMD_POST_SEND, handle,
+		    &qp->sq_db_resp, sizeof(qp->sq_db_resp),
+		    sizeof(struct ib_uverbs_send_wr));
+	xiw_init_db(&qp->rq_db, IB_USER_VERBS_CMD_POST_RECV, handle,
+		    &qp->rq_db_resp, sizeof(qp->rq_db_resp),
+		    sizeof(struct ib_uverbs_recv_wr));
+}
+
+static void xiw_db_write(struct xiw_qp *qp, const struct xiw_db_cmd *db)
+{
+	struct ibv_context *ibctx = qp->vqp.qp.context;
+
+	/*
+	 * The WQEs are already owned by the kernel (VALID published), so a
+	 * failed kick does not un-post them: they are processed or flushed
+	 * on a later kick or state change. Only log it.
+	 */
+	if (write(ibctx->cmd_fd, db, sizeof(*db)) != (ssize_t)sizeof(*db))
+		xiw_dbg(ibctx, "QP %u: doorbell %u failed: %d\n", qp->qp_id,
+			db->hdr.command, errno);
+}
+
+/*
+ * SQ doorbell. BASELINE: this is siw's doorbell, a write() on cmd_fd of a
+ * legacy IB_USER_VERBS_CMD_POST_SEND with wr_count = 0 for this QP, which
+ * the kernel treats as "look at the SQ". It costs a syscall and is meant to
+ * be replaced by a cheaper one; keep all of it in this function.
+ *
+ * It is skipped while the kernel says it is draining the SQ
+ * (XIW_SQ_KERNEL_ACTIVE). The full barrier orders our VALID stores before
+ * the flag load; the kernel clears the flag, issues a full barrier and then
+ * re-checks the next SQE, so one of the two sides always sees the new WQE.
+ * Called with sq_lock held, after at least one WQE was published.
+ */
+void xiw_sq_doorbell(struct xiw_qp *qp)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (xiw_ctrl_flags(&qp->sq) & XIW_SQ_KERNEL_ACTIVE)
+		return;
+	xiw_db_write(qp, &qp->sq_db);
+}
+
+/*
+ * RQ kick: a QP in error flushes its RQ into the CQ when the kernel sees a
+ * legacy IB_USER_VERBS_CMD_POST_RECV with wr_count = 0. Needed only for
+ * RQEs posted after the QP went to error. Same barrier pairing as above
+ * with the kernel's "set XIW_QUEUE_ERROR, full barrier, flush".
+ */
+static void xiw_rq_kick_if_error(struct xiw_qp *qp)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (xiw_ctrl_flags(&qp->rq) & XIW_QUEUE_ERROR)
+		xiw_db_write(qp, &qp->rq_db);
+}
+
+/* ---- send ---------------------------------------------------------------------- */
+
+enum xiw_op_kind {
+	XIW_KIND_NONE = 0,	/* not supported */
+	XIW_KIND_DATA,		/* SEND*, WRITE*: SGE list or inline */
+	XIW_KIND_READ,		/* RDMA Read: at most one local SGE */
+	XIW_KIND_ATOMIC,	/* one 8-byte result SGE */
+};
+
+/* Indexed by enum ibv_wr_opcode; bounds-checked by every user. */
+static const struct {
+	uint8_t kind;
+	uint8_t op;
+} xiw_wr_map[] = {
+	[IBV_WR_RDMA_WRITE] = { XIW_KIND_DATA, XIW_OP_WRITE },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = { XIW_KIND_DATA, XIW_OP_WRITE_IMM },
+	[IBV_WR_SEND] = { XIW_KIND_DATA, XIW_OP_SEND },
+	/* IBV_WR_SEND_WITH_IMM: iWARP (RFC 7306) has no Send with Immediate */
+	[IBV_WR_RDMA_READ] = { XIW_KIND_READ, XIW_OP_READ },
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = { XIW_KIND_ATOMIC, XIW_OP_ATOMIC_CSWAP },
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { XIW_KIND_ATOMIC, XIW_OP_ATOMIC_FADD },
+	[IBV_WR_SEND_WITH_INV] = { XIW_KIND_DATA, XIW_OP_SEND_INV },
+};
+
+static enum xiw_op_kind xiw_op_kind(uint8_t xiw_op)
+{
+	switch (xiw_op) {
+	case XIW_OP_WRITE:
+	case XIW_OP_WRITE_IMM:
+	case XIW_OP_SEND:
+	case XIW_OP_SEND_INV:
+		return XIW_KIND_DATA;
+	case XIW_OP_READ:
+		return XIW_KIND_READ;
+	case XIW_OP_ATOMIC_CSWAP:
+	case XIW_OP_ATOMIC_FADD:
+		return XIW_KIND_ATOMIC;
+	default:
+		return XIW_KIND_NONE;
+	}
+}
+
+/*
+ * Final check of a filled SQE before it is published; flags are the
+ * flags to publish (without VALID). Shared by post_send and wr_complete.
+ */
+int xiw_sqe_check(const struct xiw_qp *qp, const struct xiw_sqe *sqe,
+		  uint16_t flags)
+{
+	switch (xiw_op_kind(sqe->opcode)) {
+	case XIW_KIND_DATA:
+		if (flags & XIW_WQE_INLINE)
+			return sqe->num_sge <= qp->max_inline ? 0 : EINVAL;
+		return sqe->num_sge <= XIW_MAX_SGE ? 0 : EINVAL;
+	case XIW_KIND_READ:
+		if (flags & XIW_WQE_INLINE)
+			return EINVAL;
+		return sqe->num_sge <= 1 ? 0 : EINVAL;
+	case XIW_KIND_ATOMIC:
+		if (flags & XIW_WQE_INLINE)
+			return EINVAL;
+		return sqe->num_sge == 1 && sqe->atomic.sge.length == 8 ?
+			0 : EINVAL;
+	default:
+		return EINVAL;
+	}
+}
+
+static uint16_t xiw_send_flags(const struct xiw_qp *qp, unsigned int flags)
+{
+	uint16_t f = 0;
+
+	if ((flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
+		f |= XIW_WQE_SIGNALED;
+	if (flags & IBV_SEND_SOLICITED)
+		f |= XIW_WQE_SOLICITED;
+	if (flags & IBV_SEND_FENCE)
+		f |= XIW_WQE_READ_FENCE;
+	return f;
+}
+
+static int xiw_copy_inline(const struct xiw_qp *qp, struct xiw_sqe *sqe,
+			   const struct ibv_sge *sgl, int num_sge)
+{
+	size_t total = 0;
+	int i;
+
+	for (i = 0; i < num_sge; i++) {
+		size_t len = sgl[i].length;
+
+		if (len > qp->max_inline - total)
+			return EINVAL;
+		if (len)
+			memcpy(sqe->inline_data + total,
+			       (const void *)(uintptr_t)sgl[i].addr, len);
+		total += len;
+	}
+	sqe->num_sge = total;
+	return 0;
+}
+
+/* Fill the SQE for one ibv_send_wr; *flags gets the flags to publish. */
+static int xiw_build_sqe(struct xiw_qp *qp, const struct ibv_send_wr *wr,
+			 struct xiw_sqe *sqe, uint16_t *flags)
+{
+	uint16_t f;
+	int rv;
+
+	if ((unsigned int)wr->opcode >= ARRAY_SIZE(xiw_wr_map) ||
+	    xiw_wr_map[wr->opcode].kind == XIW_KIND_NONE) {
+		xiw_dbg(qp->vqp.qp.context, "QP %u: opcode %d unsupported\n",
+			qp->qp_id, wr->opcode);
+		return EINVAL;
+	}
+	if (wr->num_sge < 0)
+		return EINVAL;
+
+	f = xiw_send_flags(qp, wr->send_flags);
+	sqe->wr_id = wr->wr_id;
+	sqe->opcode = xiw_wr_map[wr->opcode].op;
+	sqe->num_sge = 0;
+	sqe->rkey = 0;
+	sqe->raddr = 0;
+	sqe->imm = 0;
+
+	switch (wr->opcode) {
+	case IBV_WR_SEND_WITH_INV:
+		sqe->rkey = wr->invalidate_rkey;
+		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		/* 32-bit verbs immediate -> low half of the RFC 7306 one */
+		sqe->imm = be32toh(wr->imm_data);
+		/* fall through */
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_READ:
+		sqe->rkey = wr->wr.rdma.rkey;
+		sqe->raddr = wr->wr.rdma.remote_addr;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		sqe->rkey = wr->wr.atomic.rkey;
+		sqe->raddr = wr->wr.atomic.remote_addr;
+		sqe->atomic.compare_add = wr->wr.atomic.compare_add;
+		sqe->atomic.swap = wr->wr.atomic.swap;
+		sqe->atomic.compare_add_mask = 0;
+		sqe->atomic.swap_mask = 0;
+		break;
+	default:
+		break;
+	}
+
+	if (xiw_wr_map[wr->opcode].kind == XIW_KIND_DATA &&
+	    (wr->send_flags & IBV_SEND_INLINE)) {
+		rv = xiw_copy_inline(qp, sqe, wr->sg_list, wr->num_sge);
+		if (rv)
+			return rv;
+		f |= XIW_WQE_INLINE;
+	} else {
+		/* IBV_SEND_INLINE means nothing for Read and atomics */
+		if (wr->num_sge > XIW_MAX_SGE)
+			return EINVAL;
+		if (wr->num_sge)
+			memcpy(sqe->sge, wr->sg_list,
+			       wr->num_sge * sizeof(struct ibv_sge));
+		sqe->num_sge = wr->num_sge;
+	}
+
+	rv = xiw_sqe_check(qp, sqe, f);
+	if (rv)
+		return rv;
+	*flags = f;
+	return 0;
+}
+
+int xiw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		  struct ibv_send_wr **bad_wr)
+{
+	struct xiw_qp *qp = to_xqp(ibqp);
+	unsigned int posted = 0;
+	int rv = 0;
+
+	pthread_spin_lock(&qp->sq_lock);
+	for (; wr; wr = wr->next) {
+		struct xiw_sqe *sqe = xiw_ring_elem(&qp->sq, qp->sq.idx);
+		uint16_t flags;
+
+		/* acquire: the kernel is done reading the old contents */
+		if (__atomic_load_n(&sqe->flags, __ATOMIC_ACQUIRE)) {
+			rv = ENOMEM;
+			break;
+		}
+		rv = xiw_build_sqe(qp, wr, sqe, &flags);
+		if (rv)
+			break;
+		__atomic_store_n(&sqe->flags, flags | XIW_WQE_VALID,
+				 __ATOMIC_RELEASE);
+		qp->sq.idx++;
+		posted++;
+	}
+	if (posted)
+		xiw_sq_doorbell(qp);
+	pthread_spin_unlock(&qp->sq_lock);
+
+	if (rv)
+		*bad_wr = wr;
+	return rv;
+}
+
+/* ---- receive --------------------------------------------------------------------- */
+
+/*
+ * Post a chain of receive WRs into an RQ or SRQ ring. A zero-SGE receive
+ * is legal (it takes a zero-length message or an Immediate Data message).
+ */
+static int xiw_post_rqes(struct xiw_ring *rq, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr, unsigned int *posted)
+{
+	for (; wr; wr = wr->next) {
+		struct xiw_rqe *rqe = xiw_ring_elem(rq, rq->idx);
+
+		if (wr->num_sge < 0 || wr->num_sge > XIW_MAX_SGE) {
+			*bad_wr = wr;
+			return EINVAL;
+		}
+		if (__atomic_load_n(&rqe->flags, __ATOMIC_ACQUIRE)) {
+			*bad_wr = wr;
+			return ENOMEM;
+		}
+		rqe->wr_id = wr->wr_id;
+		rqe->num_sge = wr->num_sge;
+		if (wr->num_sge)
+			memcpy(rqe->sge, wr->sg_list,
+			       wr->num_sge * sizeof(struct ibv_sge));
+		__atomic_store_n(&rqe->flags, XIW_WQE_VALID, __ATOMIC_RELEASE);
+		rq->idx++;
+		(*posted)++;
+	}
+	return 0;
+}
+
+int xiw_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad_wr)
+{
+	struct xiw_qp *qp = to_xqp(ibqp);
+	unsigned int posted = 0;
+	int rv;
+
+	if (!qp->rq.map) {	/* the QP receives through an SRQ */
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->rq_lock);
+	rv = xiw_post_rqes(&qp->rq, wr, bad_wr, &posted);
+	if (posted)
+		xiw_rq_kick_if_error(qp);
+	pthread_spin_unlock(&qp->rq_lock);
+	return rv;
+}
+
+int xiw_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr)
+{
+	struct xiw_srq *srq = to_xsrq(ibsrq);
+	unsigned int posted = 0;
+	int rv;
+
+	pthread_spin_lock(&srq->lock);
+	rv = xiw_post_rqes(&srq->ring, wr, bad_wr, &posted);
+	pthread_spin_unlock(&srq->lock);
+	return rv;
+}
+
+/* ---- completion -------------------------------------------------------------------- */
+
+static void xiw_copy_cqe(const struct xiw_cqe *cqe, uint32_t flags,
+			 struct ibv_wc *wc)
+{
+	wc->wr_id = cqe->wr_id;
+	wc->status = (enum ibv_wc_status)cqe->status;
+	wc->opcode = (enum ibv_wc_opcode)cqe->opcode;
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	wc->qp_num = cqe->qp_num;
+	wc->src_qp = 0;
+	wc->wc_flags = 0;
+	wc->imm_data = 0;
+	if (flags & XIW_CQE_WITH_IMM) {
+		/* low 32 bits of the RFC 7306 immediate, see post_send */
+		wc->imm_data = htobe32((uint32_t)cqe->imm);
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+	} else if (flags & XIW_CQE_WITH_INV) {
+		wc->invalidated_rkey = cqe->inv_stag;
+		wc->wc_flags |= IBV_WC_WITH_INV;
+	}
+	wc->pkey_index = 0;
+	wc->slid = 0;
+	wc->sl = 0;
+	wc->dlid_path_bits = 0;
+}
+
+int xiw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	struct xiw_cq *cq = to_xcq(ibcq);
+	int n;
+
+	pthread_spin_lock(&cq->lock);
+	for (n = 0; n < num_entries; n++) {
+		struct xiw_cqe *cqe = xiw_ring_elem(&cq->ring, cq->ring.idx);
+		uint32_t flags = __atomic_load_n(&cqe->flags, __ATOMIC_ACQUIRE);
+
+		if (!(flags & XIW_CQE_VALID))
+			break;
+		xiw_copy_cqe(cqe, flags, &wc[n]);
+		/* release: our reads of the CQE happen before the slot is free */
+		__atomic_store_n(&cqe->flags, 0, __ATOMIC_RELEASE);
+		cq->ring.idx++;
+	}
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+/*
+ * Arm the CQ through its shared header, no syscall: the kernel raises the
+ * completion event for the next (solicited) CQE and clears the arm bits.
+ * A fetch-or keeps the kernel-owned bits (XIW_QUEUE_ERROR) intact and is a
+ * full barrier against our earlier CQE reads.
+ */
+int xiw_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct xiw_cq *cq = to_xcq(ibcq);
+	uint32_t arm = solicited_only ? XIW_CQ_ARM_SOLICITED : XIW_CQ_ARM_NEXT;
+
+	__atomic_fetch_or(&cq->ring.ctrl->flags, arm, __ATOMIC_SEQ_CST);
+	return 0;
+}
