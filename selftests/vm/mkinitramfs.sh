@@ -119,8 +119,10 @@ mount -t devtmpfs devtmpfs /dev
 exec </dev/console >/dev/console 2>&1
 die() { echo "xiw-initramfs: \$*"; echo "xiw-vm-exit: initramfs-failed"; poweroff -f; sleep 10; }
 for m in$mods_list; do
+	echo "xiw-initramfs: insmod \$m" >/dev/kmsg
 	insmod /mods/\$m || die "insmod \$m failed"
 done
+echo "xiw-initramfs: mount root" >/dev/kmsg
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 root /lower ||
 	die "cannot mount the host root (9p tag root)"
 rw=0
@@ -143,6 +145,7 @@ echo \$rw >/newroot/run/xiw/root-rw
 mount --move /proc /newroot/proc
 mount --move /sys /newroot/sys
 mount --move /dev /newroot/dev
+echo "xiw-initramfs: switch_root" >/dev/kmsg
 exec switch_root /newroot /run/xiw/busybox sh /run/xiw/stage2
 INIT
 chmod 0755 "$stage/init"

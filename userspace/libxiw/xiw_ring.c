@@ -33,11 +33,11 @@ _Static_assert(offsetof(struct xiw_sqe, atomic.sge) ==
 _Static_assert(XIW_MAX_INLINE <= UINT8_MAX, "inline length fits num_sge");
 
 /* IBV_WC_* and ib_uverbs_wc_opcode / ib_wc_status share their values. */
-_Static_assert(IBV_WC_SEND == IB_UVERBS_WC_SEND &&
-	       IBV_WC_RDMA_WRITE == IB_UVERBS_WC_RDMA_WRITE &&
-	       IBV_WC_RDMA_READ == IB_UVERBS_WC_RDMA_READ &&
-	       IBV_WC_COMP_SWAP == IB_UVERBS_WC_COMP_SWAP &&
-	       IBV_WC_FETCH_ADD == IB_UVERBS_WC_FETCH_ADD &&
+_Static_assert((int)IBV_WC_SEND == (int)IB_UVERBS_WC_SEND &&
+	       (int)IBV_WC_RDMA_WRITE == (int)IB_UVERBS_WC_RDMA_WRITE &&
+	       (int)IBV_WC_RDMA_READ == (int)IB_UVERBS_WC_RDMA_READ &&
+	       (int)IBV_WC_COMP_SWAP == (int)IB_UVERBS_WC_COMP_SWAP &&
+	       (int)IBV_WC_FETCH_ADD == (int)IB_UVERBS_WC_FETCH_ADD &&
 	       IBV_WC_RECV == 128 && IBV_WC_RECV_RDMA_WITH_IMM == 129,
 	       "ibv_wc_opcode values");
 _Static_assert(IBV_WC_SUCCESS == 0 && IBV_WC_WR_FLUSH_ERR == 5 &&

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make check: static checks of the kernel code, host unit tests (CTest /
+# GoogleTest), then the VM test suite. Ends with one line
+# "N passed, N failed" that sums everything; exits non-zero on any failure.
+#
+#   scripts/check.sh            everything
+#   scripts/check.sh NAME...    only the named VM tests (no host tests)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-$PWD/build}
+export XIW_BUILD=$BUILD
+
+passed=0
+failed=0
+skipped=0
+
+result() {	# name rc
+	if [ "$2" = 0 ]; then
+		passed=$((passed + 1)); echo "ok - $1"
+	else
+		failed=$((failed + 1)); echo "not ok - $1"
+	fi
+}
+
+if [ $# = 0 ]; then
+	echo "== static checks of kernel/"
+	out=$(make --no-print-directory checkpatch 2>&1); rc=$?
+	[ $rc = 0 ] || echo "$out"
+	result "checkpatch --strict clean" $rc
+
+	out=$(make --no-print-directory w1 2>&1 | grep -E 'warning:|error:'); \
+		[ -z "$out" ]; rc=$?
+	[ $rc = 0 ] || echo "$out"
+	result "make W=1 warning-free" $rc
+
+	out=$(make --no-print-directory sparse 2>&1 | grep -E 'warning:|error:'); \
+		[ -z "$out" ]; rc=$?
+	[ $rc = 0 ] || echo "$out"
+	result "sparse (C=2) warning-free" $rc
+	# W=1 / C=2 rebuilt the module; make sure it is the normal build.
+	make --no-print-directory kernel >/dev/null 2>&1
+
+	echo "== host unit tests (ctest)"
+	log=$BUILD/ctest.log
+	(cd "$BUILD" && ctest --output-on-failure -j"$(nproc)") >"$log" 2>&1
+	tail -n 30 "$log"
+	# "100% tests passed, 0 tests failed out of 42"
+	line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1)
+	if [ -n "$line" ]; then
+		total=$(echo "$line" | sed -E 's/.* out of ([0-9]+).*/\1/')
+		hf=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) tests failed.*/\1/')
+		passed=$((passed + total - hf))
+		failed=$((failed + hf))
+	else
+		echo "ctest did not run"; failed=$((failed + 1))
+	fi
+fi
+
+echo "== VM tests"
+log=$BUILD/vm-tests.log
+mkdir -p "$BUILD"
+bash selftests/run.sh "$@" 2>&1 | tee "$log"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+if [ -n "$line" ]; then
+	vp=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+	vf=$(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
+	vs=$(echo "$line" | sed -nE 's/.*, ([0-9]+) skipped.*/\1/p')
+	passed=$((passed + vp)); failed=$((failed + vf)); skipped=$((skipped + ${vs:-0}))
+else
+	echo "VM test runner produced no summary"; failed=$((failed + 1))
+fi
+
+echo
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ "$failed" = 0 ]

@@ -1,0 +1,298 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers for the xiw VM tests (selftests/tests/*.sh). A test starts with
+#
+#	#!/bin/bash
+#	# topology: 1vm            (or 2vm)
+#	# timeout: 120             (seconds, optional)
+#	# description: one line
+#	. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+#
+# and runs inside a test VM as root (see selftests/README.md). Exit status:
+# 0 = pass, 4 = skip (kselftest's KSFT_SKIP), anything else = fail. Sourcing
+# this file turns on `set -eE -o pipefail` with an ERR trap that names the
+# failing command, so any unchecked failure fails the test; use expect_fail
+# or `if` for commands that are meant to fail.
+#
+# Cleanup: `defer CMD...` registers CMD to run at exit (last in, first out),
+# whether the test passed or not. The runner also kills every process left in
+# the test's session and scans the kernel log after the test.
+
+set -eE -o pipefail
+
+XIW_ROOT=${XIW_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+XIW_BUILD=${XIW_BUILD:-$XIW_ROOT/build}
+XIW_KO=${XIW_KO:-$XIW_ROOT/kernel/xiw.ko}
+XIW_PROVIDER=${XIW_PROVIDER:-$XIW_BUILD/userspace/libxiw/libxiw}
+XIW_PROGS=${XIW_PROGS:-$XIW_BUILD/selftests/progs}
+XIW_TEST_NAME=${XIW_TEST_NAME:-$(basename "$0" .sh)}
+XIW_ROLE=${XIW_ROLE:-single}
+export XIW_ROOT XIW_BUILD XIW_KO XIW_PROVIDER XIW_PROGS XIW_TEST_NAME XIW_ROLE
+export PATH=$XIW_PROGS:$PATH
+# libibverbs loads RDMAV_DRIVERS in addition to /etc/libibverbs.d (system
+# providers such as rxe stay available). Only set it when the provider exists,
+# else every verbs tool warns that it cannot load it.
+if [ -z "${RDMAV_DRIVERS:-}" ] && [ -e "$XIW_PROVIDER-rdmav34.so" ]; then
+	export RDMAV_DRIVERS=$XIW_PROVIDER
+fi
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+_xiw_deferred=()
+
+log() { printf '# %s\n' "$*"; }
+
+fail() {
+	printf 'FAIL: %s\n' "$*" >&2
+	exit $KSFT_FAIL
+}
+
+skip() {
+	printf 'SKIP: %s\n' "$*" >&2
+	exit $KSFT_SKIP
+}
+
+_xiw_on_err() {
+	local rc=$? cmd=$BASH_COMMAND line=${BASH_LINENO[0]} src=${BASH_SOURCE[1]:-?}
+	printf 'FAIL: %s:%s: `%s` exited %d\n' "$(basename "$src")" "$line" "$cmd" "$rc" >&2
+}
+trap _xiw_on_err ERR
+
+_xiw_on_exit() {
+	local rc=$? i
+	set +eE
+	trap - ERR
+	for ((i = ${#_xiw_deferred[@]} - 1; i >= 0; i--)); do
+		eval "${_xiw_deferred[i]}" >/dev/null 2>&1
+	done
+	exit $rc
+}
+trap _xiw_on_exit EXIT
+
+# defer CMD [ARG...]: run at exit (LIFO). Arguments are quoted as given.
+defer() {
+	local q
+	printf -v q ' %q' "$@"
+	_xiw_deferred+=("${q# }")
+}
+
+# --- assertions -------------------------------------------------------------
+
+# expect_eq ACTUAL EXPECTED [WHAT]
+expect_eq() {
+	[ "$1" = "$2" ] || fail "${3:-value}: got '$1', expected '$2'"
+}
+
+# expect_ne ACTUAL UNEXPECTED [WHAT]
+expect_ne() {
+	[ "$1" != "$2" ] || fail "${3:-value}: got '$1', expected anything else"
+}
+
+# expect_match TEXT REGEX [WHAT]   (extended regex, grep -E, any line)
+expect_match() {
+	grep -qE -- "$2" <<<"$1" || fail "${3:-output} does not match /$2/: $(head -c 2000 <<<"$1")"
+}
+
+# expect_nomatch TEXT REGEX [WHAT]
+expect_nomatch() {
+	if grep -qE -- "$2" <<<"$1"; then
+		fail "${3:-output} matches /$2/: $(grep -E -- "$2" <<<"$1" | head -n 5)"
+	fi
+}
+
+# expect_ok CMD [ARG...]: CMD must succeed; its output is shown.
+expect_ok() {
+	local rc=0
+	"$@" || rc=$?
+	[ $rc = 0 ] || fail "\`$*\` exited $rc, expected success"
+}
+
+# expect_fail CMD [ARG...]: CMD must fail (non-zero exit, not a signal/timeout).
+expect_fail() {
+	local rc=0
+	"$@" || rc=$?
+	[ $rc != 0 ] || fail "\`$*\` succeeded, expected a failure"
+	[ $rc -lt 124 ] || fail "\`$*\` exited $rc (timeout or signal), expected a plain failure"
+	log "failed as expected ($rc): $*"
+}
+
+# run_timeout SEC CMD [ARG...]: CMD killed (TERM, then KILL 2 s later) after SEC.
+run_timeout() {
+	local t=$1
+	shift
+	timeout -k 2 "$t" "$@"
+}
+
+# wait_for SEC CMD [ARG...]: poll CMD (every 0.1 s) until it succeeds; 1 on timeout.
+wait_for() {
+	local t=$1 end
+	shift
+	end=$(( $(date +%s%N) + t * 1000000000 ))
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s%N)" -lt $end ] || return 1
+		sleep 0.1
+	done
+}
+
+# --- environment ------------------------------------------------------------
+
+# need_cmd CMD...: fail (not skip) when a tool the bench needs is missing.
+need_cmd() {
+	local c
+	for c; do
+		command -v "$c" >/dev/null || fail "missing tool: $c"
+	done
+}
+
+# need_prog NAME: path of a test program built in $XIW_PROGS; fails if absent.
+need_prog() {
+	[ -x "$XIW_PROGS/$1" ] || fail "test program not built: $XIW_PROGS/$1"
+	echo "$XIW_PROGS/$1"
+}
+
+# --- modules and devices ----------------------------------------------------
+
+# The kernel modules an xiw device needs besides the ones xiw.ko links to.
+XIW_DEP_MODULES="ib_core ib_uverbs iw_cm rdma_cm rdma_ucm"
+
+# xiw_load: load the freshly built xiw.ko ($XIW_KO) and its dependencies.
+# Fails the test when the module is not built or does not load. A module
+# already loaded by an earlier test of the same VM is kept.
+xiw_load() {
+	local deps m
+	[ -d /sys/module/xiw ] && return 0
+	[ -f "$XIW_KO" ] || fail "xiw module not built: $XIW_KO"
+	deps=$(modinfo -F depends "$XIW_KO") || fail "modinfo $XIW_KO failed"
+	for m in ${deps//,/ } $XIW_DEP_MODULES; do
+		modprobe "$m" || fail "modprobe $m failed"
+	done
+	# shellcheck disable=SC2086
+	insmod "$XIW_KO" ${XIW_KO_PARAMS:-} || fail "insmod $XIW_KO failed"
+	[ -d /sys/module/xiw ] || fail "xiw not in /sys/module after insmod"
+	log "loaded $XIW_KO"
+}
+
+# xiw_unload: rmmod xiw (fails the test if that fails).
+xiw_unload() {
+	[ -d /sys/module/xiw ] || return 0
+	rmmod xiw || fail "rmmod xiw failed (refcount $(cat /sys/module/xiw/refcnt 2>/dev/null))"
+}
+
+# xiw_need_provider: the user-space provider must be built and in use.
+xiw_need_provider() {
+	[ -e "$XIW_PROVIDER-rdmav34.so" ] ||
+		fail "provider not built: $XIW_PROVIDER-rdmav34.so"
+	[ -n "${RDMAV_DRIVERS:-}" ] || fail "RDMAV_DRIVERS not set"
+}
+
+# dummy_add NAME: a dummy netdev, up, deleted at exit.
+dummy_add() {
+	modprobe dummy numdummies=0 2>/dev/null || true
+	ip link add "$1" type dummy
+	defer ip link del "$1"
+	ip link set "$1" up
+}
+
+# veth_add A B: a veth pair, both up, deleted at exit.
+veth_add() {
+	ip link add "$1" type veth peer name "$2"
+	defer ip link del "$1"
+	ip link set "$1" up
+	ip link set "$2" up
+}
+
+# rdma_link_add NAME TYPE NETDEV: `rdma link add`, deleted at exit.
+rdma_link_add() {
+	rdma link add "$1" type "$2" netdev "$3"
+	defer rdma link delete "$1"
+}
+
+# ib_dev_exists NAME: the ib_device NAME is registered.
+ib_dev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
+
+# rdma_link_has NAME [NETDEV]: `rdma link show` lists NAME (on NETDEV).
+rdma_link_has() {
+	local out
+	out=$(rdma link show 2>/dev/null) || return 1
+	if [ -n "${2:-}" ]; then
+		grep -qE "^link $1/[0-9]+ .* netdev $2( |$)" <<<"$out"
+	else
+		grep -qE "^link $1/[0-9]+ " <<<"$out"
+	fi
+}
+
+# port_state DEV [PORT]: the port state ibv_devinfo reports, e.g. PORT_ACTIVE.
+port_state() {
+	ibv_devinfo -d "$1" -i "${2:-1}" 2>/dev/null |
+		awk '/^[[:space:]]*state:/ { print $2; exit }'
+}
+
+# wait_port_state DEV STATE [SEC]: poll until port 1 of DEV is in STATE.
+wait_port_state() {
+	local dev=$1 want=$2 t=${3:-5} end s=
+	end=$(( $(date +%s%N) + t * 1000000000 ))
+	while :; do
+		s=$(port_state "$dev")
+		[ "$s" = "$want" ] && return 0
+		[ "$(date +%s%N)" -lt $end ] || break
+		sleep 0.2
+	done
+	fail "$dev port state: '$s' after ${t}s, expected $want"
+}
+
+# no_stray_devices PREFIX: no ib_device named PREFIX* is registered, and
+# `rdma link show` lists none.
+no_stray_devices() {
+	local d left=
+	for d in /sys/class/infiniband/"$1"*; do
+		[ -e "$d" ] && left="$left $(basename "$d")"
+	done
+	if rdma link show 2>/dev/null | grep -qE "^link $1"; then
+		left="$left (rdma link: $(rdma link show | grep -E "^link $1" | tr '\n' ';'))"
+	fi
+	[ -z "$left" ] || fail "stray devices left:$left"
+}
+
+# --- two-VM tests -----------------------------------------------------------
+# In a 2vm test the same script runs on both VMs at once, with XIW_ROLE=a on
+# one and b on the other; XIW_LOCAL_IP / XIW_PEER_IP are the addresses of the
+# virtual link (netdev $XIW_NETDEV). The runner synchronises both sides
+# before and after each test; inside a test use xiw_sync.
+
+XIW_SYNC_PORT=${XIW_SYNC_PORT:-7700}
+
+# xiw_sync NAME [MSG] [SEC]: wait until the peer VM calls xiw_sync NAME too
+# (default timeout 60 s); prints the MSG the peer passed. Calls must pair up
+# in the same order on both sides. Returns 1 on timeout or mismatch.
+xiw_sync() {
+	local name=$1 msg=${2:-.} t=${3:-60} line= fd end
+	[ -n "${XIW_PEER_IP:-}" ] || { echo "xiw_sync: not a 2vm test" >&2; return 1; }
+	case $name$msg in *[[:space:]]*) echo "xiw_sync: no blanks in NAME/MSG" >&2; return 1 ;; esac
+	if [ "$XIW_ROLE" = a ]; then
+		# Side a listens; one connection per sync.
+		line=$(printf '%s %s\n' "$name" "$msg" |
+			timeout "$t" busybox nc -l -p "$XIW_SYNC_PORT") || {
+			echo "xiw_sync $name: no peer within ${t}s" >&2; return 1; }
+	else
+		end=$(( $(date +%s) + t ))
+		until exec {fd}<>"/dev/tcp/$XIW_PEER_IP/$XIW_SYNC_PORT"; do
+			[ "$(date +%s)" -lt $end ] || {
+				echo "xiw_sync $name: peer not listening within ${t}s" >&2; return 1; }
+			sleep 0.1
+		done 2>/dev/null
+		printf '%s %s\n' "$name" "$msg" >&"$fd"
+		read -r -t "$t" line <&"$fd" || true
+		exec {fd}>&-
+	fi
+	[ "${line%% *}" = "$name" ] || {
+		echo "xiw_sync $name: peer is at '${line%% *}'" >&2; return 1; }
+	printf '%s\n' "${line#* }"
+}
+
+# xiw_barrier NAME [SEC]: xiw_sync without a message; fails the test on error.
+xiw_barrier() {
+	xiw_sync "$1" . "${2:-60}" >/dev/null || fail "barrier $1 failed"
+}

@@ -1,0 +1,320 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# xiw VM test runner (host side). Prints TAP.
+#
+#   selftests/run.sh [options] [TEST...]
+#
+#   TEST          a test name (selftests/tests/NAME.sh), NAME.sh, or a path
+#                 to a test script; none = every test in selftests/tests/
+#   --list        list the tests (name, topology, timeout) and exit
+#   --selfcheck   run the bench's own fixtures (selftests/selfcheck/) and
+#                 check that each gets the verdict it expects
+#   -o DIR        where results go (default $XIW_BUILD/selftests/runs/DATE,
+#                 with $XIW_BUILD/selftests/latest pointing at it)
+#   -e VAR=VAL    export VAR=VAL in the guests (repeatable)
+#   -v            copy the guest consoles to stderr while they run
+#
+# Test protocol (details in selftests/README.md):
+#   * A test is a bash script selftests/tests/NAME.sh that sources
+#     selftests/lib.sh and exits 0 (pass), 4 (skip) or anything else (fail).
+#   * Header comments: "# topology: 1vm|2vm" (default 1vm), "# timeout: SEC"
+#     (default 120), "# description: ...", and for fixtures "# expect: ok|fail|skip".
+#   * All 1vm tests share ONE VM boot, run one after the other, each in its
+#     own session with its own timeout; all 2vm tests share ONE pair of VMs
+#     (same script on both, XIW_ROLE=a|b, barrier before and after each test).
+#   * A test fails if it exits non-zero (4 = skip), times out, or if the
+#     kernel log written while it ran has a splat (WARNING:, BUG:, Oops,
+#     KFENCE, refcount_t, list corruption, UBSAN, KASAN, hung task, RCU
+#     stall, Call Trace:, ...) or the kernel got a new B/D/W/L taint.
+#   * After the tests of each boot, "module_unload" (2vm: "module_unload_2vm")
+#     rmmods xiw if it is loaded (a failure = a leak) and scans the log again;
+#     it is skipped when xiw was never loaded.
+#   * Output: TAP version 13 on stdout, the last line "N passed, N failed"
+#     (", N skipped" when some were); exit status 1 if any test failed.
+#
+# Environment: XIW_BUILD (default <repo>/build), XIW_KO (default
+# <repo>/kernel/xiw.ko), KERNEL / XIW_KVER (kernel to boot), XIW_KFENCE,
+# XIW_VM_MEM, XIW_VM_SMP (see vm/vm.sh), XIW_UNLOAD_MODULES (default xiw),
+# XIW_VM_BOOT_S (boot allowance added to the VM's hard timeout, default 240).
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+export XIW_ROOT=$repo
+export XIW_BUILD=${XIW_BUILD:-$repo/build}
+export XIW_KO=${XIW_KO:-$repo/kernel/xiw.ko}
+case $XIW_BUILD in /*) ;; *) XIW_BUILD=$PWD/$XIW_BUILD ;; esac
+case $XIW_KO in /*) ;; *) XIW_KO=$PWD/$XIW_KO ;; esac
+
+list=0 selfcheck=0 verbose=0 outdir=
+guest_env=()
+names=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--list|-l) list=1 ;;
+	--selfcheck) selfcheck=1 ;;
+	-o) outdir=$2; shift ;;
+	-e) guest_env+=("$2"); shift ;;
+	-v) verbose=1 ;;
+	-h|--help) sed -n '3,/^set -uo/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//;$d'; exit 0 ;;
+	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	*) names+=("$1") ;;
+	esac
+	shift
+done
+
+testdir=$here/tests
+[ $selfcheck = 1 ] && testdir=$here/selfcheck
+
+# header FILE KEY DEFAULT
+header() {
+	local v
+	v=$(sed -n "1,30s/^# *$2: *//p" "$1" | head -n 1 | tr -d '[:space:]')
+	echo "${v:-$3}"
+}
+
+# --- select the tests ------------------------------------------------------------
+files=()
+if [ ${#names[@]} = 0 ]; then
+	for f in "$testdir"/*.sh; do [ -e "$f" ] && files+=("$f"); done
+else
+	for n in "${names[@]}"; do
+		if [ -f "$n" ]; then f=$(cd "$(dirname "$n")" && pwd)/$(basename "$n")
+		elif [ -f "$testdir/$n" ]; then f=$testdir/$n
+		elif [ -f "$testdir/$n.sh" ]; then f=$testdir/$n.sh
+		else echo "run.sh: no test '$n' in $testdir" >&2; exit 2
+		fi
+		files+=("$f")
+	done
+fi
+t1=() t2=()	# "name<TAB>timeout<TAB>path" per topology
+declare -A expect=()
+for f in "${files[@]}"; do
+	n=$(basename "$f" .sh)
+	topo=$(header "$f" topology 1vm)
+	to=$(header "$f" timeout 120)
+	expect[$n]=$(header "$f" expect ok)
+	case $topo in
+	1vm) t1+=("$n"$'\t'"$to"$'\t'"$f") ;;
+	2vm) t2+=("$n"$'\t'"$to"$'\t'"$f") ;;
+	*) echo "run.sh: $f: unknown topology '$topo'" >&2; exit 2 ;;
+	esac
+done
+if [ $list = 1 ]; then
+	for l in "${t1[@]}" "${t2[@]}"; do
+		IFS=$'\t' read -r n to f <<<"$l"
+		printf '%-24s %-4s %4ss  %s\n' "$n" "$(header "$f" topology 1vm)" "$to" \
+			"$(sed -n '1,30s/^# *description: *//p' "$f" | head -n 1)"
+	done
+	exit 0
+fi
+[ ${#files[@]} -gt 0 ] || { echo "run.sh: no tests" >&2; exit 2; }
+
+# --- results dir -------------------------------------------------------------------
+if [ -z "$outdir" ]; then
+	outdir=$XIW_BUILD/selftests/runs/$(date +%Y%m%d-%H%M%S)-$$
+	mkdir -p "$outdir"
+	ln -sfn "$outdir" "$XIW_BUILD/selftests/latest"
+fi
+mkdir -p "$outdir"
+outdir=$(cd "$outdir" && pwd)
+run_id=$(date +%s)-$$
+
+# The initramfs is built (or found in its cache) once, up front.
+if ! "$here/vm/mkinitramfs.sh" >/dev/null; then
+	echo "run.sh: cannot build the VM initramfs" >&2
+	exit 1
+fi
+
+# --- TAP output ------------------------------------------------------------------------
+n_total=$(( ${#t1[@]} + ${#t2[@]} + (${#t1[@]} > 0) + (${#t2[@]} > 0) ))
+tapno=0 n_pass=0 n_fail=0 n_skip=0
+declare -A verdict=()
+pfx=	# "# " in selfcheck mode: the inner TAP becomes comments
+echo "TAP version 13"
+[ $selfcheck = 1 ] && pfx="# "
+echo "${pfx}1..$n_total"
+
+# emit NAME STATUS SECONDS REASON LOGFILE...
+emit() {
+	local name=$1 st=$2 secs=$3 reason=$4 f
+	shift 4
+	tapno=$((tapno + 1))
+	verdict[$name]=$st
+	case $st in
+	ok) n_pass=$((n_pass + 1)); echo "${pfx}ok $tapno - $name # ${secs}s" ;;
+	skip) n_skip=$((n_skip + 1)); echo "${pfx}ok $tapno - $name # SKIP ${reason:-skipped}" ;;
+	*) n_fail=$((n_fail + 1))
+	   echo "${pfx}not ok $tapno - $name # ${secs}s${reason:+ $reason}"
+	   for f in "$@"; do
+		[ -s "$f" ] || continue
+		echo "${pfx}# ---- tail of ${f#"$outdir"/} ----"
+		tail -n 25 "$f" | sed "s/^/${pfx}# /"
+	   done ;;
+	esac
+}
+
+# vm_timeout PLANLINES...: hard limit for one boot.
+vm_timeout() {
+	local s=${XIW_VM_BOOT_S:-240} l to
+	for l; do
+		IFS=$'\t' read -r _ to _ <<<"$l"
+		s=$(( s + to + 30 ))
+	done
+	echo $s
+}
+
+[ $selfcheck = 1 ] && : "${XIW_UNLOAD_MODULES:=configfs}"
+envargs=(-e "XIW_ROOT=$repo" -e "XIW_BUILD=$XIW_BUILD" -e "XIW_KO=$XIW_KO"
+	-e "XIW_RUN_ID=$run_id" -e "XIW_UNLOAD_MODULES=${XIW_UNLOAD_MODULES:-xiw}")
+for kv in "${guest_env[@]}"; do envargs+=(-e "$kv"); done
+
+# follow: print results as the guests write them. Args: OUT dirs of the VMs
+# of one group; TAP lines are emitted when every VM has a result for a test.
+declare -A printed=()
+follow_once() {
+	local d name st secs reason line all_st all_reason all_secs missing logs
+	local first=$1
+	while IFS=$'\t' read -r name st secs reason; do
+		[ -n "$name" ] && [ -z "${printed[$name]:-}" ] || continue
+		all_st=$st all_reason= all_secs=$secs missing=0 logs=()
+		for d in "$@"; do
+			line=$(awk -F'\t' -v n="$name" '$1 == n' "$d/results" 2>/dev/null | tail -n 1)
+			[ -n "$line" ] || { missing=1; break; }
+			IFS=$'\t' read -r _ st secs reason <<<"$line"
+			local side=
+			[ $# -gt 1 ] && side="[$(basename "$d")] "
+			case $st in
+			fail) all_st=fail; all_reason="${all_reason:+$all_reason; }$side$reason"
+			      logs+=("$d/tests/$name.log") ;;
+			skip) [ "$all_st" = fail ] || all_st=skip
+			      all_reason="${all_reason:+$all_reason; }$side$reason" ;;
+			esac
+			[ "${secs%.*}" -gt "${all_secs%.*}" ] 2>/dev/null && all_secs=$secs
+		done
+		[ $missing = 0 ] || continue
+		printed[$name]=1
+		emit "$name" "$all_st" "$all_secs" "$all_reason" "${logs[@]}"
+	done < <(cat "$first/results" 2>/dev/null)
+}
+
+# finish_group NAMES -- OUTDIRS: tests without a result failed (crash/timeout).
+finish_group() {
+	local names=() dirs=() n d why
+	while [ "$1" != -- ]; do names+=("$1"); shift; done
+	shift
+	dirs=("$@")
+	follow_once "${dirs[@]}"
+	for n in "${names[@]}"; do
+		[ -z "${printed[$n]:-}" ] || continue
+		printed[$n]=1
+		why="no result: the VM crashed, hung or was killed"
+		for d in "${dirs[@]}"; do
+			if [ -s "$d/vm-status" ] && [ "$(cat "$d/vm-status")" = 124 ]; then
+				why="no result: the VM hit its hard timeout"
+			fi
+		done
+		local tails=()
+		for d in "${dirs[@]}"; do
+			[ -f "$d/done" ] || tails+=("$d/console.log")
+			[ -s "$d/tests/$n.log" ] && tails+=("$d/tests/$n.log")
+		done
+		emit "$n" fail 0 "$why" "${tails[@]}"
+	done
+}
+
+plan_names() {
+	local l
+	for l; do echo "${l%%$'\t'*}"; done
+}
+
+verbose_opt=()
+[ $verbose = 1 ] && verbose_opt=(-v)
+start_all=$(date +%s)
+
+# --- one VM: every 1vm test -------------------------------------------------------------
+if [ ${#t1[@]} -gt 0 ]; then
+	d=$outdir/1vm
+	rm -rf "$d"; mkdir -p "$d"
+	printf '%s\n' "${t1[@]}" >"$d/plan"
+	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$d" -t "$(vm_timeout "${t1[@]}")" \
+		"${envargs[@]}" -e XIW_ROLE=single "$here/vm/guest-suite.sh" \
+		>"$d/vm.out" 2>&1 &
+	vpid=$!
+	while kill -0 $vpid 2>/dev/null; do
+		follow_once "$d"
+		sleep 1
+	done
+	wait $vpid; echo $? >"$d/vm-status"
+	mapfile -t nl < <(plan_names "${t1[@]}")
+	finish_group "${nl[@]}" module_unload -- "$d"
+fi
+
+# --- two VMs on a private link: every 2vm test --------------------------------------------
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+if [ ${#t2[@]} -gt 0 ]; then
+	da=$outdir/2vm/a db=$outdir/2vm/b
+	rm -rf "$outdir/2vm"; mkdir -p "$da" "$db"
+	printf '%s\n' "${t2[@]}" >"$da/plan"
+	cp "$da/plan" "$db/plan"
+	to=$(vm_timeout "${t2[@]}")
+	port=$(free_port)
+	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$da" -t "$to" -n "listen:$port" -m 52:54:00:77:00:01 \
+		"${envargs[@]}" -e XIW_ROLE=a -e XIW_LOCAL_IP=10.77.0.1 -e XIW_PEER_IP=10.77.0.2 \
+		"$here/vm/guest-suite.sh" >"$da/vm.out" 2>&1 &
+	pa=$!
+	# B connects once A's qemu listens.
+	for _ in $(seq 100); do
+		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+		kill -0 $pa 2>/dev/null || break
+		sleep 0.1
+	done
+	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$db" -t "$to" -n "connect:$port" -m 52:54:00:77:00:02 \
+		"${envargs[@]}" -e XIW_ROLE=b -e XIW_LOCAL_IP=10.77.0.2 -e XIW_PEER_IP=10.77.0.1 \
+		"$here/vm/guest-suite.sh" >"$db/vm.out" 2>&1 &
+	pb=$!
+	while kill -0 $pa 2>/dev/null || kill -0 $pb 2>/dev/null; do
+		follow_once "$da" "$db"
+		sleep 1
+	done
+	wait $pa; echo $? >"$da/vm-status"
+	wait $pb; echo $? >"$db/vm-status"
+	mapfile -t nl < <(plan_names "${t2[@]}")
+	finish_group "${nl[@]}" module_unload_2vm -- "$da" "$db"
+fi
+
+elapsed=$(( $(date +%s) - start_all ))
+
+# --- selfcheck: compare the verdicts with the fixtures' expectations ---------------------------
+if [ $selfcheck = 1 ]; then
+	echo "# inner: $n_pass passed, $n_fail failed, $n_skip skipped"
+	declare -A want=()
+	for n in "${!expect[@]}"; do want[$n]=${expect[$n]}; done
+	# configfs is mounted in every VM: unloading it must fail.
+	[ ${#t1[@]} -gt 0 ] && want[module_unload]=${XIW_SELFCHECK_UNLOAD:-fail}
+	[ ${#t2[@]} -gt 0 ] && want[module_unload_2vm]=${XIW_SELFCHECK_UNLOAD:-fail}
+	names_sorted=$(printf '%s\n' "${!verdict[@]}" | sort)
+	echo "1..$(wc -l <<<"$names_sorted")"
+	i=0 p=0 f=0
+	for n in $names_sorted; do
+		i=$((i + 1))
+		if [ "${verdict[$n]}" = "${want[$n]:-ok}" ]; then
+			p=$((p + 1)); echo "ok $i - $n: expected ${want[$n]:-ok}, got ${verdict[$n]}"
+		else
+			f=$((f + 1)); echo "not ok $i - $n: expected ${want[$n]:-ok}, got ${verdict[$n]}"
+		fi
+	done
+	echo "# results in $outdir (${elapsed}s)"
+	echo "$p passed, $f failed"
+	[ $f = 0 ]
+	exit
+fi
+
+echo "# results in $outdir (${elapsed}s)"
+summary="$n_pass passed, $n_fail failed"
+[ $n_skip = 0 ] || summary+=", $n_skip skipped"
+echo "$summary"
+[ $n_fail = 0 ]

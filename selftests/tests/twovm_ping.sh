@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: 2vm
+# timeout: 90
+# description: two VMs on the private virtual link: ping, sync with a payload, TCP
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+log "role $XIW_ROLE: $XIW_NETDEV $XIW_LOCAL_IP -> $XIW_PEER_IP"
+ip -br addr show dev "$XIW_NETDEV"
+busybox ping -c 3 -W 5 "$XIW_PEER_IP"
+# xiw_sync carries a word each way.
+peer_host=$(xiw_sync hello "from-$XIW_ROLE-$(cat /proc/sys/kernel/random/boot_id)")
+log "peer says $peer_host"
+case $XIW_ROLE in
+a) expect_match "$peer_host" '^from-b-' "peer message" ;;
+b) expect_match "$peer_host" '^from-a-' "peer message" ;;
+esac
+# A byte stream across the link, server on a, client on b.
+if [ "$XIW_ROLE" = a ]; then
+	busybox nc -l -p 7710 >"$XIW_TEST_TMP/got" &
+	srv=$!
+	xiw_barrier listening
+	wait $srv
+	expect_eq "$(sha256sum <"$XIW_TEST_TMP/got" | cut -d' ' -f1)" \
+		"$(xiw_sync sum .)" "sha256 of the stream"
+else
+	head -c 1048576 /dev/urandom >"$XIW_TEST_TMP/data"
+	xiw_barrier listening
+	busybox nc "$XIW_PEER_IP" 7710 <"$XIW_TEST_TMP/data"
+	xiw_sync sum "$(sha256sum <"$XIW_TEST_TMP/data" | cut -d' ' -f1)" >/dev/null
+fi
+log "ok"

@@ -1,0 +1,266 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The in-guest half of selftests/run.sh: runs the tests of one VM boot.
+# Started by selftests/vm/vm.sh inside the VM; never run it on the host.
+#
+# Input (in $XIW_VM_OUT, the writable 9p dir shared with the host):
+#   plan      one test per line: NAME<TAB>TIMEOUT_S<TAB>SCRIPT_PATH
+#   vm.env    environment (XIW_ROLE single|a|b, XIW_LOCAL_IP, XIW_PEER_IP,
+#             XIW_BUILD, XIW_KO, XIW_UNLOAD_MODULES, XIW_RUN_ID, ...)
+# Output (same dir):
+#   results   one line per test as it ends: NAME<TAB>ok|fail|skip<TAB>SECONDS<TAB>REASON
+#   tests/NAME.log    the test's stdout+stderr, then the runner's findings
+#   tests/NAME.dmesg  the kernel log written while the test ran
+#   dmesg.log         the whole kernel log at the end
+#   done              written last (the host knows the guest got to the end)
+#
+# Per test: (2vm: barrier with the peer), a marker line in the kernel log,
+# the script in its own session (setsid) with a timeout (TERM, KILL 5 s later;
+# a test that cannot be killed, e.g. stuck in D state, is abandoned and
+# failed), every process left in the session killed, then the kernel log
+# since the marker scanned for splats and the taint flags compared.
+# After the last test: `module_unload` rmmods $XIW_UNLOAD_MODULES (default
+# xiw) if loaded and scans the log once more.
+set -u
+
+out=${XIW_VM_OUT:?not in a test VM}
+XIW_ROOT=${XIW_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+export XIW_ROOT
+role=${XIW_ROLE:-single}
+run_id=${XIW_RUN_ID:-$$}
+mkdir -p "$out/tests"
+: >"$out/results"
+
+# Kernel log lines that fail a test (extended regex).
+bad_re='WARNING:|BUG:|Oops|KFENCE|refcount_t|list_add corruption|list_del corruption'
+bad_re+='|general protection|kernel BUG|UBSAN|KASAN|hung_task|blocked for more than'
+bad_re+='|Kernel panic|Call Trace:|rcu_.*stall|detected stalls|cannot create duplicate filename'
+bad_re+='|unreferenced object|invalid opcode|Unable to handle|segfault at .* in xiw'
+# Taint bits that fail a test when they appear: B bad page (5), D die (7),
+# W warning (9), L soft lockup (14).
+bad_taint_mask=$(( (1 << 5) | (1 << 7) | (1 << 9) | (1 << 14) ))
+
+# A sleep without fork: read from a fifo nobody writes.
+mkfifo /run/xiw-suite.fifo
+exec 9<>/run/xiw-suite.fifo
+nap() { read -r -t "$1" -u 9 _ || :; }
+
+now() { local t=$EPOCHREALTIME; echo "${t/./}"; }	# microseconds
+
+say() { echo "xiw-suite[$role]: $*"; }
+
+# --- 2vm: the virtual link and the barrier ------------------------------------
+sync_ok=1
+if [ "$role" != single ]; then
+	# shellcheck source=../lib.sh
+	XIW_SYNC_PORT=${XIW_SYNC_PORT:-7700}
+	modprobe virtio_net
+	XIW_NETDEV=
+	for n in /sys/class/net/*; do
+		[ "$(basename "$(readlink -f "$n/device/driver" 2>/dev/null)")" = virtio_net ] &&
+			XIW_NETDEV=$(basename "$n") && break
+	done
+	if [ -z "$XIW_NETDEV" ]; then
+		say "no virtio-net interface"; sync_ok=0
+	else
+		ip addr add "$XIW_LOCAL_IP/24" dev "$XIW_NETDEV"
+		ip link set "$XIW_NETDEV" up
+		say "$XIW_NETDEV $XIW_LOCAL_IP, peer $XIW_PEER_IP"
+	fi
+	export XIW_NETDEV XIW_SYNC_PORT
+fi
+
+# barrier NAME SEC: both VMs reach NAME (uses xiw_sync from lib.sh in a subshell
+# so that lib.sh's traps stay out of this script).
+barrier() {
+	[ "$role" = single ] && return 0
+	[ $sync_ok = 1 ] || return 1
+	if ! (set +eE; . "$XIW_ROOT/selftests/lib.sh"; trap - ERR EXIT
+	      xiw_sync "$1" . "$2" >/dev/null); then
+		say "lost the peer at barrier $1"
+		sync_ok=0
+		return 1
+	fi
+}
+
+# --- kernel log -----------------------------------------------------------------
+seq=0
+mark() {
+	seq=$((seq + 1))
+	mark_text="xiw-selftest: $run_id-$seq begin $1"
+	echo "$mark_text" >/dev/kmsg
+}
+
+# log_since_mark FILE: the kernel log since the last mark into FILE.
+log_since_mark() {
+	dmesg >"$1.all" 2>/dev/null
+	if grep -qF -- "$mark_text" "$1.all"; then
+		awk -v m="$mark_text" 'f { print } index($0, m) { f = 1 }' "$1.all" >"$1"
+	else
+		{ echo "(marker lost, whole kernel log follows)"; cat "$1.all"; } >"$1"
+	fi
+	rm -f "$1.all"
+}
+
+# scan NAME LOGFILE: 0 if clean; else sets scan_reason and appends the
+# offending lines to the test's log.
+scan() {
+	local name=$1 klog=$2 hits t
+	hits=$(grep -E -- "$bad_re" "$klog" | grep -v 'xiw-selftest: ' | head -n 40)
+	t=$(cat /proc/sys/kernel/tainted)
+	if [ -n "$hits" ] || (( (t & ~taint0) & bad_taint_mask )); then
+		{
+			echo "---- kernel log problems during $name ----"
+			[ -n "$hits" ] && echo "$hits"
+			(( (t & ~taint0) & bad_taint_mask )) &&
+				echo "kernel newly tainted: $taint0 -> $t"
+			echo "---- (full kernel log of the test: tests/$name.dmesg) ----"
+		} >>"$out/tests/$name.log"
+		if [ -n "$hits" ]; then
+			scan_reason="kernel: $(head -n 1 <<<"$hits" | sed 's/^\[[^]]*\] *//' | cut -c1-120)"
+		else
+			scan_reason="kernel tainted $taint0 -> $t"
+		fi
+		taint0=$t
+		return 1
+	fi
+	taint0=$t
+	return 0
+}
+
+result() {	# NAME STATUS SECONDS REASON
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4//$'\t'/ }" >>"$out/results"
+	say "$2 $1 ($3 s)${4:+: $4}"
+}
+
+# --- run one test -------------------------------------------------------------
+# Sets status and reason.
+run_test() {
+	local name=$1 limit=$2 path=$3 pid rc t0 t1 deadline killed= st
+	local log=$out/tests/$name.log tmp
+	tmp=$(mktemp -d "/tmp/xiw-$name.XXXXXX")
+	status=fail reason=
+	if ! barrier "begin:$name" 300; then
+		reason="peer VM lost before the test"
+		echo "$reason" >"$log"
+		return
+	fi
+	taint0=$(cat /proc/sys/kernel/tainted)
+	mark "$name"
+	t0=$(now)
+	(
+		cd "$tmp" || exit 1
+		export XIW_TEST_NAME=$name XIW_TEST_TMP=$tmp XIW_TEST_OUT=$out/tests
+		exec setsid /bin/bash "$path"
+	) </dev/null >"$log" 2>&1 &
+	pid=$!
+	deadline=$(( t0 + limit * 1000000 ))
+	while :; do
+		st=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)
+		[ -z "$st" ] || [ "$st" = Z ] && break
+		if [ -z "$killed" ] && [ "$(now)" -ge $deadline ]; then
+			killed=term
+			echo "---- timeout after ${limit}s: killing the test ----" >>"$log"
+			kill -TERM -- -"$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+			deadline=$(( $(now) + 5000000 ))
+		elif [ "$killed" = term ] && [ "$(now)" -ge $deadline ]; then
+			killed=kill
+			kill -KILL -- -"$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+			deadline=$(( $(now) + 10000000 ))
+		elif [ "$killed" = kill ] && [ "$(now)" -ge $deadline ]; then
+			killed=stuck
+			{
+				echo "---- the test does not die (state $st); kernel stack: ----"
+				cat "/proc/$pid/stack" 2>/dev/null
+			} >>"$log"
+			echo w >/proc/sysrq-trigger 2>/dev/null
+			break
+		fi
+		nap 0.1
+	done
+	if [ "$killed" = stuck ]; then
+		rc=stuck
+	else
+		wait "$pid"
+		rc=$?
+	fi
+	t1=$(now)
+	# Whatever the test left behind in its session goes.
+	kill -KILL -- -"$pid" 2>/dev/null
+	if [ "$role" != single ]; then
+		# Give the peer's side the same chance to finish before comparing logs.
+		barrier "end:$name" $(( limit + 60 )) || true
+	fi
+	log_since_mark "$out/tests/$name.dmesg"
+	secs=$(( (t1 - t0) / 1000000 )).$(( (t1 - t0) / 100000 % 10 ))
+	case $killed:$rc in
+	stuck:*) reason="timeout after ${limit}s, cannot be killed" ;;
+	term:*|kill:*) reason="timeout after ${limit}s" ;;
+	*:0) status=ok ;;
+	*:4) status=skip
+	     reason=$(sed -n 's/^SKIP: //p' "$log" | tail -n 1)
+	     [ -n "$reason" ] || reason="skipped" ;;
+	*) reason=$(grep -E '^FAIL: ' "$log" | tail -n 1 | sed 's/^FAIL: //' | cut -c1-160)
+	   [ -n "$reason" ] || reason="exit status $rc" ;;
+	esac
+	if ! scan "$name" "$out/tests/$name.dmesg"; then
+		status=fail
+		reason="${reason:+$reason; }$scan_reason"
+	fi
+	rm -rf "$tmp"
+}
+
+# --- main -----------------------------------------------------------------------
+say "kernel $(uname -r), $(nproc) cpus, role $role, uptime $(cut -d' ' -f1 /proc/uptime) s"
+taint0=$(cat /proc/sys/kernel/tainted)
+if [ "$role" != single ]; then
+	if barrier start 180; then
+		say "peer reached"
+	fi
+fi
+while IFS=$'\t' read -r name limit path; do
+	[ -n "$name" ] || continue
+	run_test "$name" "$limit" "$path"
+	result "$name" "$status" "$secs" "$reason"
+done <"$out/plan"
+
+# --- module_unload ------------------------------------------------------------
+uname_=module_unload
+[ "$role" = single ] || uname_=module_unload_2vm
+barrier "begin:$uname_" 120 || true
+taint0_before=$taint0
+mark "$uname_"
+t0=$(now)
+status=ok reason= loaded=
+{
+	for m in ${XIW_UNLOAD_MODULES:-xiw}; do
+		[ -d "/sys/module/$m" ] || continue
+		loaded="$loaded $m"
+		if ! timeout -k 5 60 rmmod "$m"; then
+			status=fail
+			reason="rmmod $m failed (refcnt $(cat "/sys/module/$m/refcnt" 2>/dev/null))"
+			lsmod
+		elif [ -d "/sys/module/$m" ]; then
+			status=fail; reason="$m still loaded after rmmod"
+		fi
+	done
+} >"$out/tests/$uname_.log" 2>&1
+nap 0.5
+t1=$(now)
+secs=$(( (t1 - t0) / 1000000 )).$(( (t1 - t0) / 100000 % 10 ))
+log_since_mark "$out/tests/$uname_.dmesg"
+taint0=$taint0_before
+if ! scan "$uname_" "$out/tests/$uname_.dmesg"; then
+	status=fail
+	reason="${reason:+$reason; }$scan_reason"
+fi
+if [ -z "$loaded" ] && [ "$status" = ok ]; then
+	status=skip reason="${XIW_UNLOAD_MODULES:-xiw} not loaded"
+fi
+result "$uname_" "$status" "$secs" "$reason"
+
+dmesg >"$out/dmesg.log" 2>&1
+echo "$(cut -d' ' -f1 /proc/uptime)" >"$out/done"
+say "done"
+exit 0
