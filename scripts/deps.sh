@@ -24,8 +24,6 @@ PKGS=(
 	perftest
 )
 
-stamp_dir=${XIW_DEPS_STAMP_DIR:-/var/lib/xiw-deps}
-
 missing_pkgs() {
 	local p
 	for p in "$@"; do
@@ -63,19 +61,16 @@ apt_update() {
 kver=$(installed_612 || true)
 miss=$(missing_pkgs "${PKGS[@]}" linux-source-6.12)
 if [ -z "$kver" ] || [ -n "$miss" ]; then
-	echo "deps: installing:${kver:+} $(echo $miss) ${kver:-linux-image/headers 6.12}"
+	echo "deps: installing $(echo $miss)${kver:+}${kver:- linux-image/headers 6.12}"
 	apt_update
 	if [ -z "$kver" ]; then
 		kver=$(newest_612)
 		[ -n "$kver" ] || { echo "deps: no linux 6.12 in the archive" >&2; exit 1; }
-		# We boot with our own busybox initramfs: skip Debian's.
-		$SUDO mkdir -p /etc/initramfs-tools
-		echo 'update_initramfs=no' |
-			$SUDO tee /etc/initramfs-tools/update-initramfs.conf >/dev/null
 		miss="$miss linux-image-$kver-amd64 linux-headers-$kver-amd64"
 	fi
+	# INITRD=No: the VM boots our own busybox initramfs, skip Debian's.
 	# shellcheck disable=SC2086
-	$SUDO apt-get install -y -qq --no-install-recommends \
+	$SUDO env INITRD=No apt-get install -y -qq --no-install-recommends \
 		-o Dpkg::Options::=--force-confold -o Dpkg::Options::=--force-confdef $miss >/dev/null
 fi
 
