@@ -9,9 +9,13 @@
  * (plain, plain on the SRQ, ibv_create_qp_ex with the ibv_wr_* API),
  * RESET->INIT, query, receives and sends posted while in INIT, INIT->ERR,
  * and every posted WR must come back exactly once as IBV_WC_WR_FLUSH_ERR
- * (this drives the mmap()ed rings end to end), WRs posted after ERR too;
- * then everything is destroyed in reverse order. A last group checks that
- * invalid requests fail with the expected errno.
+ * (this drives the mmap()ed rings end to end), in posting order, and so
+ * must WRs posted after ERR; then everything is destroyed in reverse order.
+ * The "reset" group fills the SQ and RQ to the depth create_qp returned
+ * (one more WR fails with ENOMEM), checks that RESET discards queued WRs
+ * without completions and that a QP is reusable after ERR -> RESET -> INIT;
+ * the "negative" group checks that invalid requests fail with the expected
+ * errno (EINVAL, EOPNOTSUPP, EBUSY).
  *
  * One summary line per check group; exit status 0 if all checks passed,
  * 1 if any failed, 2 on usage errors or if the device cannot be used.
@@ -40,7 +44,7 @@
 
 namespace {
 
-/* ---- checks ---------------------------------------------------------------- */
+/* ---- checks ------------------------------------------------------------ */
 
 class Checker {
 public:
@@ -99,7 +103,7 @@ void die(const char *fmt, ...)
 	exit(2);
 }
 
-/* ---- RAII for verbs objects; destroy failures are check failures ---------- */
+/* ---- RAII for verbs objects; destroy failures are check failures ------- */
 
 template <typename T> struct Destroy;
 #define XIW_DESTROY(type, fn)						\
@@ -198,7 +202,7 @@ unsigned int drain_cq_events(ibv_comp_channel *ch, ibv_cq *cq, int wait_ms)
 	return n;
 }
 
-/* ---- device --------------------------------------------------------------------- */
+/* ---- device ------------------------------------------------------------ */
 
 Obj<ibv_context> open_device(const std::string &name)
 {
@@ -213,7 +217,8 @@ Obj<ibv_context> open_device(const std::string &name)
 			dev = list[i];
 	if (!dev) {
 		ibv_free_device_list(list);
-		die("device %s not found (is xiw.ko loaded, the link added and libxiw installed or in RDMAV_DRIVERS?)",
+		die("device %s not found (is xiw.ko loaded, the link added, "
+		    "and libxiw installed or named in RDMAV_DRIVERS?)",
 		    name.c_str());
 	}
 	if (dev->transport_type != IBV_TRANSPORT_IWARP ||
@@ -274,17 +279,16 @@ void check_device(ibv_context *ctx, ibv_device_attr_ex &ax)
 	CHECK(rc || memcmp(gid.raw, zero, sizeof(zero)),
 	      "GID 0 is zero (iWARP GID = MAC)");
 
-	printf("     %s: fw %s, node_guid %016llx, max_qp %d max_qp_wr %d max_cqe %d max_sge %d, port %s mtu %s\n",
+	printf("     %s: fw %s, node_guid %016llx, max_qp %d max_qp_wr %d "
+	       "max_cqe %d max_sge %d, port %s, mtu %d\n",
 	       ibv_get_device_name(ctx->device), a.fw_ver,
 	       (unsigned long long)be64toh(a.node_guid), a.max_qp,
-	       a.max_qp_wr, a.max_cqe, a.max_sge,
-	       ibv_port_state_str(pa.state), rc ? "?" :
-	       (pa.active_mtu == IBV_MTU_1024 ? "1024" :
-		pa.active_mtu == IBV_MTU_4096 ? "4096" : "other"));
+	       a.max_qp_wr, a.max_cqe, a.max_sge, ibv_port_state_str(pa.state),
+	       pa.active_mtu ? 128 << pa.active_mtu : 0);
 	chk.end();
 }
 
-/* ---- one cycle --------------------------------------------------------------------- */
+/* ---- one cycle --------------------------------------------------------- */
 
 struct Buffers {
 	Mapping small{64 * 1024};
@@ -312,8 +316,24 @@ struct QpUnderTest {
 	bool ex;
 };
 
-/* Expected completions per CQ: wr_id -> qp_num */
-using Expected = std::map<uint64_t, uint32_t>;
+/* A posted WR that must complete: its QP, queue and posting order. */
+struct Pending {
+	uint32_t qpn;
+	bool recv;
+	uint64_t seq;
+};
+
+/* Expected completions per CQ, by wr_id. */
+class Expected : public std::map<uint64_t, Pending> {
+public:
+	void add(uint64_t wr_id, uint32_t qpn, bool recv)
+	{
+		(*this)[wr_id] = Pending{ qpn, recv, next_seq_++ };
+	}
+
+private:
+	static inline uint64_t next_seq_ = 0;
+};
 
 const char *state_name(ibv_qp_state st)
 {
@@ -359,7 +379,7 @@ void post_recvs(QpUnderTest &t, ibv_mr *mr, unsigned long cycle,
 
 		if (CHECK(rc == 0, "%s: ibv_post_recv #%u: %s", t.name, i,
 			  strerror(rc)))
-			exp[wr.wr_id] = t.qp->qp_num;
+			exp.add(wr.wr_id, t.qp->qp_num, true);
 	}
 }
 
@@ -436,7 +456,7 @@ void post_sends(QpUnderTest &t, ibv_mr *local, ibv_mr *remote,
 	if (CHECK(rc == 0, "%s: ibv_post_send of %u WRs: %s (bad_wr #%td)",
 		  t.name, n, strerror(rc), bad ? bad - wrs.data() : -1))
 		for (auto &wr : wrs)
-			exp[wr.wr_id] = t.qp->qp_num;
+			exp.add(wr.wr_id, t.qp->qp_num, false);
 }
 
 /* The same through ibv_wr_*, in one batch. */
@@ -484,7 +504,7 @@ void post_wr_api(QpUnderTest &t, ibv_mr *local, ibv_mr *remote,
 
 	if (CHECK(rc == 0, "%s: ibv_wr_complete: %s", t.name, strerror(rc)))
 		for (uint64_t id : ids)
-			exp[id] = t.qp->qp_num;
+			exp.add(id, t.qp->qp_num, false);
 
 	/* A batch with an error is not posted at all. */
 	ibv_wr_start(qx);
@@ -497,12 +517,16 @@ void post_wr_api(QpUnderTest &t, ibv_mr *local, ibv_mr *remote,
 	      t.name, rc);
 }
 
-/* Poll until every expected WR is seen; each exactly once, as flushed. */
+/*
+ * Poll until every expected WR is seen: each exactly once, as flushed,
+ * with its QP's number, and in posting order within its queue.
+ */
 void drain_flushed(ibv_cq *cq, Expected &exp, const char *what)
 {
 	auto deadline = std::chrono::steady_clock::now() + kDrainTimeout;
 	size_t want = exp.size();
-	unsigned int bad_status = 0, unexpected = 0, wrong_qp = 0;
+	unsigned int bad_status = 0, unexpected = 0, wrong_qp = 0, order = 0;
+	std::map<std::pair<uint32_t, bool>, uint64_t> last_seq;
 	ibv_wc wc[16];
 
 	while (!exp.empty() && std::chrono::steady_clock::now() < deadline) {
@@ -524,12 +548,19 @@ void drain_flushed(ibv_cq *cq, Expected &exp, const char *what)
 						ibv_wc_status_str(wc[i].status));
 				continue;
 			}
+			const Pending &p = it->second;
 			if (wc[i].status != IBV_WC_WR_FLUSH_ERR && !bad_status++)
 				fprintf(stderr, "     %s: wr_id %#llx status %s\n",
 					what, (unsigned long long)wc[i].wr_id,
 					ibv_wc_status_str(wc[i].status));
-			if (wc[i].qp_num != it->second)
+			if (wc[i].qp_num != p.qpn)
 				++wrong_qp;
+			auto key = std::make_pair(p.qpn, p.recv);
+			auto ls = last_seq.find(key);
+			if (ls != last_seq.end() && ls->second > p.seq && !order++)
+				fprintf(stderr, "     %s: wr_id %#llx completed out of order\n",
+					what, (unsigned long long)wc[i].wr_id);
+			last_seq[key] = p.seq;
 			exp.erase(it);
 		}
 	}
@@ -542,8 +573,9 @@ void drain_flushed(ibv_cq *cq, Expected &exp, const char *what)
 	      unexpected);
 	CHECK(!wrong_qp, "%s: %u completions with a wrong qp_num", what,
 	      wrong_qp);
+	CHECK(!order, "%s: %u completions out of posting order", what, order);
 
-	std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	/* the kernel flushes within the modify_qp/doorbell syscall */
 	int extra = ibv_poll_cq(cq, 16, wc);
 	CHECK(extra == 0, "%s: %d extra completions after the drain", what,
 	      extra);
@@ -738,9 +770,10 @@ void run_cycle(ibv_context *ctx, Buffers &buf, unsigned long cycle)
 
 /*
  * Queue depth and RESET: the SQ and RQ take exactly the capacity that
- * create_qp returned (one more WR fails with ENOMEM and bad_wr set), and
- * after ERR -> RESET -> INIT the same QP is fully usable again (the
- * provider and the kernel both restart their ring indices at RESET).
+ * create_qp returned (one more WR fails with ENOMEM and bad_wr set); WRs
+ * queued when the QP goes to RESET are discarded without completions; and
+ * the QP is fully usable again after RESET -> INIT (ring indices of the
+ * provider and the kernel stay in step).
  */
 void check_depth_and_reset(ibv_context *ctx, Buffers &buf)
 {
@@ -774,7 +807,11 @@ void check_depth_and_reset(ibv_context *ctx, Buffers &buf)
 		return;
 	}
 
-	/* Round 0 leaves the ring indices mid-ring; 1 and 2 fill the rings. */
+	/*
+	 * Round 0 queues a few WRs and goes straight to RESET (discarded,
+	 * ring indices left mid-ring); rounds 1 and 2 fill both rings, go to
+	 * ERR, expect every WR flushed in order, and then go to RESET.
+	 */
 	for (unsigned long round = 0; round < 3; round++) {
 		bool full = round > 0;
 		Expected exp;
@@ -810,18 +847,28 @@ void check_depth_and_reset(ibv_context *ctx, Buffers &buf)
 			      round, ia.cap.max_send_wr + 1, rc, strerror(rc));
 		}
 
-		modify_state(t.qp.get(), IBV_QPS_ERR, 0, "depth");
-		drain_flushed(cq.get(), exp, round ? "flush after reset" :
-			      "flush before reset");
+		if (full) {
+			modify_state(t.qp.get(), IBV_QPS_ERR, 0, "depth");
+			drain_flushed(cq.get(), exp, "flush after reset");
+		}
 		modify_state(t.qp.get(), IBV_QPS_RESET, 0, "depth");
 		check_qp_caps(t, IBV_QPS_RESET);
+		if (!full) {
+			ibv_wc wc;
+
+			std::this_thread::sleep_for(
+				std::chrono::milliseconds(20));
+			int n = ibv_poll_cq(cq.get(), 1, &wc);
+			CHECK(n == 0, "%d completions for WRs discarded by RESET",
+			      n);
+		}
 	}
 	t.qp.reset();
 	drain_async_events(ctx);
 	chk.end();
 }
 
-/* ---- negative checks ---------------------------------------------------------------- */
+/* ---- negative checks --------------------------------------------------- */
 
 void check_negative(ibv_context *ctx, const ibv_device_attr_ex &ax,
 		    Buffers &buf)

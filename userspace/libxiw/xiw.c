@@ -25,7 +25,7 @@
 
 static const struct verbs_context_ops xiw_context_ops;
 
-/* ---- device / port ------------------------------------------------------------ */
+/* ---- device / port ----------------------------------------------------- */
 
 static int xiw_query_device_ex(struct ibv_context *ibctx,
 			       const struct ibv_query_device_ex_input *input,
@@ -58,7 +58,7 @@ static int xiw_query_port(struct ibv_context *ibctx, uint8_t port,
 	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
 }
 
-/* ---- PD / MR -------------------------------------------------------------------- */
+/* ---- PD / MR ----------------------------------------------------------- */
 
 static struct ibv_pd *xiw_alloc_pd(struct ibv_context *ibctx)
 {
@@ -121,7 +121,7 @@ static int xiw_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
-/* ---- CQ ------------------------------------------------------------------------------ */
+/* ---- CQ ---------------------------------------------------------------- */
 
 static struct ibv_cq *xiw_create_cq(struct ibv_context *ibctx, int num_cqe,
 				    struct ibv_comp_channel *channel,
@@ -137,8 +137,7 @@ static struct ibv_cq *xiw_create_cq(struct ibv_context *ibctx, int num_cqe,
 		return NULL;
 	rv = ibv_cmd_create_cq(ibctx, num_cqe, channel, comp_vector,
 			       &cq->vcq.cq, &cmd, sizeof(cmd),
-			       (struct ib_uverbs_create_cq_resp *)resp.core,
-			       sizeof(resp));
+			       (void *)resp.core, sizeof(resp));
 	if (rv)
 		goto err_free;
 
@@ -180,7 +179,7 @@ static int xiw_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-/* ---- SRQ ------------------------------------------------------------------------------ */
+/* ---- SRQ --------------------------------------------------------------- */
 
 static struct ibv_srq *xiw_create_srq(struct ibv_pd *pd,
 				      struct ibv_srq_init_attr *attr)
@@ -199,8 +198,7 @@ static struct ibv_srq *xiw_create_srq(struct ibv_pd *pd,
 	if (!srq)
 		return NULL;
 	rv = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd),
-				(struct ib_uverbs_create_srq_resp *)resp.core,
-				sizeof(resp));
+				(void *)resp.core, sizeof(resp));
 	if (rv)
 		goto err_free;
 
@@ -255,7 +253,7 @@ static int xiw_destroy_srq(struct ibv_srq *ibsrq)
 	return 0;
 }
 
-/* ---- QP ------------------------------------------------------------------------------- */
+/* ---- QP ---------------------------------------------------------------- */
 
 static int xiw_check_qp_cap(const struct ibv_qp_cap *cap)
 {
@@ -337,8 +335,7 @@ static struct ibv_qp *xiw_create_qp(struct ibv_pd *pd,
 	if (!qp)
 		return NULL;
 	rv = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
-			       (struct ib_uverbs_create_qp_resp *)resp.core,
-			       sizeof(resp));
+			       (void *)resp.core, sizeof(resp));
 	if (rv)
 		goto err_free;
 	rv = xiw_qp_setup(qp, attr->srq != NULL, attr->sq_sig_all,
@@ -386,8 +383,7 @@ static struct ibv_qp *xiw_create_qp_ex(struct ibv_context *ibctx,
 	if (!qp)
 		return NULL;
 	rv = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
-				   (struct ib_uverbs_ex_create_qp_resp *)resp.core,
-				   sizeof(resp));
+				   (void *)resp.core, sizeof(resp));
 	if (rv)
 		goto err_free;
 	rv = xiw_qp_setup(qp, attr->srq != NULL, attr->sq_sig_all,
@@ -415,31 +411,17 @@ err_free:
 	return NULL;
 }
 
+/*
+ * Ring indices are never rewound, not even at RESET: the kernel discards
+ * (RESET) or flushes (ERR) the WQEs from its consumer index up to the first
+ * slot that is not VALID, which leaves it equal to our producer index.
+ */
 static int xiw_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			 int attr_mask)
 {
-	struct xiw_qp *qp = to_xqp(ibqp);
 	struct ibv_modify_qp cmd = {};
-	int rv;
 
-	rv = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
-	if (rv)
-		return rv;
-
-	/*
-	 * RESET discards all outstanding WQEs without completions: the
-	 * kernel clears the SQ/RQ slots and restarts at index 0, and so do
-	 * we. (An SRQ is not part of the QP and is left alone.)
-	 */
-	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
-		pthread_spin_lock(&qp->sq_lock);
-		qp->sq.idx = 0;
-		pthread_spin_unlock(&qp->sq_lock);
-		pthread_spin_lock(&qp->rq_lock);
-		qp->rq.idx = 0;
-		pthread_spin_unlock(&qp->rq_lock);
-	}
-	return 0;
+	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
 }
 
 static int xiw_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -464,7 +446,12 @@ static int xiw_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
-/* ---- context -------------------------------------------------------------------- */
+static bool xiw_esize_ok(uint32_t reported, size_t ours)
+{
+	return !reported || reported == ours;
+}
+
+/* ---- context ----------------------------------------------------------- */
 
 static struct verbs_context *xiw_alloc_context(struct ibv_device *ibdev,
 					       int cmd_fd, void *private_data)
@@ -484,15 +471,14 @@ static struct verbs_context *xiw_alloc_context(struct ibv_device *ibdev,
 		return NULL;
 
 	rv = ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd),
-				 (struct ib_uverbs_get_context_resp *)resp.core,
-				 sizeof(resp));
+				 (void *)resp.core, sizeof(resp));
 	if (rv)
 		goto err;
 
 	/* Element sizes are fixed by XIW_ABI_VERSION; 0 means "as defined". */
-	if ((resp.drv.sqe_size && resp.drv.sqe_size != sizeof(struct xiw_sqe)) ||
-	    (resp.drv.rqe_size && resp.drv.rqe_size != sizeof(struct xiw_rqe)) ||
-	    (resp.drv.cqe_size && resp.drv.cqe_size != sizeof(struct xiw_cqe))) {
+	if (!xiw_esize_ok(resp.drv.sqe_size, sizeof(struct xiw_sqe)) ||
+	    !xiw_esize_ok(resp.drv.rqe_size, sizeof(struct xiw_rqe)) ||
+	    !xiw_esize_ok(resp.drv.cqe_size, sizeof(struct xiw_cqe))) {
 		xiw_err(&ctx->vctx.context,
 			"element sizes %u/%u/%u, expected %zu/%zu/%zu\n",
 			resp.drv.sqe_size, resp.drv.rqe_size,
@@ -549,7 +535,7 @@ static const struct verbs_context_ops xiw_context_ops = {
 	.req_notify_cq = xiw_req_notify_cq,
 };
 
-/* ---- device and registration ------------------------------------------------------- */
+/* ---- device and registration ------------------------------------------- */
 
 static struct verbs_device *xiw_alloc_device(struct verbs_sysfs_dev *sdev)
 {
@@ -630,7 +616,8 @@ static bool xiw_libibverbs_layout_ok(void)
 	if (sscanf(base, "libibverbs.so.1.%u.%u", &abi, &rel) == 2 &&
 	    (rel < 36 || (rel >= 45) != !!XIW_HAVE_WR_FLUSH)) {
 		fprintf(stderr,
-			"libxiw: built against libibverbs %s, running with %s: provider not registered, rebuild it\n",
+			"libxiw: built against libibverbs %s, running with %s: "
+			"provider not registered, rebuild it\n",
 			XIW_IBVERBS_VERSION, base);
 		ok = false;
 	}

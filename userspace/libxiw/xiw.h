@@ -51,7 +51,8 @@
 /*
  * libibverbs hands the driver part of a response to the kernel as
  * resp + sizeof(core response); the core is kept opaque (its uapi struct
- * ends in a flexible array) and the driver struct must start right after it.
+ * ends in a flexible array), is what we pass to ibv_cmd_*() as the core
+ * response, and the driver struct must start right after it.
  */
 #define XIW_DECLARE_RESP(_name, _kabi, _drv)				\
 	struct _name {							\
@@ -75,7 +76,7 @@ XIW_DECLARE_RESP(xiw_create_qp_ex_resp, ib_uverbs_ex_create_qp_resp,
 XIW_DECLARE_RESP(xiw_create_srq_resp, ib_uverbs_create_srq_resp,
 		 xiw_uresp_create_srq);
 
-/* ---- legacy write-ABI post_send/post_recv, used as doorbells ------------ */
+/* ---- legacy write-ABI post_send/post_recv, used as doorbells ----------- */
 
 /*
  * [ib_uverbs_cmd_hdr][ib_uverbs_post_send or ib_uverbs_post_recv] with
@@ -105,7 +106,7 @@ _Static_assert(offsetof(struct xiw_db_cmd, qp_handle) - 8 ==
 	       offsetof(struct ib_uverbs_post_recv, wqe_size),
 	       "doorbell command layout");
 
-/* ---- rings --------------------------------------------------------------- */
+/* ---- rings ------------------------------------------------------------- */
 
 struct xiw_ring {
 	void *map;			/* mmap()ed area, NULL if none */
@@ -114,7 +115,7 @@ struct xiw_ring {
 	uint8_t *elems;			/* at XIW_QUEUE_HDR_SIZE */
 	uint32_t num;			/* power of two */
 	uint32_t esize;
-	uint32_t idx;			/* our producer (SQ/RQ) or consumer (CQ) */
+	uint32_t idx;			/* our SQ/RQ producer, CQ consumer */
 };
 
 static inline void *xiw_ring_elem(const struct xiw_ring *r, uint32_t idx)
@@ -122,7 +123,7 @@ static inline void *xiw_ring_elem(const struct xiw_ring *r, uint32_t idx)
 	return r->elems + (size_t)(idx & (r->num - 1)) * r->esize;
 }
 
-/* ---- provider objects ----------------------------------------------------- */
+/* ---- provider objects -------------------------------------------------- */
 
 struct xiw_device {
 	struct verbs_device vdev;
@@ -158,7 +159,7 @@ struct xiw_qp {
 	struct ib_uverbs_post_send_resp sq_db_resp;
 
 	pthread_spinlock_t rq_lock;
-	struct xiw_ring rq;		/* not mapped if the QP uses an SRQ */
+	struct xiw_ring rq;		/* not mapped if the QP has an SRQ */
 	struct xiw_db_cmd rq_db;
 	struct ib_uverbs_post_recv_resp rq_db_resp;
 
@@ -197,7 +198,7 @@ static inline struct xiw_qp *qpex_to_xqp(struct ibv_qp_ex *qpex)
 	return xiw_container_of(qpex, struct xiw_qp, vqp.qp_ex);
 }
 
-/* ---- xiw_ring.c ------------------------------------------------------------ */
+/* ---- xiw_ring.c -------------------------------------------------------- */
 
 int xiw_ring_map(struct xiw_ring *r, int cmd_fd, uint64_t key, uint32_t num,
 		 uint32_t esize);
@@ -216,7 +217,7 @@ int xiw_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 int xiw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int xiw_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 
-/* ---- xiw_qp_ex.c ----------------------------------------------------------- */
+/* ---- xiw_qp_ex.c ------------------------------------------------------- */
 
 /* The IBV_QP_EX_WITH_* operations the provider implements. */
 #define XIW_SUPPORTED_SEND_OPS						\

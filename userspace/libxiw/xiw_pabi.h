@@ -31,7 +31,7 @@ struct xiw_list_node {
 	struct xiw_list_node *next, *prev;
 };
 
-/* ---- device matching ------------------------------------------------- */
+/* ---- device matching --------------------------------------------------- */
 
 enum {
 	VERBS_MATCH_SENTINEL	= 0,
@@ -109,7 +109,7 @@ struct verbs_device {
 	uint64_t core_support;
 };
 
-/* ---- objects that embed public verbs objects ------------------------- */
+/* ---- objects that embed public verbs objects --------------------------- */
 
 enum ibv_mr_type {
 	IBV_MR_TYPE_MR,
@@ -159,7 +159,7 @@ struct verbs_cq {
 	};
 };
 
-/* ---- the op table: 76 members, sorted, as in rdma-core v36 .. v58 ----- */
+/* ---- the op table: 76 members, sorted, as in rdma-core v36 .. v58 ------ */
 
 struct verbs_context_ops {
 	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
@@ -186,15 +186,17 @@ struct verbs_context_ops {
 		       struct ibv_mw_bind *mw_bind);
 	int (*close_xrcd)(struct ibv_xrcd *xrcd);
 	void (*cq_event)(struct ibv_cq *cq);
-	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd,
+				    struct ibv_ah_attr *attr);
 	struct ibv_counters *(*create_counters)(
 		struct ibv_context *context,
 		struct ibv_counters_init_attr *init_attr);
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
 				    struct ibv_comp_channel *channel,
 				    int comp_vector);
-	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
-					  struct ibv_cq_init_attr_ex *init_attr);
+	struct ibv_cq_ex *(*create_cq_ex)(
+		struct ibv_context *context,
+		struct ibv_cq_init_attr_ex *init_attr);
 	struct ibv_flow *(*create_flow)(struct ibv_qp *qp,
 					struct ibv_flow_attr *flow_attr);
 	struct ibv_flow_action *(*create_flow_action_esp)(
@@ -296,7 +298,7 @@ struct verbs_context_ops {
 
 #define XIW_NUM_CONTEXT_OPS	76
 
-/* ---- command buffers -------------------------------------------------- */
+/* ---- command buffers --------------------------------------------------- */
 
 /*
  * kern-abi.h is not installed, so the command structures the ibv_cmd_*()
@@ -335,7 +337,7 @@ XIW_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 XIW_DECLARE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 XIW_DECLARE_CMD_EX(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
 
-/* ---- PRIVATE_34 entry points ------------------------------------------ */
+/* ---- PRIVATE_34 entry points ------------------------------------------- */
 
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 
@@ -428,7 +430,8 @@ _Static_assert(offsetof(struct verbs_context_ops, advise_mr) == 0,
 _Static_assert(offsetof(struct verbs_context_ops, poll_cq) ==
 	       53 * sizeof(void *), "verbs_context_ops: poll_cq is #54");
 _Static_assert(offsetof(struct verbs_context_ops, query_device_ex) ==
-	       58 * sizeof(void *), "verbs_context_ops: query_device_ex is #59");
+	       58 * sizeof(void *),
+	       "verbs_context_ops: query_device_ex is #59");
 _Static_assert(offsetof(struct verbs_context_ops, unimport_pd) ==
 	       75 * sizeof(void *), "verbs_context_ops ends with unimport_pd");
 _Static_assert(offsetof(struct verbs_device, device) == 0,
@@ -436,7 +439,8 @@ _Static_assert(offsetof(struct verbs_device, device) == 0,
 _Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0,
 	       "ibv_qp_ex must start with ibv_qp");
 _Static_assert(offsetof(struct verbs_qp, comp_mask) ==
-	       sizeof(struct ibv_qp_ex), "verbs_qp.comp_mask follows ibv_qp_ex");
+	       sizeof(struct ibv_qp_ex),
+	       "verbs_qp.comp_mask follows ibv_qp_ex");
 
 /* The command buffers must have exactly the kern-abi.h sizes. */
 _Static_assert(sizeof(struct ibv_get_context) == 8 + 8, "get_context");

@@ -72,7 +72,7 @@ static uint16_t *xiw_wr_cur_flags(struct xiw_qp *qp)
 	return &qp->wr_flags[(qp->wr_next - 1) & (qp->sq.num - 1)];
 }
 
-/* ---- builders ----------------------------------------------------------------- */
+/* ---- builders ---------------------------------------------------------- */
 
 static void xiw_wr_send(struct ibv_qp_ex *qpex)
 {
@@ -151,7 +151,7 @@ static void xiw_wr_atomic_fetch_add(struct ibv_qp_ex *qpex, uint32_t rkey,
 	xiw_wr_atomic(qpex, XIW_OP_ATOMIC_FADD, rkey, remote_addr, add, 0);
 }
 
-/* ---- setters ------------------------------------------------------------------ */
+/* ---- setters ----------------------------------------------------------- */
 
 static void xiw_wr_set_sge(struct ibv_qp_ex *qpex, uint32_t lkey,
 			   uint64_t addr, uint32_t length)
@@ -219,7 +219,7 @@ static void xiw_wr_set_inline_data(struct ibv_qp_ex *qpex, void *addr,
 	xiw_wr_set_inline_data_list(qpex, 1, &buf);
 }
 
-/* ---- batch -------------------------------------------------------------------- */
+/* ---- batch ------------------------------------------------------------- */
 
 static void xiw_wr_start(struct ibv_qp_ex *qpex)
 {
@@ -236,6 +236,7 @@ static int xiw_wr_complete(struct ibv_qp_ex *qpex)
 {
 	struct xiw_qp *qp = qpex_to_xqp(qpex);
 	uint32_t mask = qp->sq.num - 1;
+	bool posted = false;
 	int rv = qp->wr_err;
 	uint32_t i;
 
@@ -251,10 +252,13 @@ static int xiw_wr_complete(struct ibv_qp_ex *qpex)
 					 __ATOMIC_RELEASE);
 		}
 		qp->sq.idx = qp->wr_next;
-		xiw_sq_doorbell(qp);
+		posted = true;
 	}
 	qp->wr_last = NULL;
 	pthread_spin_unlock(&qp->sq_lock);
+
+	if (posted)
+		xiw_sq_doorbell(qp);
 	return rv;
 }
 

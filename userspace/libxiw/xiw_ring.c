@@ -7,7 +7,23 @@
  * Ownership of a ring slot is carried by the element's flags word only:
  * the producer fills the element and store-releases its flags with the
  * VALID bit; the consumer load-acquires the flags, copies the element and
- * store-releases 0. Our own indices are private and free-running.
+ * store-releases 0. Our own indices are private and free-running, never
+ * rewound (see xiw_modify_qp()).
+ *
+ * How the verbs map onto xiw-abi.h:
+ * - IBV_WR_RDMA_WRITE/_WITH_IMM, SEND, SEND_WITH_INV, RDMA_READ,
+ *   ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD map to the XIW_OP_* of
+ *   the same name; everything else, IBV_WR_SEND_WITH_IMM included (RFC
+ *   7306 has no Send with Immediate), fails with EINVAL.
+ * - Immediate data: the 32-bit verbs imm_data (network order) is the low
+ *   half of the 64-bit RFC 7306 immediate, in host order, high half 0:
+ *   sqe.imm = be32toh(imm_data); on receive, imm_data = htobe32(low half).
+ * - SGEs: at most XIW_MAX_SGE; Read at most one (none = zero length);
+ *   atomics exactly one of 8 bytes (the result buffer). Inline (Send and
+ *   Write only) copies up to max_inline bytes into the SQE, num_sge holding
+ *   the byte count. IBV_SEND_FENCE is XIW_WQE_READ_FENCE.
+ * - A receive may have 0..XIW_MAX_SGE SGEs.
+ * - CQE opcode and status are the ib_uverbs values, equal to IBV_WC_*.
  */
 #include <endian.h>
 #include <string.h>
@@ -17,7 +33,8 @@
 #include "xiw.h"
 
 _Static_assert(sizeof(struct xiw_sge) == sizeof(struct ibv_sge) &&
-	       offsetof(struct xiw_sge, addr) == offsetof(struct ibv_sge, addr) &&
+	       offsetof(struct xiw_sge, addr) ==
+	       offsetof(struct ibv_sge, addr) &&
 	       offsetof(struct xiw_sge, length) ==
 	       offsetof(struct ibv_sge, length) &&
 	       offsetof(struct xiw_sge, lkey) == offsetof(struct ibv_sge, lkey),
@@ -43,7 +60,7 @@ _Static_assert((int)IBV_WC_SEND == (int)IB_UVERBS_WC_SEND &&
 _Static_assert(IBV_WC_SUCCESS == 0 && IBV_WC_WR_FLUSH_ERR == 5 &&
 	       IBV_WC_GENERAL_ERR == 21, "ibv_wc_status values");
 
-/* ---- mapping --------------------------------------------------------------- */
+/* ---- mapping ----------------------------------------------------------- */
 
 int xiw_ring_map(struct xiw_ring *r, int cmd_fd, uint64_t key, uint32_t num,
 		 uint32_t esize)
@@ -95,7 +112,7 @@ static inline uint32_t xiw_ctrl_flags(const struct xiw_ring *r)
 	return __atomic_load_n(&r->ctrl->flags, __ATOMIC_RELAXED);
 }
 
-/* ---- doorbells ---------------------------------------------------------------- */
+/* ---- doorbells --------------------------------------------------------- */
 
 static void xiw_init_db(struct xiw_db_cmd *db, uint32_t command,
 			uint32_t qp_handle, void *resp, size_t resp_size,
@@ -150,7 +167,8 @@ static void xiw_db_write(struct xiw_qp *qp, const struct xiw_db_cmd *db)
  * (XIW_SQ_KERNEL_ACTIVE). The full barrier orders our VALID stores before
  * the flag load; the kernel clears the flag, issues a full barrier and then
  * re-checks the next SQE, so one of the two sides always sees the new WQE.
- * Called with sq_lock held, after at least one WQE was published.
+ * Called after at least one WQE was published, outside sq_lock (the kick
+ * is idempotent, and other posters need not spin during the syscall).
  */
 void xiw_sq_doorbell(struct xiw_qp *qp)
 {
@@ -173,7 +191,7 @@ static void xiw_rq_kick_if_error(struct xiw_qp *qp)
 		xiw_db_write(qp, &qp->rq_db);
 }
 
-/* ---- send ---------------------------------------------------------------------- */
+/* ---- send -------------------------------------------------------------- */
 
 enum xiw_op_kind {
 	XIW_KIND_NONE = 0,	/* not supported */
@@ -372,16 +390,16 @@ int xiw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		qp->sq.idx++;
 		posted++;
 	}
-	if (posted)
-		xiw_sq_doorbell(qp);
 	pthread_spin_unlock(&qp->sq_lock);
 
+	if (posted)
+		xiw_sq_doorbell(qp);
 	if (rv)
 		*bad_wr = wr;
 	return rv;
 }
 
-/* ---- receive --------------------------------------------------------------------- */
+/* ---- receive ----------------------------------------------------------- */
 
 /*
  * Post a chain of receive WRs into an RQ or SRQ ring. A zero-SGE receive
@@ -426,9 +444,10 @@ int xiw_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	}
 	pthread_spin_lock(&qp->rq_lock);
 	rv = xiw_post_rqes(&qp->rq, wr, bad_wr, &posted);
+	pthread_spin_unlock(&qp->rq_lock);
+
 	if (posted)
 		xiw_rq_kick_if_error(qp);
-	pthread_spin_unlock(&qp->rq_lock);
 	return rv;
 }
 
@@ -445,7 +464,7 @@ int xiw_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	return rv;
 }
 
-/* ---- completion -------------------------------------------------------------------- */
+/* ---- completion -------------------------------------------------------- */
 
 static void xiw_copy_cqe(const struct xiw_cqe *cqe, uint32_t flags,
 			 struct ibv_wc *wc)
@@ -486,7 +505,7 @@ int xiw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		if (!(flags & XIW_CQE_VALID))
 			break;
 		xiw_copy_cqe(cqe, flags, &wc[n]);
-		/* release: our reads of the CQE happen before the slot is free */
+		/* release: our CQE reads happen before the slot is free */
 		__atomic_store_n(&cqe->flags, 0, __ATOMIC_RELEASE);
 		cq->ring.idx++;
 	}
