@@ -22,6 +22,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/xiw-abi.h>
 
+#include "xiw_wire.h"
+
 #define XIW_DRV_NAME		"xiw"
 #define XIW_VENDOR_ID		0x786977	/* "xiw" */
 #define XIW_FW_VER		((1ULL << 32) | (0 << 16) | 0)

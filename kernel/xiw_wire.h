@@ -92,7 +92,7 @@ struct xiw_mpa_v2 {
 /* Largest ULPDU_Length whose FPDU needs no pad (the field is 16 bits). */
 #define XIW_MPA_ULPDU_MAX	65534
 
-/* Markers (RFC 5044 section 4.3): defined for reference, xiw sends none. */
+/* Markers (RFC 5044): defined for reference only, xiw sends none. */
 #define XIW_MPA_MARKER_INTERVAL	512
 #define XIW_MPA_MARKER_LEN	4
 
@@ -141,7 +141,7 @@ static inline u32 xiw_mpa_mulpdu_markers(u32 emss)
  * MPA CRC
  *
  * CRC32c (Castagnoli) over ULPDU_Length, ULPDU and pad, seeded with ~0 and
- * inverted at the end, exactly as iSCSI (RFC 3720 section 12.1). The value
+ * inverted at the end, exactly as the iSCSI digests (RFC 3720). The value
  * is transmitted least significant byte first: RFC 3720 B.4 gives the CRC
  * of 32 zero bytes, 0x8a9136aa, as the bytes "aa 36 91 8a", and Linux's
  * crc32c shash (used by siw) stores ~crc with put_unaligned_le32(). So the
@@ -312,7 +312,7 @@ struct xiw_ddp_untagged {
 	__be32 mo;
 };
 
-/* RDMA Read Request (QN 1), RFC 5040 section 4.4. */
+/* RDMA Read Request (QN 1), RFC 5040 section 4. */
 struct xiw_rdmap_rreq {
 	struct xiw_ddp_untagged hdr;
 	__be32 sink_stag;
@@ -323,7 +323,7 @@ struct xiw_rdmap_rreq {
 };
 
 /*
- * Terminate (QN 2), RFC 5040 section 4.8: Terminate Control, then "if
+ * Terminate (QN 2), RFC 5040 section 4: Terminate Control, then "if
  * any" the DDP Segment Length of the offending segment (present when M or
  * D is set), its DDP header (14 or 18 bytes, D) and, for an errored RDMA
  * Read Request, its 28-byte RDMAP header (R, only together with D). The
@@ -494,8 +494,9 @@ static_assert(offsetof(struct xiw_rdmap_awrite_req, data) == 36);
 static_assert(sizeof(union xiw_fpdu_hdr) == 72);
 
 /* ------------------------------------------------------------------------
- * Terminate codes: RFC 5040 section 7.2, RFC 5041 section 7.2, RFC 5044
- * section 8 and RFC 6581 (IANA "RDDP" registries, RFC 6580).
+ * Terminate codes: RFC 5040 (sections 4 and 7), RFC 5041 section 7, RFC
+ * 5044 section 8 and RFC 6581; the IANA "RDDP" registries (RFC 6580)
+ * list them all.
  */
 enum xiw_term_layer {
 	XIW_TERM_LAYER_RDMAP = 0x0,

@@ -289,6 +289,8 @@ TEST(RxCheck, CheckOrder)
 	EXPECT_TERM(check(a), 1, 2, 0x06, 0); // DDP version before QN
 	a.ddp(XIW_DDP_L | 1);
 	EXPECT_TERM(check(a), 1, 2, 0x01, M | D); // QN range before RV
+	a.qn(4);
+	EXPECT_TERM(check(a), 1, 2, 0x01, M | D);
 	a.qn(0);
 	EXPECT_TERM(check(a), 0, 2, 0x05, M | D); // RV before opcode
 	a.rdmap(0x40).qn(1);
