@@ -156,7 +156,49 @@ struct xiw_qp {
 	int access;			/* IB_ACCESS_REMOTE_* of the QP */
 	u8 ord;				/* max_rd_atomic */
 	u8 ird;				/* max_dest_rd_atomic */
+
+	/* LLP: set by xiw_qp_llp_start(), owned by the data path */
+	struct xiw_cep *cep;		/* connection endpoint (xiw_cm.c) */
+	struct xiw_qp_dp *dp;		/* TX/RX engines (xiw_qp_tx/rx.c) */
 };
+
+/*
+ * Connection manager -> data path interface.
+ *
+ * When MPA negotiation is complete, xiw_cm.c hands the TCP socket to the
+ * QP with xiw_qp_llp_start(): the QP goes to RTS, the data path installs
+ * its socket callbacks (sk_data_ready, sk_write_space) and, if
+ * rtr_send_first, sends the RTR frame. The CM keeps sk_state_change.
+ */
+enum xiw_rtr {
+	XIW_RTR_NONE,
+	XIW_RTR_SEND,		/* zero-length Send */
+	XIW_RTR_WRITE,		/* zero-length RDMA Write */
+	XIW_RTR_READ,		/* zero-length RDMA Read (STag 1) */
+};
+
+struct xiw_llp_params {
+	struct socket *sock;
+	bool crc;		/* MPA CRC negotiated */
+	u8 mpa_rev;
+	u8 ord;			/* negotiated outbound RDMA Read/atomic depth */
+	u8 ird;			/* negotiated inbound depth */
+	enum xiw_rtr rtr;	/* RTR type negotiated (RFC 6581), or NONE */
+	bool rtr_send_first;	/* active side: send the RTR frame */
+	bool rtr_wait;		/* passive side: first frame must be the RTR */
+};
+
+/* xiw_qp_tx.c / xiw_qp_rx.c (data path) */
+int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
+		     const struct xiw_llp_params *p);
+void xiw_qp_llp_stop(struct xiw_qp *qp);
+void xiw_qp_sq_kick(struct xiw_qp *qp);
+
+/* xiw_cm.c: upcalls from the data path (any context, must not sleep) */
+void xiw_cm_rtr_received(struct xiw_cep *cep);
+void xiw_cm_llp_error(struct xiw_cep *cep, int reason);
+/* xiw_cm.c: the QP consumer asked for a graceful or abortive close */
+void xiw_cm_qp_disconnect(struct xiw_cep *cep, bool abortive);
 
 enum xiw_mr_type {
 	XIW_MR_DMA,
