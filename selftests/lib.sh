@@ -20,15 +20,21 @@
 # the test's session and scans the kernel log after the test.
 
 set -eE -o pipefail
+export LC_ALL=C	# predictable tool output, and grep is 3x faster than in UTF-8
 
 XIW_ROOT=${XIW_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 XIW_BUILD=${XIW_BUILD:-$XIW_ROOT/build}
 XIW_KO=${XIW_KO:-$XIW_ROOT/kernel/xiw.ko}
 XIW_PROVIDER=${XIW_PROVIDER:-$XIW_BUILD/userspace/libxiw/libxiw}
 XIW_PROGS=${XIW_PROGS:-$XIW_BUILD/selftests/progs}
+# The module and `rdma link` type under test. Only for checking the tests
+# themselves against another iWARP driver (e.g. XIW_KO=.../siw.ko XIW_MOD=siw
+# XIW_LINK_TYPE=siw); device names stay xiw0, xiw1, ...
+XIW_MOD=${XIW_MOD:-xiw}
+XIW_LINK_TYPE=${XIW_LINK_TYPE:-$XIW_MOD}
 XIW_TEST_NAME=${XIW_TEST_NAME:-$(basename "$0" .sh)}
 XIW_ROLE=${XIW_ROLE:-single}
-export XIW_ROOT XIW_BUILD XIW_KO XIW_PROVIDER XIW_PROGS XIW_TEST_NAME XIW_ROLE
+export XIW_ROOT XIW_BUILD XIW_KO XIW_PROVIDER XIW_PROGS XIW_TEST_NAME XIW_ROLE XIW_MOD XIW_LINK_TYPE
 export PATH=$XIW_PROGS:$PATH
 # libibverbs loads RDMAV_DRIVERS in addition to /etc/libibverbs.d (system
 # providers such as rxe stay available). Only set it when the provider exists,
@@ -37,9 +43,13 @@ if [ -z "${RDMAV_DRIVERS:-}" ] && [ -e "$XIW_PROVIDER-rdmav34.so" ]; then
 	export RDMAV_DRIVERS=$XIW_PROVIDER
 fi
 
-KSFT_PASS=0
-KSFT_FAIL=1
-KSFT_SKIP=4
+# XIW_TRACE=1: trace every command of the test, with time stamps.
+if [ "${XIW_TRACE:-0}" = 1 ]; then
+	PS4='+ ${EPOCHREALTIME} ${BASH_SOURCE[0]##*/}:${LINENO}: '
+	set -x
+fi
+
+export KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
 
 _xiw_deferred=()
 
@@ -126,13 +136,28 @@ run_timeout() {
 	timeout -k 2 "$t" "$@"
 }
 
-# wait_for SEC CMD [ARG...]: poll CMD (every 0.1 s) until it succeeds; 1 on timeout.
+# now_us: microseconds since the epoch, without a fork.
+now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+
+# wait_for SEC CMD [ARG...]: poll CMD (every 0.1 s) until it succeeds; 1 on
+# timeout. CMD is tried once before any sleep.
 wait_for() {
 	local t=$1 end
 	shift
-	end=$(( $(date +%s%N) + t * 1000000000 ))
+	end=$(( ${EPOCHREALTIME/./} + t * 1000000 ))
 	until "$@" >/dev/null 2>&1; do
-		[ "$(date +%s%N)" -lt $end ] || return 1
+		[ "${EPOCHREALTIME/./}" -lt $end ] || return 1
+		sleep 0.1
+	done
+}
+
+# wait_gone SEC CMD [ARG...]: poll until CMD fails; 1 on timeout.
+wait_gone() {
+	local t=$1 end
+	shift
+	end=$(( ${EPOCHREALTIME/./} + t * 1000000 ))
+	while "$@" >/dev/null 2>&1; do
+		[ "${EPOCHREALTIME/./}" -lt $end ] || return 1
 		sleep 0.1
 	done
 }
@@ -163,30 +188,39 @@ XIW_DEP_MODULES="ib_core ib_uverbs iw_cm rdma_cm rdma_ucm"
 # already loaded by an earlier test of the same VM is kept.
 xiw_load() {
 	local deps m
-	[ -d /sys/module/xiw ] && return 0
-	[ -f "$XIW_KO" ] || fail "xiw module not built: $XIW_KO"
+	[ -d "/sys/module/$XIW_MOD" ] && return 0
+	[ -f "$XIW_KO" ] || fail "$XIW_MOD module not built: $XIW_KO"
 	deps=$(modinfo -F depends "$XIW_KO") || fail "modinfo $XIW_KO failed"
 	for m in ${deps//,/ } $XIW_DEP_MODULES; do
 		modprobe "$m" || fail "modprobe $m failed"
 	done
 	# shellcheck disable=SC2086
 	insmod "$XIW_KO" ${XIW_KO_PARAMS:-} || fail "insmod $XIW_KO failed"
-	[ -d /sys/module/xiw ] || fail "xiw not in /sys/module after insmod"
+	[ -d "/sys/module/$XIW_MOD" ] || fail "$XIW_MOD not in /sys/module after insmod"
 	log "loaded $XIW_KO"
 }
 
 # xiw_unload: rmmod xiw (fails the test if that fails).
 xiw_unload() {
-	[ -d /sys/module/xiw ] || return 0
-	rmmod xiw || fail "rmmod xiw failed (refcount $(cat /sys/module/xiw/refcnt 2>/dev/null))"
+	[ -d "/sys/module/$XIW_MOD" ] || return 0
+	rmmod "$XIW_MOD" ||
+		fail "rmmod $XIW_MOD failed (refcount $(cat "/sys/module/$XIW_MOD/refcnt" 2>/dev/null))"
 }
+
+# xiw_refcnt: the module's reference count.
+xiw_refcnt() { cat "/sys/module/$XIW_MOD/refcnt"; }
 
 # xiw_need_provider: the user-space provider must be built and in use.
 xiw_need_provider() {
+	[ "$XIW_LINK_TYPE" = xiw ] || return 0	# another driver: system provider
 	[ -e "$XIW_PROVIDER-rdmav34.so" ] ||
 		fail "provider not built: $XIW_PROVIDER-rdmav34.so"
 	[ -n "${RDMAV_DRIVERS:-}" ] || fail "RDMAV_DRIVERS not set"
 }
+
+# xiw_link_add NAME NETDEV: `rdma link add NAME type xiw netdev NETDEV`,
+# deleted at exit.
+xiw_link_add() { rdma_link_add "$1" "$XIW_LINK_TYPE" "$2"; }
 
 # dummy_add NAME: a dummy netdev, up, deleted at exit.
 dummy_add() {
@@ -230,17 +264,27 @@ port_state() {
 		awk '/^[[:space:]]*state:/ { print $2; exit }'
 }
 
-# wait_port_state DEV STATE [SEC]: poll until port 1 of DEV is in STATE.
+# wait_port_state DEV STATE [SEC]: poll until port 1 of DEV is in STATE
+# (default 5 s); fails the test otherwise.
 wait_port_state() {
 	local dev=$1 want=$2 t=${3:-5} end s=
-	end=$(( $(date +%s%N) + t * 1000000000 ))
+	end=$(( ${EPOCHREALTIME/./} + t * 1000000 ))
 	while :; do
 		s=$(port_state "$dev")
 		[ "$s" = "$want" ] && return 0
-		[ "$(date +%s%N)" -lt $end ] || break
+		[ "${EPOCHREALTIME/./}" -lt $end ] || break
 		sleep 0.2
 	done
 	fail "$dev port state: '$s' after ${t}s, expected $want"
+}
+
+# count_devices PREFIX: how many ib_devices named PREFIX* are registered.
+count_devices() {
+	local d n=0
+	for d in /sys/class/infiniband/"$1"*; do
+		[ -e "$d" ] && n=$((n + 1))
+	done
+	echo $n
 }
 
 # no_stray_devices PREFIX: no ib_device named PREFIX* is registered, and
@@ -266,27 +310,59 @@ XIW_SYNC_PORT=${XIW_SYNC_PORT:-7700}
 
 # xiw_sync NAME [MSG] [SEC]: wait until the peer VM calls xiw_sync NAME too
 # (default timeout 60 s); prints the MSG the peer passed. Calls must pair up
-# in the same order on both sides. Returns 1 on timeout or mismatch.
+# in the same order on both sides. Returns 1 on timeout, mismatch, or when
+# the host runner reports the peer VM dead ($XIW_VM_OUT/peer-died).
 xiw_sync() {
-	local name=$1 msg=${2:-.} t=${3:-60} line= fd end
+	local name=$1 msg=${2:-.} t=${3:-60} line='' fd end rc abort
+	abort=${XIW_VM_OUT:-/nonexistent}/peer-died
 	[ -n "${XIW_PEER_IP:-}" ] || { echo "xiw_sync: not a 2vm test" >&2; return 1; }
 	case $name$msg in *[[:space:]]*) echo "xiw_sync: no blanks in NAME/MSG" >&2; return 1 ;; esac
+	end=$(( EPOCHSECONDS + t ))
 	if [ "$XIW_ROLE" = a ]; then
-		# Side a listens; one connection per sync.
-		line=$(printf '%s %s\n' "$name" "$msg" |
-			timeout "$t" busybox nc -l -p "$XIW_SYNC_PORT") || {
-			echo "xiw_sync $name: no peer within ${t}s" >&2; return 1; }
+		# Side a listens, one connection per sync. busybox nc quits when
+		# its stdin ends: keep that open until the peer's line is in.
+		coproc _XIW_NC { exec timeout "$t" busybox nc -l -p "$XIW_SYNC_PORT" 2>/dev/null; }
+		printf '%s %s\n' "$name" "$msg" >&"${_XIW_NC[1]}"
+		fd=${_XIW_NC[0]}
 	else
-		end=$(( $(date +%s) + t ))
-		until exec {fd}<>"/dev/tcp/$XIW_PEER_IP/$XIW_SYNC_PORT"; do
-			[ "$(date +%s)" -lt $end ] || {
-				echo "xiw_sync $name: peer not listening within ${t}s" >&2; return 1; }
+		# Side b connects; a refused connection means a is not there yet.
+		fd=
+		while :; do
+			exec {fd}<>"/dev/tcp/$XIW_PEER_IP/$XIW_SYNC_PORT" && break
+			fd=
+			[ "$EPOCHSECONDS" -lt $end ] && [ ! -e "$abort" ] || break
 			sleep 0.1
 		done 2>/dev/null
+		if [ -z "$fd" ]; then
+			if [ -e "$abort" ]; then
+				echo "xiw_sync $name: the peer VM died" >&2
+			else
+				echo "xiw_sync $name: peer not listening within ${t}s" >&2
+			fi
+			return 1
+		fi
 		printf '%s %s\n' "$name" "$msg" >&"$fd"
-		read -r -t "$t" line <&"$fd" || true
+	fi
+	# Read the peer's line in 1 s steps, to notice a dead peer.
+	while :; do
+		rc=0
+		read -r -t 1 line <&"$fd" || rc=$?
+		[ $rc -gt 128 ] || break			# a line, or EOF
+		[ ! -e "$abort" ] || { line=died; break; }
+		[ "$EPOCHSECONDS" -lt $end ] || break
+	done
+	if [ "$XIW_ROLE" = a ]; then
+		kill "$_XIW_NC_PID" 2>/dev/null || true
+		fd=${_XIW_NC[1]}
+		exec {fd}>&-
+		wait "$_XIW_NC_PID" 2>/dev/null || true
+	else
 		exec {fd}>&-
 	fi
+	case $line in
+	'') echo "xiw_sync $name: no answer from the peer within ${t}s" >&2; return 1 ;;
+	died) echo "xiw_sync $name: the peer VM died" >&2; return 1 ;;
+	esac
 	[ "${line%% *}" = "$name" ] || {
 		echo "xiw_sync $name: peer is at '${line%% *}'" >&2; return 1; }
 	printf '%s\n' "${line#* }"

@@ -19,7 +19,8 @@
 #   * A test is a bash script selftests/tests/NAME.sh that sources
 #     selftests/lib.sh and exits 0 (pass), 4 (skip) or anything else (fail).
 #   * Header comments: "# topology: 1vm|2vm" (default 1vm), "# timeout: SEC"
-#     (default 120), "# description: ...", and for fixtures "# expect: ok|fail|skip".
+#     (default 120), "# description: ...", and for fixtures "# expect: ok|fail|skip"
+#     and "# expect-reason: ERE" (matched against the TAP reason).
 #   * All 1vm tests share ONE VM boot, run one after the other, each in its
 #     own session with its own timeout; all 2vm tests share ONE pair of VMs
 #     (same script on both, XIW_ROLE=a|b, barrier before and after each test).
@@ -37,6 +38,8 @@
 # <repo>/kernel/xiw.ko), KERNEL / XIW_KVER (kernel to boot), XIW_KFENCE,
 # XIW_VM_MEM, XIW_VM_SMP (see vm/vm.sh), XIW_UNLOAD_MODULES (default xiw),
 # XIW_VM_BOOT_S (boot allowance added to the VM's hard timeout, default 240).
+# Every other XIW_* variable is passed on to the guests (XIW_KO_PARAMS,
+# XIW_MOD, XIW_LINK_TYPE, XIW_LINK_CYCLES, ...; see selftests/README.md).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -89,9 +92,10 @@ else
 	done
 fi
 t1=() t2=()	# "name<TAB>timeout<TAB>path" per topology
-declare -A expect=()
+declare -A expect=() expect_reason=()
 for f in "${files[@]}"; do
 	n=$(basename "$f" .sh)
+	expect_reason[$n]=$(sed -n '1,30s/^# *expect-reason: *//p' "$f" | head -n 1)
 	topo=$(header "$f" topology 1vm)
 	to=$(header "$f" timeout 120)
 	expect[$n]=$(header "$f" expect ok)
@@ -116,6 +120,9 @@ if [ -z "$outdir" ]; then
 	outdir=$XIW_BUILD/selftests/runs/$(date +%Y%m%d-%H%M%S)-$$
 	mkdir -p "$outdir"
 	ln -sfn "$outdir" "$XIW_BUILD/selftests/latest"
+	# Keep the last 20 runs.
+	find "$XIW_BUILD/selftests/runs" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' |
+		sort -rn | tail -n +21 | cut -d' ' -f2- | while read -r old; do rm -rf "$old"; done
 fi
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
@@ -130,7 +137,7 @@ fi
 # --- TAP output ------------------------------------------------------------------------
 n_total=$(( ${#t1[@]} + ${#t2[@]} + (${#t1[@]} > 0) + (${#t2[@]} > 0) ))
 tapno=0 n_pass=0 n_fail=0 n_skip=0
-declare -A verdict=()
+declare -A verdict=() reasons=()
 pfx=	# "# " in selfcheck mode: the inner TAP becomes comments
 echo "TAP version 13"
 [ $selfcheck = 1 ] && pfx="# "
@@ -141,7 +148,7 @@ emit() {
 	local name=$1 st=$2 secs=$3 reason=$4 f
 	shift 4
 	tapno=$((tapno + 1))
-	verdict[$name]=$st
+	verdict[$name]=$st reasons[$name]=$reason
 	case $st in
 	ok) n_pass=$((n_pass + 1)); echo "${pfx}ok $tapno - $name # ${secs}s" ;;
 	skip) n_skip=$((n_skip + 1)); echo "${pfx}ok $tapno - $name # SKIP ${reason:-skipped}" ;;
@@ -149,10 +156,34 @@ emit() {
 	   echo "${pfx}not ok $tapno - $name # ${secs}s${reason:+ $reason}"
 	   for f in "$@"; do
 		[ -s "$f" ] || continue
-		echo "${pfx}# ---- tail of ${f#"$outdir"/} ----"
-		tail -n 25 "$f" | sed "s/^/${pfx}# /"
+		case $f in
+		*/console.log)
+			# Once per VM: from the first splat, else the end.
+			[ -z "${shown[$f]:-}" ] || { echo "${pfx}# (console: see above)"; continue; }
+			shown[$f]=1
+			echo "${pfx}# ---- ${f#"$outdir"/} ----"
+			console_excerpt "$f" | sed "s/^/${pfx}# /" ;;
+		*)
+			echo "${pfx}# ---- tail of ${f#"$outdir"/} ----"
+			tail -n 25 "$f" | sed "s/^/${pfx}# /" ;;
+		esac
 	   done ;;
 	esac
+}
+
+declare -A shown=()
+splat_re='Kernel panic|BUG:|Oops|WARNING:|general protection|kernel BUG|KFENCE|Call Trace:|hung_task|blocked for more than'
+# console_excerpt FILE: 40 lines from a little before the first kernel splat
+# (else the last 25 lines).
+console_excerpt() {
+	local n
+	n=$(tr -d '\r' <"$1" | grep -nE -- "$splat_re" | grep -v 'Command line:' |
+		head -n 1 | cut -d: -f1)
+	if [ -n "$n" ]; then
+		tr -d '\r' <"$1" | sed -n "$(( n > 3 ? n - 3 : 1 )),$(( n + 36 ))p"
+	else
+		tr -d '\r' <"$1" | tail -n 25
+	fi
 }
 
 # vm_timeout PLANLINES...: hard limit for one boot.
@@ -166,8 +197,14 @@ vm_timeout() {
 }
 
 [ $selfcheck = 1 ] && : "${XIW_UNLOAD_MODULES:=configfs}"
-envargs=(-e "XIW_ROOT=$repo" -e "XIW_BUILD=$XIW_BUILD" -e "XIW_KO=$XIW_KO"
-	-e "XIW_RUN_ID=$run_id" -e "XIW_UNLOAD_MODULES=${XIW_UNLOAD_MODULES:-xiw}")
+# The guests get every XIW_* variable of the host, then the -e ones.
+envargs=()
+while IFS= read -r v; do
+	case $v in XIW_VM_*|XIW_KVER|XIW_QEMU|XIW_KFENCE) continue ;; esac
+	envargs+=(-e "$v=${!v}")
+done < <(compgen -e | grep '^XIW_')
+envargs+=(-e "XIW_ROOT=$repo" -e "XIW_RUN_ID=$run_id"
+	-e "XIW_UNLOAD_MODULES=${XIW_UNLOAD_MODULES:-${XIW_MOD:-xiw}}")
 for kv in "${guest_env[@]}"; do envargs+=(-e "$kv"); done
 
 # follow: print results as the guests write them. Args: OUT dirs of the VMs
@@ -178,7 +215,7 @@ follow_once() {
 	local first=$1
 	while IFS=$'\t' read -r name st secs reason; do
 		[ -n "$name" ] && [ -z "${printed[$name]:-}" ] || continue
-		all_st=$st all_reason= all_secs=$secs missing=0 logs=()
+		all_st=$st all_reason='' all_secs=$secs missing=0 logs=()
 		for d in "$@"; do
 			line=$(awk -F'\t' -v n="$name" '$1 == n' "$d/results" 2>/dev/null | tail -n 1)
 			[ -n "$line" ] || { missing=1; break; }
@@ -199,9 +236,10 @@ follow_once() {
 	done < <(cat "$first/results" 2>/dev/null)
 }
 
-# finish_group NAMES -- OUTDIRS: tests without a result failed (crash/timeout).
+# finish_group NAMES -- OUTDIRS: tests without a result from every VM failed
+# (crash, hang, stopped); say what each VM has.
 finish_group() {
-	local names=() dirs=() n d why
+	local names=() dirs=() n d why line st reason side
 	while [ "$1" != -- ]; do names+=("$1"); shift; done
 	shift
 	dirs=("$@")
@@ -209,14 +247,24 @@ finish_group() {
 	for n in "${names[@]}"; do
 		[ -z "${printed[$n]:-}" ] || continue
 		printed[$n]=1
-		why="no result: the VM crashed, hung or was killed"
+		why='' tails=()
 		for d in "${dirs[@]}"; do
-			if [ -s "$d/vm-status" ] && [ "$(cat "$d/vm-status")" = 124 ]; then
-				why="no result: the VM hit its hard timeout"
+			side=
+			[ ${#dirs[@]} -gt 1 ] && side="[$(basename "$d")] "
+			line=$(awk -F'\t' -v n="$n" '$1 == n' "$d/results" 2>/dev/null | tail -n 1)
+			if [ -n "$line" ]; then
+				IFS=$'\t' read -r _ st _ reason <<<"$line"
+				why+="${why:+; }$side$st${reason:+: $reason}"
+				[ "$st" != fail ] || tails+=("$d/tests/$n.log")
+				continue
 			fi
-		done
-		local tails=()
-		for d in "${dirs[@]}"; do
+			if [ -s "$d/vm-status" ] && [ "$(cat "$d/vm-status")" = 124 ]; then
+				why+="${why:+; }${side}no result: the VM hit its hard timeout"
+			elif [ -f "$d/peer-died" ] && [ ! -f "$d/done" ]; then
+				why+="${why:+; }${side}no result: stopped after the peer VM died"
+			else
+				why+="${why:+; }${side}no result: the VM crashed, hung or was killed"
+			fi
 			[ -f "$d/done" ] || tails+=("$d/console.log")
 			[ -s "$d/tests/$n.log" ] && tails+=("$d/tests/$n.log")
 		done
@@ -229,14 +277,38 @@ plan_names() {
 	for l; do echo "${l%%$'\t'*}"; done
 }
 
+# stop_vm OUTDIR: stop a running VM (vm.sh leaves OUTDIR/qemu.pid).
+stop_vm() {
+	local p
+	p=$(cat "$1/qemu.pid" 2>/dev/null) || return 0
+	[ -n "$p" ] && kill -TERM "$p" 2>/dev/null
+	return 0
+}
+vm_dirs=()
+on_signal() {
+	local d
+	for d in "${vm_dirs[@]}"; do stop_vm "$d"; done
+	echo "run.sh: interrupted" >&2
+	exit 130
+}
+trap on_signal INT TERM HUP
+
 verbose_opt=()
 [ $verbose = 1 ] && verbose_opt=(-v)
 start_all=$(date +%s)
 
+# boot_s OUTDIR: guest uptime when its suite started.
+boot_s() {
+	tr -d '\r' <"$1/console.log" 2>/dev/null |
+		sed -n 's/^xiw-suite.*uptime \([0-9.]*\) s$/\1/p' | head -n 1
+}
+
 # --- one VM: every 1vm test -------------------------------------------------------------
 if [ ${#t1[@]} -gt 0 ]; then
+	g0=$(date +%s)
 	d=$outdir/1vm
 	rm -rf "$d"; mkdir -p "$d"
+	vm_dirs=("$d")
 	printf '%s\n' "${t1[@]}" >"$d/plan"
 	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$d" -t "$(vm_timeout "${t1[@]}")" \
 		"${envargs[@]}" -e XIW_ROLE=single "$here/vm/guest-suite.sh" \
@@ -249,6 +321,7 @@ if [ ${#t1[@]} -gt 0 ]; then
 	wait $vpid; echo $? >"$d/vm-status"
 	mapfile -t nl < <(plan_names "${t1[@]}")
 	finish_group "${nl[@]}" module_unload -- "$d"
+	echo "# 1vm: $(( $(date +%s) - g0 )) s, tests started $(boot_s "$d") s after the kernel"
 fi
 
 # --- two VMs on a private link: every 2vm test --------------------------------------------
@@ -258,9 +331,11 @@ free_port() {
 if [ ${#t2[@]} -gt 0 ]; then
 	da=$outdir/2vm/a db=$outdir/2vm/b
 	rm -rf "$outdir/2vm"; mkdir -p "$da" "$db"
+	vm_dirs=("$da" "$db")
 	printf '%s\n' "${t2[@]}" >"$da/plan"
 	cp "$da/plan" "$db/plan"
 	to=$(vm_timeout "${t2[@]}")
+	g0=$(date +%s)
 	port=$(free_port)
 	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$da" -t "$to" -n "listen:$port" -m 52:54:00:77:00:01 \
 		"${envargs[@]}" -e XIW_ROLE=a -e XIW_LOCAL_IP=10.77.0.1 -e XIW_PEER_IP=10.77.0.2 \
@@ -276,14 +351,30 @@ if [ ${#t2[@]} -gt 0 ]; then
 		"${envargs[@]}" -e XIW_ROLE=b -e XIW_LOCAL_IP=10.77.0.2 -e XIW_PEER_IP=10.77.0.1 \
 		"$here/vm/guest-suite.sh" >"$db/vm.out" 2>&1 &
 	pb=$!
+	# When one VM dies before its end (no OUT/done), tell the other
+	# (OUT/peer-died: its barriers give up, it runs module_unload_2vm and
+	# ends); stop it after a grace period if it does not.
 	while kill -0 $pa 2>/dev/null || kill -0 $pb 2>/dev/null; do
 		follow_once "$da" "$db"
+		for pair in "$pa $da $db" "$pb $db $da"; do
+			read -r p dead other <<<"$pair"
+			if ! kill -0 "$p" 2>/dev/null && [ ! -f "$dead/done" ] && [ ! -f "$other/peer-died" ]; then
+				date +%s >"$other/peer-died"
+			fi
+		done
+		for other in "$da" "$db"; do
+			if [ -f "$other/peer-died" ] &&
+			   [ $(( $(date +%s) - $(cat "$other/peer-died") )) -ge ${XIW_PEER_GRACE_S:-90} ]; then
+				stop_vm "$other"
+			fi
+		done
 		sleep 1
 	done
 	wait $pa; echo $? >"$da/vm-status"
 	wait $pb; echo $? >"$db/vm-status"
 	mapfile -t nl < <(plan_names "${t2[@]}")
 	finish_group "${nl[@]}" module_unload_2vm -- "$da" "$db"
+	echo "# 2vm: $(( $(date +%s) - g0 )) s, tests started $(boot_s "$da") s / $(boot_s "$db") s after the kernels"
 fi
 
 elapsed=$(( $(date +%s) - start_all ))
@@ -299,12 +390,18 @@ if [ $selfcheck = 1 ]; then
 	names_sorted=$(printf '%s\n' "${!verdict[@]}" | sort)
 	echo "1..$(wc -l <<<"$names_sorted")"
 	i=0 p=0 f=0
+	# The survivor of the peer crash still reports its rmmod failure.
+	[ ${#t2[@]} -gt 0 ] && expect_reason[module_unload_2vm]='rmmod configfs failed'
 	for n in $names_sorted; do
 		i=$((i + 1))
-		if [ "${verdict[$n]}" = "${want[$n]:-ok}" ]; then
-			p=$((p + 1)); echo "ok $i - $n: expected ${want[$n]:-ok}, got ${verdict[$n]}"
+		what="expected ${want[$n]:-ok}, got ${verdict[$n]}"
+		re=${expect_reason[$n]:-}
+		[ -z "$re" ] || what+=", reason /$re/"
+		if [ "${verdict[$n]}" = "${want[$n]:-ok}" ] &&
+		   { [ -z "$re" ] || grep -qE -- "$re" <<<"${reasons[$n]}"; }; then
+			p=$((p + 1)); echo "ok $i - $n: $what"
 		else
-			f=$((f + 1)); echo "not ok $i - $n: expected ${want[$n]:-ok}, got ${verdict[$n]}"
+			f=$((f + 1)); echo "not ok $i - $n: $what (reason: ${reasons[$n]})"
 		fi
 	done
 	echo "# results in $outdir (${elapsed}s)"

@@ -17,10 +17,12 @@ b) expect_match "$peer_host" '^from-a-' "peer message" ;;
 esac
 # A byte stream across the link, server on a, client on b.
 if [ "$XIW_ROLE" = a ]; then
-	busybox nc -l -p 7710 >"$XIW_TEST_TMP/got" &
+	# (busybox nc quits when its stdin ends: give it one that lasts)
+	busybox nc -l -p 7710 >"$XIW_TEST_TMP/got" < <(sleep 120) &
 	srv=$!
 	xiw_barrier listening
 	wait $srv
+	log "received $(wc -c <"$XIW_TEST_TMP/got") bytes"
 	expect_eq "$(sha256sum <"$XIW_TEST_TMP/got" | cut -d' ' -f1)" \
 		"$(xiw_sync sum .)" "sha256 of the stream"
 else

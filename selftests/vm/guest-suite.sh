@@ -23,6 +23,7 @@
 # After the last test: `module_unload` rmmods $XIW_UNLOAD_MODULES (default
 # xiw) if loaded and scans the log once more.
 set -u
+export LC_ALL=C
 
 out=${XIW_VM_OUT:?not in a test VM}
 XIW_ROOT=${XIW_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -46,7 +47,7 @@ mkfifo /run/xiw-suite.fifo
 exec 9<>/run/xiw-suite.fifo
 nap() { read -r -t "$1" -u 9 _ || :; }
 
-now() { local t=$EPOCHREALTIME; echo "${t/./}"; }	# microseconds
+now() { echo "${EPOCHREALTIME/./}"; }	# microseconds
 
 say() { echo "xiw-suite[$role]: $*"; }
 
@@ -107,7 +108,8 @@ log_since_mark() {
 # offending lines to the test's log.
 scan() {
 	local name=$1 klog=$2 hits t
-	hits=$(grep -E -- "$bad_re" "$klog" | grep -v 'xiw-selftest: ' | head -n 40)
+	hits=$(grep -E -- "$bad_re" "$klog" |
+		grep -v -e 'xiw-selftest: ' -e 'Command line:' | head -n 40)
 	t=$(cat /proc/sys/kernel/tainted)
 	if [ -n "$hits" ] || (( (t & ~taint0) & bad_taint_mask )); then
 		{
@@ -134,10 +136,36 @@ result() {	# NAME STATUS SECONDS REASON
 	say "$2 $1 ($3 s)${4:+: $4}"
 }
 
+# tidy: remove the RDMA links and netdevs a test left behind, so that the
+# next test starts clean (the test itself is not failed for it: its cleanup
+# may rightly not have run when it failed). Fallback devices that modules
+# create (tunl0, sit0, ...) cannot be deleted and stay.
+base_netdevs=" $(cd /sys/class/net && echo *) "
+tidy() {
+	local d n left=
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d" ] || continue
+		n=${d##*/}
+		left="$left rdma:$n"
+		rdma link delete "$n" 2>/dev/null
+	done
+	for d in /sys/class/net/*; do
+		n=${d##*/}
+		[ -e "$d" ] && [[ $base_netdevs != *" $n "* ]] || continue
+		ip link del "$n" 2>/dev/null
+		if [ -e "$d" ]; then
+			base_netdevs+="$n "	# undeletable (tunl0 and such): ignore
+		else
+			left="$left net:$n"
+		fi
+	done
+	[ -z "$left" ] || echo "---- runner: removed what the test left:$left ----"
+}
+
 # --- run one test -------------------------------------------------------------
 # Sets status and reason.
 run_test() {
-	local name=$1 limit=$2 path=$3 pid rc t0 t1 deadline killed= st
+	local name=$1 limit=$2 path=$3 pid rc t0 t1 tnow deadline killed='' st
 	local log=$out/tests/$name.log tmp
 	tmp=$(mktemp -d "/tmp/xiw-$name.XXXXXX")
 	status=fail reason=
@@ -156,19 +184,23 @@ run_test() {
 	) </dev/null >"$log" 2>&1 &
 	pid=$!
 	deadline=$(( t0 + limit * 1000000 ))
+	# Poll without forking: the test must have the CPUs.
 	while :; do
-		st=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)
-		[ -z "$st" ] || [ "$st" = Z ] && break
-		if [ -z "$killed" ] && [ "$(now)" -ge $deadline ]; then
+		st=
+		read -r st 2>/dev/null </proc/$pid/stat
+		st=${st##*) }; st=${st%% *}	# field 3, after "(comm)"
+		[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ] && break
+		tnow=${EPOCHREALTIME/./}
+		if [ -z "$killed" ] && [ "$tnow" -ge $deadline ]; then
 			killed=term
 			echo "---- timeout after ${limit}s: killing the test ----" >>"$log"
 			kill -TERM -- -"$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
-			deadline=$(( $(now) + 5000000 ))
-		elif [ "$killed" = term ] && [ "$(now)" -ge $deadline ]; then
-			killed=kill
+			deadline=$(( tnow + 5000000 ))
+		elif [ "$killed" = term ] && [ "$tnow" -ge $deadline ]; then
+			killed='kill'
 			kill -KILL -- -"$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
-			deadline=$(( $(now) + 10000000 ))
-		elif [ "$killed" = kill ] && [ "$(now)" -ge $deadline ]; then
+			deadline=$(( tnow + 10000000 ))
+		elif [ "$killed" = kill ] && [ "$tnow" -ge $deadline ]; then
 			killed=stuck
 			{
 				echo "---- the test does not die (state $st); kernel stack: ----"
@@ -177,7 +209,7 @@ run_test() {
 			echo w >/proc/sysrq-trigger 2>/dev/null
 			break
 		fi
-		nap 0.1
+		nap 0.2
 	done
 	if [ "$killed" = stuck ]; then
 		rc=stuck
@@ -188,6 +220,7 @@ run_test() {
 	t1=$(now)
 	# Whatever the test left behind in its session goes.
 	kill -KILL -- -"$pid" 2>/dev/null
+	tidy >>"$log" 2>&1
 	if [ "$role" != single ]; then
 		# Give the peer's side the same chance to finish before comparing logs.
 		barrier "end:$name" $(( limit + 60 )) || true
@@ -201,7 +234,7 @@ run_test() {
 	*:4) status=skip
 	     reason=$(sed -n 's/^SKIP: //p' "$log" | tail -n 1)
 	     [ -n "$reason" ] || reason="skipped" ;;
-	*) reason=$(grep -E '^FAIL: ' "$log" | tail -n 1 | sed 's/^FAIL: //' | cut -c1-160)
+	*) reason=$(grep -E '^FAIL: ' "$log" | head -n 1 | sed 's/^FAIL: //' | cut -c1-160)
 	   [ -n "$reason" ] || reason="exit status $rc" ;;
 	esac
 	if ! scan "$name" "$out/tests/$name.dmesg"; then
@@ -232,7 +265,7 @@ barrier "begin:$uname_" 120 || true
 taint0_before=$taint0
 mark "$uname_"
 t0=$(now)
-status=ok reason= loaded=
+status=ok reason='' loaded=''
 {
 	for m in ${XIW_UNLOAD_MODULES:-xiw}; do
 		[ -d "/sys/module/$m" ] || continue

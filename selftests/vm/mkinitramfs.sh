@@ -91,7 +91,7 @@ fi
 
 mkdir -p "$out_dir"
 stage=$(mktemp -d "$out_dir/.initramfs.XXXXXX")
-trap 'rm -rf "$stage"' EXIT
+trap 'rm -rf "$stage" "$stage.cpio.gz"' EXIT
 mkdir -p "$stage"/{bin,dev,proc,sys,lower,newroot,mods}
 cp "$busybox" "$stage/bin/busybox"
 for a in sh mount umount insmod mkdir switch_root sleep cat echo poweroff ls cp grep; do
@@ -122,8 +122,13 @@ for m in$mods_list; do
 	echo "xiw-initramfs: insmod \$m" >/dev/kmsg
 	insmod /mods/\$m || die "insmod \$m failed"
 done
-echo "xiw-initramfs: mount root" >/dev/kmsg
-mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 root /lower ||
+# 9p cache mode of the host root: xiw_rootcache=MODE on the command line.
+cache=none
+for w in \$(cat /proc/cmdline); do
+	case \$w in xiw_rootcache=*) cache=\${w#xiw_rootcache=} ;; esac
+done
+echo "xiw-initramfs: mount root (cache=\$cache)" >/dev/kmsg
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=\$cache root /lower ||
 	die "cannot mount the host root (9p tag root)"
 rw=0
 mkdir -p /ovl
@@ -157,6 +162,11 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb LANG=C.UTF-8
 exec </dev/console >/dev/console 2>&1
 $bb mkdir -p /dev/pts /dev/shm
+# What udev would have made: bash process substitution needs /dev/fd.
+$bb ln -sfn /proc/self/fd /dev/fd
+$bb ln -sfn /proc/self/fd/0 /dev/stdin
+$bb ln -sfn /proc/self/fd/1 /dev/stdout
+$bb ln -sfn /proc/self/fd/2 /dev/stderr
 $bb mount -t devpts -o gid=5,mode=0620,ptmxmode=0666 devpts /dev/pts
 $bb mount -t tmpfs -o mode=1777 shm /dev/shm
 $bb mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
@@ -200,10 +210,9 @@ $bb sleep 30
 STAGE2
 
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
-	cpio -o -H newc -R 0:0 --quiet) | gzip -6 >"$img.tmp"
-mv "$img.tmp" "$img"
-# Old images of the same kernel are dead weight.
-for old in "$out_dir"/initramfs-"$kver"-*.cpio.gz; do
-	[ "$old" = "$img" ] || rm -f "$old"
-done
+	cpio -o -H newc -R 0:0 --quiet) | gzip -6 >"$stage.cpio.gz"
+mv -f "$stage.cpio.gz" "$img"	# atomic: concurrent builders are fine
+# Old images of this kernel are dead weight, once no run can still use them.
+find "$out_dir" -maxdepth 1 -name "initramfs-$kver-*.cpio.gz" ! -name "${img##*/}" \
+	-mmin +120 -delete 2>/dev/null || true
 echo "$img"

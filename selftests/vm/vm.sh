@@ -25,17 +25,19 @@
 # Environment: KERNEL (vmlinuz path), XIW_KVER, XIW_VM_MEM (MiB, 2048),
 # XIW_VM_SMP (2), XIW_KFENCE (KFENCE sample interval in ms, 1; 0 = off),
 # XIW_VM_DIR (initramfs cache dir, <repo>/build/vm), XIW_QEMU
-# (qemu-system-x86_64), XIW_VM_ACCEL (auto: kvm if /dev/kvm works, else tcg).
+# (qemu-system-x86_64), XIW_VM_ACCEL (auto: kvm:tcg if /dev/kvm is there,
+# else tcg), XIW_VM_CPU (max).
 #
 # Exit status: the guest script's exit status; 124 when the hard timeout
 # fired; 125 when the guest ended without reporting (panic, triple fault,
-# qemu error). The guest powers off by itself when SCRIPT returns.
+# qemu error, stopped). The guest powers off by itself when SCRIPT returns.
+# While it runs, OUT/qemu.pid holds a pid to TERM to stop the VM.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-out= timeout=600 net= mac=52:54:00:77:00:01 append= console= verbose=0
+out='' timeout=600 net='' mac=52:54:00:77:00:01 append='' console='' verbose=0
 envs=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -87,19 +89,18 @@ console=${console:-$out/console.log}
 	for kv in "${envs[@]}"; do
 		printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
 	done
-	printf 'XIW_VM_ARGS=('; printf ' %q' "$@"; printf ' )\n'
+	printf 'XIW_VM_ARGS=('; [ $# = 0 ] || printf ' %q' "$@"; printf ' )\n'
 } >"$out/vm.env"
 
 accel=${XIW_VM_ACCEL:-auto}
 if [ "$accel" = auto ]; then
 	accel=tcg
-	[ -w /dev/kvm ] && accel=kvm
+	[ -w /dev/kvm ] && accel=kvm:tcg	# qemu falls back to TCG if KVM fails
 fi
-cpu=max
-[ "$accel" = tcg ] && cpu=max
 
-qemu=(${XIW_QEMU:-qemu-system-x86_64}
-	-machine "q35,accel=$accel" -cpu "$cpu"
+# shellcheck disable=SC2054 # commas inside qemu option values
+qemu=("${XIW_QEMU:-qemu-system-x86_64}"
+	-machine "q35,accel=$accel" -cpu "${XIW_VM_CPU:-max}"
 	-m "${XIW_VM_MEM:-2048}" -smp "${XIW_VM_SMP:-2}"
 	-nodefaults -no-user-config -display none -no-reboot -monitor none
 	-serial "file:$console"
@@ -116,7 +117,7 @@ else
 	qemu+=(-nic none)
 fi
 # Kernel command line: see selftests/README.md for the reasons.
-cmdline="console=ttyS0 quiet panic=-1 log_buf_len=8M printk.devkmsg=on"
+cmdline="console=ttyS0 earlyprintk=serial,ttyS0 quiet panic=-1 log_buf_len=8M printk.devkmsg=on"
 cmdline+=" kfence.sample_interval=${XIW_KFENCE:-1} sysctl.kernel.hung_task_timeout_secs=60"
 cmdline+=" xiw_script=$script$append"
 
@@ -125,15 +126,27 @@ if [ $verbose = 1 ]; then
 	tail -n +1 -F "$console" >&2 2>/dev/null &
 	tailpid=$!
 fi
-rc=0
+rc=0 t0=$SECONDS
+# In the background so that OUT/qemu.pid can stop the VM (TERM to timeout,
+# which passes it on to qemu).
 timeout -k 10 "$timeout" "${qemu[@]}" -append "$cmdline" </dev/null \
-	>"$out/qemu.log" 2>&1 || rc=$?
+	>"$out/qemu.log" 2>&1 &
+qpid=$!
+echo $qpid >"$out/qemu.pid"
+trap 'kill -TERM $qpid 2>/dev/null' INT TERM HUP
+wait $qpid || rc=$?
+while kill -0 $qpid 2>/dev/null; do wait $qpid || rc=$?; done	# a trapped signal interrupts wait
+rm -f "$out/qemu.pid"
 if [ -n "$tailpid" ]; then
 	sleep 0.3; kill "$tailpid" 2>/dev/null || true; wait "$tailpid" 2>/dev/null || true
 fi
 if [ $rc = 124 ] || [ $rc = 137 ]; then
 	echo "vm.sh: VM killed after ${timeout}s (console: $console)" >&2
 	exit 124
+fi
+if [ $rc = 143 ]; then
+	echo "vm.sh: VM stopped (TERM) after $((SECONDS - t0)) s (console: $console)" >&2
+	exit 125
 fi
 if [ $rc != 0 ]; then
 	echo "vm.sh: qemu failed ($rc):" >&2
@@ -143,6 +156,6 @@ fi
 grc=$(tr -d '\r' <"$console" | sed -n 's/^xiw-vm-exit: //p' | tail -n 1)
 case $grc in
 [0-9]*) exit "$grc" ;;
-*) echo "vm.sh: the guest did not report an exit status (console: $console)" >&2
+*) echo "vm.sh: the guest did not report an exit status; qemu exited 0 after $((SECONDS - t0)) s (console: $console)" >&2
    exit 125 ;;
 esac
