@@ -307,6 +307,7 @@ int xiw_query_pkey(struct ib_device *ibdev, u32 port, u16 idx, u16 *pkey);
 void xiw_get_dev_fw_str(struct ib_device *ibdev, char *str);
 int xiw_alloc_ucontext(struct ib_ucontext *ctx, struct ib_udata *udata);
 void xiw_dealloc_ucontext(struct ib_ucontext *ctx);
+void xiw_disassociate_ucontext(struct ib_ucontext *ctx);
 int xiw_mmap(struct ib_ucontext *ctx, struct vm_area_struct *vma);
 void xiw_mmap_free(struct rdma_user_mmap_entry *entry);
 int xiw_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);

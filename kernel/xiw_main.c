@@ -45,6 +45,7 @@ static const struct ib_device_ops xiw_device_ops = {
 	.dealloc_pd = xiw_dealloc_pd,
 	.dealloc_ucontext = xiw_dealloc_ucontext,
 	.dereg_mr = xiw_dereg_mr,
+	.disassociate_ucontext = xiw_disassociate_ucontext,
 	.destroy_cq = xiw_destroy_cq,
 	.destroy_qp = xiw_destroy_qp,
 	.destroy_srq = xiw_destroy_srq,

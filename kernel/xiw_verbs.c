@@ -172,6 +172,19 @@ void xiw_dealloc_ucontext(struct ib_ucontext *ctx)
 	atomic_dec(&to_xiw_dev(ctx->device)->num_ctx);
 }
 
+/*
+ * The device is going away (netdev unregistered, rdma link delete, rmmod)
+ * while a process still has it open. Providing this op lets ib_core
+ * revoke the context instead of waiting for the process: it zaps every
+ * mapping of our rings (the process then sees zero pages) and destroys
+ * the process's objects through the normal destroy verbs. Nothing else
+ * here is tied to the process, so there is nothing more to do.
+ */
+void xiw_disassociate_ucontext(struct ib_ucontext *ctx)
+{
+	xiw_dbg(ctx->device, "user context revoked\n");
+}
+
 int xiw_mmap(struct ib_ucontext *ctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rentry;
