@@ -57,19 +57,30 @@ if [ $# = 0 ]; then
 	fi
 fi
 
-echo "== VM tests"
-log=$BUILD/vm-tests.log
-mkdir -p "$BUILD"
-bash selftests/run.sh "$@" 2>&1 | tee "$log"
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
-if [ -n "$line" ]; then
+# Add the "N passed, N failed[, N skipped]" summary of a log to the totals.
+add_summary() {	# log what
+	local line vp vf vs
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "$2 produced no summary"; failed=$((failed + 1)); return
+	fi
 	vp=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
 	vf=$(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
 	vs=$(echo "$line" | sed -nE 's/.*, ([0-9]+) skipped.*/\1/p')
 	passed=$((passed + vp)); failed=$((failed + vf)); skipped=$((skipped + ${vs:-0}))
-else
-	echo "VM test runner produced no summary"; failed=$((failed + 1))
+}
+
+mkdir -p "$BUILD"
+if [ $# = 0 ]; then
+	echo "== VM bench self-check (the bench must catch oopses, hangs, leaks)"
+	bash selftests/run.sh --selfcheck >"$BUILD/vm-selfcheck.log" 2>&1
+	grep -vE '^# ' "$BUILD/vm-selfcheck.log" | tail -n 20
+	add_summary "$BUILD/vm-selfcheck.log" "VM bench self-check"
 fi
+
+echo "== VM tests"
+bash selftests/run.sh "$@" 2>&1 | tee "$BUILD/vm-tests.log"
+add_summary "$BUILD/vm-tests.log" "VM test runner"
 
 echo
 if [ "$skipped" -gt 0 ]; then
