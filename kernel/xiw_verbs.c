@@ -4,6 +4,7 @@
  * user contexts and their mmap()s, protection domains.
  */
 #include <linux/ethtool.h>
+#include <linux/rtnetlink.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_mad.h>
 #include <rdma/uverbs_ioctl.h>
@@ -59,21 +60,56 @@ void xiw_get_dev_fw_str(struct ib_device *ibdev, char *str)
 		 XIW_FW_VER & 0xffff);
 }
 
+/*
+ * Port speed from the netdev's link settings. Like ib_get_eth_speed(), but
+ * quiet for netdevs without ethtool link settings (dummy, veth, ...): they
+ * report 1 Gb/s, the value ib_core assumes, without a warning per query.
+ */
+static void xiw_port_speed(struct net_device *ndev, u16 *speed, u8 *width)
+{
+	static const struct {
+		u32 mbps;
+		u16 speed;
+		u8 width;
+	} map[] = {
+		{ SPEED_1000, IB_SPEED_SDR, IB_WIDTH_1X },
+		{ SPEED_10000, IB_SPEED_FDR10, IB_WIDTH_1X },
+		{ SPEED_20000, IB_SPEED_DDR, IB_WIDTH_4X },
+		{ SPEED_25000, IB_SPEED_EDR, IB_WIDTH_1X },
+		{ SPEED_40000, IB_SPEED_FDR10, IB_WIDTH_4X },
+		{ SPEED_50000, IB_SPEED_EDR, IB_WIDTH_2X },
+		{ SPEED_100000, IB_SPEED_EDR, IB_WIDTH_4X },
+		{ SPEED_200000, IB_SPEED_HDR, IB_WIDTH_4X },
+		{ U32_MAX, IB_SPEED_NDR, IB_WIDTH_4X },
+	};
+	struct ethtool_link_ksettings ks = {};
+	u32 mbps = SPEED_1000;
+	int i;
+
+	rtnl_lock();
+	if (ndev->reg_state == NETREG_REGISTERED &&
+	    !__ethtool_get_link_ksettings(ndev, &ks) &&
+	    ks.base.speed != (u32)SPEED_UNKNOWN && ks.base.speed)
+		mbps = ks.base.speed;
+	rtnl_unlock();
+
+	for (i = 0; mbps > map[i].mbps; i++)
+		;
+	*speed = map[i].speed;
+	*width = map[i].width;
+}
+
 int xiw_query_port(struct ib_device *ibdev, u32 port,
 		   struct ib_port_attr *attr)
 {
 	struct net_device *ndev;
-	int rv;
 
 	ndev = ib_device_get_netdev(ibdev, port);
 	if (!ndev)
 		return -ENODEV;
 
 	/* ib_core zeroed *attr */
-	rv = ib_get_eth_speed(ibdev, port, &attr->active_speed,
-			      &attr->active_width);
-	if (rv)
-		goto out;
+	xiw_port_speed(ndev, &attr->active_speed, &attr->active_width);
 
 	if (netif_running(ndev) && netif_carrier_ok(ndev)) {
 		attr->state = IB_PORT_ACTIVE;
@@ -90,9 +126,8 @@ int xiw_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_msg_sz = 0x80000000;
 	attr->lid = 0;
 	attr->sm_lid = 0;
-out:
 	dev_put(ndev);
-	return rv;
+	return 0;
 }
 
 int xiw_get_port_immutable(struct ib_device *ibdev, u32 port,
