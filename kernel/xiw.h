@@ -159,7 +159,7 @@ struct xiw_qp {
 
 	/* LLP: set by xiw_qp_llp_start(), owned by the data path */
 	struct xiw_cep *cep;		/* connection endpoint (xiw_cm.c) */
-	struct xiw_qp_dp *dp;		/* TX/RX engines (xiw_qp_tx/rx.c) */
+	struct xiw_qp_dp __rcu *dp;	/* TX/RX engines (xiw_qp_tx/rx.c) */
 };
 
 /*
@@ -199,6 +199,18 @@ void xiw_cm_rtr_received(struct xiw_cep *cep);
 void xiw_cm_llp_error(struct xiw_cep *cep, int reason);
 /* xiw_cm.c: the QP consumer asked for a graceful or abortive close */
 void xiw_cm_qp_disconnect(struct xiw_cep *cep, bool abortive);
+/*
+ * xiw_cm.c: sk->sk_user_data stays the CM's (its cep) after
+ * xiw_qp_llp_start(); the data path's socket callbacks find their QP with
+ * this, called under read_lock(&sk->sk_callback_lock), any context.
+ */
+struct xiw_qp *xiw_cm_sk_to_qp(struct sock *sk);
+
+/* xiw_qp.c: data path -> QP state (process context, takes state_lock) */
+void xiw_qp_llp_error_state(struct xiw_qp *qp);
+void xiw_qp_llp_error_state_locked(struct xiw_qp *qp);
+/* xiw_qp_tx.c: flush WRs the data path holds; caller holds state_lock */
+void xiw_qp_cmpl_flush(struct xiw_qp *qp);
 
 enum xiw_mr_type {
 	XIW_MR_DMA,
@@ -215,6 +227,8 @@ struct xiw_mr {
 	int access;
 	bool valid;			/* STag state for invalidate/fast-reg */
 	struct ib_umem *umem;		/* XIW_MR_USER */
+	struct page **upages;		/* XIW_MR_USER: pinned pages */
+	unsigned long nupages;
 	u64 *pages;			/* XIW_MR_FRMR: page addresses */
 	u32 npages;
 	u32 max_pages;
@@ -368,5 +382,26 @@ int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
 int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag);
 void xiw_mr_put(struct xiw_mr *mr);
+
+/* Why an STag did not resolve; the caller maps it to a Terminate code. */
+enum xiw_mem_err {
+	XIW_MEM_OK,
+	XIW_MEM_INV_STAG,	/* unknown, wrong key, or invalid state */
+	XIW_MEM_PD,		/* MR not in the QP's PD */
+	XIW_MEM_ACCESS,		/* access right missing */
+	XIW_MEM_BOUNDS,		/* outside [iova, iova + length) */
+	XIW_MEM_WRAP,		/* va + len wraps */
+};
+
+struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev, struct xiw_pd *pd,
+			      u32 stag, int access, u64 va, u64 len,
+			      enum xiw_mem_err *err);
+enum xiw_mem_err xiw_mr_check(struct xiw_mr *mr, struct xiw_pd *pd,
+			      int access, u64 va, u64 len);
+struct page *xiw_mr_page(struct xiw_mr *mr, u64 va, u32 *off, u32 *avail);
+int xiw_mr_fast_reg(struct xiw_mr *mr, struct xiw_pd *pd, u32 key,
+		    int access);
+int xiw_mr_invalidate(struct xiw_device *xdev, struct xiw_pd *pd, u32 stag,
+		      bool remote);
 
 #endif /* XIW_H */

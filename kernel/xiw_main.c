@@ -16,6 +16,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "xiw.h"
+#include "xiw_cm.h"
 
 MODULE_AUTHOR("The xiw authors");
 MODULE_DESCRIPTION("Software iWARP RNIC with RFC 7306 atomics");
@@ -52,8 +53,13 @@ static const struct ib_device_ops xiw_device_ops = {
 	.get_dev_fw_str = xiw_get_dev_fw_str,
 	.get_dma_mr = xiw_get_dma_mr,
 	.get_port_immutable = xiw_get_port_immutable,
+	.iw_accept = xiw_accept,
 	.iw_add_ref = xiw_qp_get,
+	.iw_connect = xiw_connect,
+	.iw_create_listen = xiw_create_listen,
+	.iw_destroy_listen = xiw_destroy_listen,
 	.iw_get_qp = xiw_get_qp,
+	.iw_reject = xiw_reject,
 	.iw_rem_ref = xiw_qp_put,
 	.map_mr_sg = xiw_map_mr_sg,
 	.mmap = xiw_mmap,
@@ -306,9 +312,14 @@ static int __init xiw_init(void)
 {
 	int rv;
 
-	rv = register_netdevice_notifier(&xiw_netdev_nb);
+	rv = xiw_cm_init();
 	if (rv)
 		return rv;
+	rv = register_netdevice_notifier(&xiw_netdev_nb);
+	if (rv) {
+		xiw_cm_exit();
+		return rv;
+	}
 	rdma_link_register(&xiw_link_ops);
 	pr_info("xiw: software iWARP RNIC loaded\n");
 	return 0;
@@ -319,6 +330,7 @@ static void __exit xiw_exit(void)
 	rdma_link_unregister(&xiw_link_ops);
 	unregister_netdevice_notifier(&xiw_netdev_nb);
 	xiw_unregister_all();
+	xiw_cm_exit();
 	ida_destroy(&xiw_dev_ida);
 }
 

@@ -13,7 +13,10 @@
  * region that dereg_mr has returned from. MR memory is freed after an
  * RCU grace period.
  */
+#include <linux/log2.h>
+#include <linux/mm.h>
 #include <linux/random.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_umem.h>
 
 #include "xiw.h"
@@ -105,6 +108,24 @@ struct ib_mr *xiw_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->base;
 }
 
+/* Page array of a user MR, so the data path finds a page in O(1). */
+static int xiw_mr_pin_pages(struct xiw_mr *mr)
+{
+	unsigned long n = ib_umem_num_pages(mr->umem), i = 0;
+	struct sg_page_iter piter;
+
+	mr->upages = kvcalloc(n, sizeof(*mr->upages), GFP_KERNEL);
+	if (!mr->upages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &piter, 0) {
+		if (i == n)
+			break;
+		mr->upages[i++] = sg_page_iter_page(&piter);
+	}
+	mr->nupages = i;
+	return 0;
+}
+
 struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 			      u64 va, int access, struct ib_udata *udata)
 {
@@ -143,6 +164,9 @@ struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 		goto err_free;
 	}
 	mr->umem = umem;
+	rv = xiw_mr_pin_pages(mr);
+	if (rv)
+		goto err_umem;
 	rv = xiw_mr_add(xdev, mr, to_xiw_pd(ibpd), XIW_MR_USER, access,
 			get_random_u8());
 	if (rv)
@@ -153,6 +177,7 @@ struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	return &mr->base;
 
 err_umem:
+	kvfree(mr->upages);
 	ib_umem_release(umem);
 err_free:
 	kfree(mr);
@@ -221,7 +246,175 @@ int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 
 	xiw_mr_remove(to_xiw_dev(ibmr->device), mr);
 	ib_umem_release(mr->umem);
+	kvfree(mr->upages);
 	kfree(mr->pages);
 	kfree_rcu(mr, rcu);
 	return 0;
+}
+
+/*
+ * Data path helpers. All of them run in any context (softirq included):
+ * xiw_mr_get() is RCU + refcount, the checks read fields that only
+ * registration (before the STag is visible) and the QP's own fast-reg /
+ * invalidate work requests change, with READ_ONCE/WRITE_ONCE.
+ */
+
+/*
+ * Check an access of @len bytes at @va through @mr for a QP in @pd.
+ * @access: 0 for a local read (always allowed), else IB_ACCESS_* bits
+ * that must all be granted. Checks in RFC 5040 order: state, PD, rights,
+ * wrap, bounds.
+ */
+enum xiw_mem_err xiw_mr_check(struct xiw_mr *mr, struct xiw_pd *pd,
+			      int access, u64 va, u64 len)
+{
+	u64 iova = READ_ONCE(mr->base.iova);
+	u64 mlen = READ_ONCE(mr->base.length);
+
+	if (!READ_ONCE(mr->valid))
+		return XIW_MEM_INV_STAG;
+	if (mr->pd != pd)
+		return XIW_MEM_PD;
+	if ((READ_ONCE(mr->access) & access) != access)
+		return XIW_MEM_ACCESS;
+	if (va + len < va)
+		return XIW_MEM_WRAP;
+	if (va < iova || va + len - iova > mlen)
+		return XIW_MEM_BOUNDS;
+	return XIW_MEM_OK;
+}
+
+/*
+ * Resolve @stag for an access of @len bytes at @va with @access rights.
+ * Returns the MR with a reference held (drop with xiw_mr_put()) or NULL
+ * with *@err set.
+ */
+struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev, struct xiw_pd *pd,
+			      u32 stag, int access, u64 va, u64 len,
+			      enum xiw_mem_err *err)
+{
+	struct xiw_mr *mr;
+
+	if (stag >> XIW_STAG_KEY_BITS == 0) {
+		*err = XIW_MEM_INV_STAG;
+		return NULL;
+	}
+	mr = xiw_mr_get(xdev, stag);
+	if (!mr) {
+		*err = XIW_MEM_INV_STAG;
+		return NULL;
+	}
+	*err = xiw_mr_check(mr, pd, access, va, len);
+	if (*err != XIW_MEM_OK) {
+		xiw_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+static struct page *xiw_kva_page(u64 kva, u32 *off, u32 *avail)
+{
+	void *p = (void *)(uintptr_t)kva;
+	struct page *page;
+
+	if (virt_addr_valid(p))
+		page = virt_to_page(p);
+	else if (is_vmalloc_addr(p))
+		page = vmalloc_to_page(p);
+	else
+		return NULL;
+	*off = offset_in_page(p);
+	*avail = min_t(u32, *avail, PAGE_SIZE - *off);
+	return page;
+}
+
+/*
+ * Page holding byte @va of a checked MR, the offset in it and how many
+ * bytes from there are contiguous (*@avail). NULL if the address cannot
+ * be mapped (a DMA MR given a bogus kernel address).
+ */
+struct page *xiw_mr_page(struct xiw_mr *mr, u64 va, u32 *off, u32 *avail)
+{
+	u64 iova = READ_ONCE(mr->base.iova);
+	u64 o;
+
+	switch (mr->type) {
+	case XIW_MR_USER:
+		o = va - iova + ib_umem_offset(mr->umem);
+		if ((o >> PAGE_SHIFT) >= mr->nupages)
+			return NULL;
+		*off = o & ~PAGE_MASK;
+		*avail = PAGE_SIZE - *off;
+		return mr->upages[o >> PAGE_SHIFT];
+	case XIW_MR_FRMR: {
+		u32 pgsz = READ_ONCE(mr->base.page_size);
+		u32 shift;
+		u64 idx;
+
+		if (!pgsz || !is_power_of_2(pgsz))
+			return NULL;
+		shift = ilog2(pgsz);
+		o = va - (iova & ~((u64)pgsz - 1));
+		idx = o >> shift;
+		if (idx >= READ_ONCE(mr->npages))
+			return NULL;
+		o &= pgsz - 1;
+		*avail = pgsz - o;
+		return xiw_kva_page(mr->pages[idx] + o, off, avail);
+	}
+	default:
+		*avail = PAGE_SIZE;
+		return xiw_kva_page(va, off, avail);
+	}
+}
+
+/*
+ * IB_WR_REG_MR: make a fast-registration MR valid with @key and @access.
+ * map_mr_sg() has set iova, length and the page list. Only the QP's own
+ * TX engine calls this, one work request at a time.
+ */
+int xiw_mr_fast_reg(struct xiw_mr *mr, struct xiw_pd *pd, u32 key,
+		    int access)
+{
+	if (mr->type != XIW_MR_FRMR || mr->pd != pd)
+		return -EINVAL;
+	if ((key ^ mr->base.lkey) >> XIW_STAG_KEY_BITS)
+		return -EINVAL;
+	if (access & ~XIW_MR_ACCESS_SUPPORTED)
+		return -EINVAL;
+	if (READ_ONCE(mr->valid))
+		return -EBUSY;
+	if (!mr->npages || mr->base.length >
+	    (u64)mr->npages * mr->base.page_size)
+		return -EINVAL;
+	WRITE_ONCE(mr->access, access);
+	WRITE_ONCE(mr->base.lkey, key);
+	WRITE_ONCE(mr->base.rkey, key);
+	/* Fields above are visible before the STag becomes valid. */
+	smp_wmb();
+	WRITE_ONCE(mr->valid, true);
+	return 0;
+}
+
+/*
+ * Local (IB_WR_LOCAL_INV, READ_WITH_INV) or remote (Send with Invalidate)
+ * invalidation of @stag. Only fast-registration MRs of @pd can be
+ * invalidated (RFC 5040 section 5.2: remote invalidate must be allowed
+ * for the STag; xiw allows it for exactly those).
+ */
+int xiw_mr_invalidate(struct xiw_device *xdev, struct xiw_pd *pd, u32 stag,
+		      bool remote)
+{
+	struct xiw_mr *mr = xiw_mr_get(xdev, stag);
+	int rv = 0;
+
+	if (!mr)
+		return -ENOENT;
+	if (mr->type != XIW_MR_FRMR || mr->pd != pd ||
+	    (remote && !READ_ONCE(mr->valid)))
+		rv = -EACCES;
+	else
+		WRITE_ONCE(mr->valid, false);
+	xiw_mr_put(mr);
+	return rv;
 }

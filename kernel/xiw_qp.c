@@ -305,16 +305,39 @@ static void xiw_qp_enter_error(struct xiw_qp *qp)
 {
 	enum xiw_qp_state old = qp->state;
 
-	qp->state = XIW_QPS_ERROR;
+	WRITE_ONCE(qp->state, XIW_QPS_ERROR);
 	xiw_queue_set_error(&qp->sq, true);
 	if (!qp->srq)
 		xiw_queue_set_error(&qp->rq, true);
 	/* Posters that saw the old state must see ERROR before flushing. */
 	smp_mb();
+	/* WRs the data path took from the SQ are older: flush them first. */
+	xiw_qp_cmpl_flush(qp);
 	xiw_sq_flush(qp, false);
 	xiw_rq_flush(qp, false);
 	if (qp->srq && old != XIW_QPS_RESET)
 		xiw_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
+/*
+ * The data path lost its connection (Terminate sent or received, TCP
+ * error, LLP closed): a connected QP goes to ERROR. Process context.
+ */
+void xiw_qp_llp_error_state_locked(struct xiw_qp *qp)
+{
+	lockdep_assert_held(&qp->state_lock);
+	if (qp->state == XIW_QPS_RTS || qp->state == XIW_QPS_CLOSING ||
+	    qp->state == XIW_QPS_TERMINATE) {
+		xiw_qp_dbg(qp, "%s -> ERROR (LLP)\n", xiw_qps_name[qp->state]);
+		xiw_qp_enter_error(qp);
+	}
+}
+
+void xiw_qp_llp_error_state(struct xiw_qp *qp)
+{
+	mutex_lock(&qp->state_lock);
+	xiw_qp_llp_error_state_locked(qp);
+	mutex_unlock(&qp->state_lock);
 }
 
 static int xiw_ib_to_qps(enum ib_qp_state s, enum xiw_qp_state *out)
@@ -386,6 +409,7 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct xiw_qp *qp = to_xiw_qp(ibqp);
 	enum xiw_qp_state cur, next;
+	struct xiw_cep *cep = NULL;
 	int rv = 0;
 
 	if (mask & ~XIW_QP_ATTR_SUPPORTED) {
@@ -437,7 +461,16 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	next = cur;
 	if (mask & IB_QP_STATE) {
 		rv = xiw_ib_to_qps(attr->qp_state, &next);
-		if (rv || !xiw_qps_transition_ok(qp, cur, next)) {
+		/*
+		 * iw_cm asks for SQD (graceful close) of a QP whose
+		 * connection may be closing or gone already: a no-op.
+		 */
+		if (!rv && next == XIW_QPS_CLOSING &&
+		    (cur == XIW_QPS_CLOSING || cur == XIW_QPS_TERMINATE ||
+		     cur == XIW_QPS_ERROR))
+			next = cur;
+		if (rv || (next != cur &&
+			   !xiw_qps_transition_ok(qp, cur, next))) {
 			xiw_qp_dbg(qp, "transition %s -> %d refused%s\n",
 				   xiw_qps_name[cur], attr->qp_state,
 				   next == XIW_QPS_RTS ?
@@ -457,6 +490,10 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (next == cur)
 		goto out;
 	xiw_qp_dbg(qp, "%s -> %s\n", xiw_qps_name[cur], xiw_qps_name[next]);
+	/* Leaving RTS closes the LLP connection: gracefully to CLOSING. */
+	if (cur == XIW_QPS_RTS && qp->cep &&
+	    (next == XIW_QPS_CLOSING || next == XIW_QPS_ERROR))
+		cep = qp->cep;
 	switch (next) {
 	case XIW_QPS_ERROR:
 		xiw_qp_enter_error(qp);
@@ -471,9 +508,12 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			xiw_queue_set_error(&qp->rq, false);
 		break;
 	default:
-		qp->state = next;
+		WRITE_ONCE(qp->state, next);
 		break;
 	}
+	/* Only posts an event; the CEP lives while qp->cep points to it. */
+	if (cep)
+		xiw_cm_qp_disconnect(cep, next == XIW_QPS_ERROR);
 out:
 	mutex_unlock(&qp->state_lock);
 	return rv;
@@ -523,6 +563,9 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	mutex_lock(&qp->state_lock);
 	qp->state = XIW_QPS_ERROR;
+	/* Connected: the CM closes the connection and lets the QP go. */
+	if (qp->cep)
+		xiw_cm_qp_disconnect(qp->cep, true);
 	mutex_unlock(&qp->state_lock);
 
 	xa_erase(&xdev->qp_xa, ibqp->qp_num);
@@ -682,6 +725,8 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		}
 		if (state == XIW_QPS_ERROR)
 			xiw_sq_flush(qp, false);
+		else if (state == XIW_QPS_RTS)
+			xiw_qp_sq_kick(qp);
 		return 0;
 	}
 	if (state == XIW_QPS_RESET) {
@@ -713,8 +758,11 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	/* Pairs with the smp_mb() in xiw_qp_enter_error(). */
 	smp_mb();
-	if (READ_ONCE(qp->state) == XIW_QPS_ERROR)
+	state = READ_ONCE(qp->state);
+	if (state == XIW_QPS_ERROR)
 		xiw_sq_flush(qp, false);
+	else if (state == XIW_QPS_RTS)
+		xiw_qp_sq_kick(qp);
 	return rv;
 }
 

@@ -78,6 +78,9 @@ if [ $# = 0 ]; then
 	add_summary "$BUILD/vm-selfcheck.log" "VM bench self-check"
 fi
 
+# siw.ko (from linux-source-6.12) is the interop peer of the cm_* VM tests.
+bash selftests/build-siw.sh >/dev/null || echo "cannot build siw.ko (selftests/build-siw.sh)"
+
 echo "== VM tests"
 bash selftests/run.sh "$@" 2>&1 | tee "$BUILD/vm-tests.log"
 add_summary "$BUILD/vm-tests.log" "VM test runner"

@@ -1,0 +1,1590 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw - iWARP connection manager.
+ *
+ * One connection endpoint (struct xiw_cep) per listening socket and per
+ * connection. All CM work runs on one ordered workqueue under the CEP's
+ * mutex: socket callbacks, timers and data path upcalls only set an event
+ * bit and queue the CEP's work item, they never sleep and never allocate.
+ *
+ * Socket ownership: sk_user_data of every socket the CM creates or accepts
+ * is its CEP, for the whole life of the socket. The CM installs
+ * sk_state_change and, during negotiation, sk_data_ready; from
+ * xiw_qp_llp_start() to xiw_qp_llp_stop() the data path owns sk_data_ready
+ * and sk_write_space. The CM restores the original callbacks before it
+ * releases the socket.
+ *
+ * References: a CEP holds one reference of its iw_cm_id (add_ref/rem_ref)
+ * and one of its QP (xiw_qp_get/put) from connect/accept until it is
+ * closed; iwcm's provider_data of a passive cm_id holds a CEP reference
+ * from CONNECT_REQUEST until accept or reject; qp->cep holds one while set.
+ *
+ * iw_cm event rules (drivers/infiniband/core/iwcm.c):
+ *  - after a successful iw_connect exactly one CONNECT_REPLY follows;
+ *    with status 0 the connection later ends with CLOSE, with an error
+ *    status nothing follows;
+ *  - after a successful iw_accept exactly one ESTABLISHED follows (iwcm
+ *    blocks disconnect/destroy until it comes), later CLOSE;
+ *  - DISCONNECT (peer closed) only before CLOSE, never after.
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/inet.h>
+#include <linux/inetdevice.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <net/addrconf.h>
+#include <net/ipv6.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "xiw.h"
+#include "xiw_cm.h"
+
+static unsigned int mpa_rev = XIW_MPA_REV2;
+module_param(mpa_rev, uint, 0644);
+MODULE_PARM_DESC(mpa_rev, "MPA revision to request: 1, or 2 (RFC 6581, default)");
+
+static unsigned int mpa_crc;
+module_param(mpa_crc, uint, 0644);
+MODULE_PARM_DESC(mpa_crc,
+		 "MPA CRC32c: 0 off unless the peer asks (default), 1 ask for it, 2 require it");
+
+static bool mpa_p2p = true;
+module_param(mpa_p2p, bool, 0644);
+MODULE_PARM_DESC(mpa_p2p, "Initiator offers peer-to-peer RTR (Write|Read), RFC 6581");
+
+static unsigned int mpa_timeout_init_ms = 10000;
+module_param(mpa_timeout_init_ms, uint, 0644);
+MODULE_PARM_DESC(mpa_timeout_init_ms,
+		 "Initiator: ms to wait for TCP connect + MPA Reply (default 10000)");
+
+static unsigned int mpa_timeout_resp_ms = 5000;
+module_param(mpa_timeout_resp_ms, uint, 0644);
+MODULE_PARM_DESC(mpa_timeout_resp_ms,
+		 "Responder: ms to wait for the MPA Request, the RTR, or the peer's FIN (default 5000)");
+
+static struct workqueue_struct *xiw_cm_wq;
+static LIST_HEAD(xiw_cm_shared);
+static DEFINE_MUTEX(xiw_cm_shared_mutex);
+static LIST_HEAD(xiw_cep_all);
+static DEFINE_SPINLOCK(xiw_cep_all_lock);
+
+static const char * const xiw_cep_state_name[] = {
+	[XIW_CEP_IDLE] = "IDLE",
+	[XIW_CEP_LISTEN] = "LISTEN",
+	[XIW_CEP_CONNECTING] = "CONNECTING",
+	[XIW_CEP_AWAIT_MPAREP] = "AWAIT_MPAREP",
+	[XIW_CEP_AWAIT_MPAREQ] = "AWAIT_MPAREQ",
+	[XIW_CEP_RECVD_MPAREQ] = "RECVD_MPAREQ",
+	[XIW_CEP_AWAIT_RTR] = "AWAIT_RTR",
+	[XIW_CEP_RDMA_MODE] = "RDMA_MODE",
+	[XIW_CEP_CLOSING] = "CLOSING",
+	[XIW_CEP_CLOSED] = "CLOSED",
+};
+
+#define xiw_cep_dbg(cep, fmt, ...) do {					\
+	struct xiw_cep *_c = (cep);					\
+									\
+	pr_debug("%s: cep %p %s %s: %s: " fmt, _c->dev_name, _c,	\
+		 _c->active ? "act" : "pas",				\
+		 xiw_cep_state_name[_c->state], __func__,		\
+		 ##__VA_ARGS__);					\
+} while (0)
+
+static void xiw_cep_work(struct work_struct *w);
+static void xiw_cep_timeout(struct work_struct *w);
+
+static struct xiw_cep *xiw_cep_alloc(struct xiw_device *xdev)
+{
+	struct xiw_cep *cep = kzalloc(sizeof(*cep), GFP_KERNEL);
+
+	if (!cep)
+		return NULL;
+	kref_init(&cep->ref);
+	mutex_init(&cep->lock);
+	cep->xdev = xdev;
+	strscpy(cep->dev_name, dev_name(&xdev->ibdev.dev), sizeof(cep->dev_name));
+	cep->state = XIW_CEP_IDLE;
+	INIT_LIST_HEAD(&cep->children);
+	INIT_LIST_HEAD(&cep->child);
+	INIT_LIST_HEAD(&cep->subs);
+	INIT_LIST_HEAD(&cep->sub);
+	INIT_LIST_HEAD(&cep->shared_entry);
+	INIT_WORK(&cep->work, xiw_cep_work);
+	INIT_DELAYED_WORK(&cep->timer, xiw_cep_timeout);
+	spin_lock_bh(&xiw_cep_all_lock);
+	list_add_tail(&cep->all, &xiw_cep_all);
+	spin_unlock_bh(&xiw_cep_all_lock);
+	return cep;
+}
+
+/*
+ * Last reference: may be dropped in any context (socket callbacks), so it
+ * only frees memory. Socket, cm_id and QP were let go when the CEP closed.
+ */
+static void xiw_cep_release(struct kref *ref)
+{
+	struct xiw_cep *cep = container_of(ref, struct xiw_cep, ref);
+	unsigned long flags;
+
+	WARN_ON(cep->sock || cep->cm_id || cep->qp || cep->listener ||
+		cep->shared);
+	spin_lock_irqsave(&xiw_cep_all_lock, flags);
+	list_del(&cep->all);
+	spin_unlock_irqrestore(&xiw_cep_all_lock, flags);
+	kfree(cep);
+}
+
+static void xiw_cep_get(struct xiw_cep *cep)
+{
+	kref_get(&cep->ref);
+}
+
+static void xiw_cep_put(struct xiw_cep *cep)
+{
+	kref_put(&cep->ref, xiw_cep_release);
+}
+
+/* Post @ev to @cep's work item. Any context. */
+static void xiw_cep_post(struct xiw_cep *cep, int ev)
+{
+	set_bit(ev, &cep->events);
+	xiw_cep_get(cep);
+	if (!queue_work(xiw_cm_wq, &cep->work))
+		xiw_cep_put(cep);
+}
+
+static void xiw_cep_arm_timer(struct xiw_cep *cep, unsigned int ms)
+{
+	xiw_cep_get(cep);
+	if (!mod_delayed_work(xiw_cm_wq, &cep->timer, msecs_to_jiffies(ms)))
+		return;
+	/* was pending: it already held a reference */
+	xiw_cep_put(cep);
+}
+
+static void xiw_cep_cancel_timer(struct xiw_cep *cep)
+{
+	if (cancel_delayed_work(&cep->timer))
+		xiw_cep_put(cep);
+}
+
+/* ------------------------------------------------------------------------
+ * Socket callbacks: they only queue work.
+ */
+static struct xiw_cep *xiw_sk_cep(struct sock *sk)
+{
+	return sk->sk_user_data;
+}
+
+static void xiw_cm_sk_state_change(struct sock *sk)
+{
+	struct xiw_cep *cep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = xiw_sk_cep(sk);
+	/* An accepted child inherits the listener's data until reassigned. */
+	if (cep && cep->sock && cep->sock->sk == sk)
+		xiw_cep_post(cep, XIW_CEP_EV_STATE);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void xiw_cm_sk_data_ready(struct sock *sk)
+{
+	struct xiw_cep *cep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = xiw_sk_cep(sk);
+	if (cep && cep->sock && cep->sock->sk == sk)
+		xiw_cep_post(cep, cep->state == XIW_CEP_LISTEN ?
+			     XIW_CEP_EV_ACCEPT : XIW_CEP_EV_DATA);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void xiw_cep_sock_attach(struct xiw_cep *cep, struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	cep->sock = sock;
+	cep->sk_state_change = sk->sk_state_change;
+	cep->sk_data_ready = sk->sk_data_ready;
+	cep->sk_write_space = sk->sk_write_space;
+	sk->sk_user_data = cep;
+	sk->sk_state_change = xiw_cm_sk_state_change;
+	sk->sk_data_ready = xiw_cm_sk_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/*
+ * An accepted socket starts with a copy of the listener's callbacks and
+ * sk_user_data; make it the child's own.
+ */
+static void xiw_cep_sock_adopt(struct xiw_cep *cep, struct xiw_cep *listener,
+			       struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	cep->sock = sock;
+	cep->sk_state_change = listener->sk_state_change;
+	cep->sk_data_ready = listener->sk_data_ready;
+	cep->sk_write_space = listener->sk_write_space;
+	sk->sk_user_data = cep;
+	sk->sk_state_change = xiw_cm_sk_state_change;
+	sk->sk_data_ready = xiw_cm_sk_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Restore the callbacks and release the socket. abortive: send RST. */
+static void xiw_cep_sock_release(struct xiw_cep *cep, bool abortive)
+{
+	struct socket *sock = cep->sock;
+	struct sock *sk;
+
+	if (!sock)
+		return;
+	sk = sock->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_state_change = cep->sk_state_change;
+	sk->sk_data_ready = cep->sk_data_ready;
+	sk->sk_write_space = cep->sk_write_space;
+	cep->sock = NULL;
+	write_unlock_bh(&sk->sk_callback_lock);
+	if (abortive)
+		sock_no_linger(sk);
+	sock_release(sock);
+}
+
+/* ------------------------------------------------------------------------
+ * iw_cm upcalls
+ */
+static void xiw_cep_addrs(struct xiw_cep *cep, struct iw_cm_event *ev)
+{
+	if (!cep->sock)
+		return;
+	kernel_getsockname(cep->sock, (struct sockaddr *)&ev->local_addr);
+	kernel_getpeername(cep->sock, (struct sockaddr *)&ev->remote_addr);
+}
+
+static int xiw_cep_upcall(struct xiw_cep *cep, struct iw_cm_id *id,
+			  enum iw_cm_event_type type, int status,
+			  const void *pdata, u16 pd_len)
+{
+	struct iw_cm_event ev = {
+		.event = type,
+		.status = status,
+	};
+	int rv;
+
+	if (!id)
+		return -ENOTCONN;
+	if (type == IW_CM_EVENT_CONNECT_REQUEST)
+		ev.provider_data = cep;
+	if (type == IW_CM_EVENT_CONNECT_REQUEST) {
+		/*
+		 * The peer's offer, as siw reports it (rdma_cm turns ird into
+		 * initiator_depth): its IRD bounds our ORD, its ORD is the
+		 * IRD it needs from us.
+		 */
+		ev.ird = min_t(u16, cep->ord, U8_MAX);
+		ev.ord = min_t(u16, cep->ird, U8_MAX);
+		xiw_cep_addrs(cep, &ev);
+	} else if (type == IW_CM_EVENT_CONNECT_REPLY ||
+		   type == IW_CM_EVENT_ESTABLISHED) {
+		/* negotiated values in use */
+		ev.ird = min_t(u16, cep->ird, U8_MAX);
+		ev.ord = min_t(u16, cep->ord, U8_MAX);
+		xiw_cep_addrs(cep, &ev);
+	}
+	if (pd_len) {
+		/* iw_cm_event carries at most 255 bytes (u8 length) */
+		ev.private_data = (void *)pdata;
+		ev.private_data_len = min_t(u16, pd_len, U8_MAX);
+	}
+	rv = id->event_handler(id, &ev);
+	xiw_cep_dbg(cep, "event %d status %d pd %u ird %u ord %u: %d\n", type,
+		    status, ev.private_data_len, ev.ird, ev.ord, rv);
+	return rv;
+}
+
+/* ------------------------------------------------------------------------
+ * MPA frames
+ */
+static int xiw_cep_send_rr(struct xiw_cep *cep, bool request, u8 flags,
+			   const struct xiw_mpa_v2 *v2, const void *pdata,
+			   u16 pd_len)
+{
+	struct xiw_mpa_rr rr = { .flags = flags, .rev = cep->rev };
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	struct kvec iov[3];
+	int n = 0, len, rv;
+
+	memcpy(rr.key, request ? XIW_MPA_KEY_REQ : XIW_MPA_KEY_REP,
+	       XIW_MPA_KEY_LEN);
+	rr.pd_len = cpu_to_be16((v2 ? sizeof(*v2) : 0) + pd_len);
+	iov[n].iov_base = &rr;
+	iov[n++].iov_len = sizeof(rr);
+	len = sizeof(rr);
+	if (v2) {
+		iov[n].iov_base = (void *)v2;
+		iov[n++].iov_len = sizeof(*v2);
+		len += sizeof(*v2);
+	}
+	if (pd_len) {
+		iov[n].iov_base = (void *)pdata;
+		iov[n++].iov_len = pd_len;
+		len += pd_len;
+	}
+	rv = kernel_sendmsg(cep->sock, &msg, iov, n, len);
+	xiw_cep_dbg(cep, "%s flags %#x rev %u pd %u: %d\n",
+		    request ? "request" : "reply", flags, cep->rev,
+		    be16_to_cpu(rr.pd_len), rv);
+	if (rv == len)
+		return 0;
+	/* At most 532 bytes into an empty send buffer: never partial. */
+	return rv < 0 ? rv : -EIO;
+}
+
+/* A reply with R and the ULP's (or no) private data. */
+static int xiw_cep_send_reject(struct xiw_cep *cep, const void *pdata,
+			       u16 pd_len)
+{
+	struct xiw_mpa_v2 v2 = {};
+
+	if (cep->enhanced)
+		return xiw_cep_send_rr(cep, false,
+				       XIW_MPA_FLAG_R | XIW_MPA_FLAG_ENHANCED,
+				       &v2, pdata, pd_len);
+	return xiw_cep_send_rr(cep, false, XIW_MPA_FLAG_R, NULL, pdata,
+			       pd_len);
+}
+
+/*
+ * Read the MPA Request/Reply into cep->mpa and cep->pdata without reading
+ * past its end (FPDUs may follow). 0: complete; -EAGAIN: more to come;
+ * other: the frame is bad or the stream ended.
+ */
+static int xiw_cep_recv_rr(struct xiw_cep *cep, bool request)
+{
+	const u16 hlen = sizeof(struct xiw_mpa_rr);
+	int rv;
+
+	for (;;) {
+		struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+		struct kvec iov;
+		u16 want;
+
+		if (cep->rcvd < hlen) {
+			iov.iov_base = (u8 *)&cep->mpa + cep->rcvd;
+			want = hlen - cep->rcvd;
+		} else {
+			want = hlen + cep->pd_len - cep->rcvd;
+			if (!want)
+				return 0;
+			iov.iov_base = cep->pdata + cep->rcvd - hlen;
+		}
+		iov.iov_len = want;
+		rv = kernel_recvmsg(cep->sock, &msg, &iov, 1, want,
+				    MSG_DONTWAIT);
+		if (rv == -EAGAIN)
+			return rv;
+		if (rv < 0) {
+			xiw_cep_dbg(cep, "recv error %d\n", rv);
+			return rv;
+		}
+		if (rv == 0) {
+			xiw_cep_dbg(cep, "stream ended in MPA frame (%u bytes)\n",
+				    cep->rcvd);
+			return -ECONNRESET;
+		}
+		cep->rcvd += rv;
+		if (cep->rcvd != hlen || rv != want)
+			continue;
+
+		/* Header complete: check it before the private data. */
+		if (memcmp(cep->mpa.key, request ? XIW_MPA_KEY_REQ :
+			   XIW_MPA_KEY_REP, XIW_MPA_KEY_LEN)) {
+			xiw_cep_dbg(cep, "bad MPA key (%*ph)\n",
+				    XIW_MPA_KEY_LEN, cep->mpa.key);
+			return -EPROTO;
+		}
+		cep->pd_len = be16_to_cpu(cep->mpa.pd_len);
+		if (cep->pd_len > XIW_MPA_PD_MAX) {
+			xiw_cep_dbg(cep, "PD_Length %u > %u\n", cep->pd_len,
+				    XIW_MPA_PD_MAX);
+			return -EMSGSIZE;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Teardown
+ */
+static void xiw_cep_drop_listener(struct xiw_cep *cep)
+{
+	struct xiw_cep *l = cep->listener;
+
+	if (!l)
+		return;
+	mutex_lock_nested(&l->lock, SINGLE_DEPTH_NESTING);
+	list_del_init(&cep->child);
+	mutex_unlock(&l->lock);
+	cep->listener = NULL;
+	xiw_cep_put(l);
+}
+
+/* Stop the data path, unlink the QP and move it to ERROR. */
+static void xiw_cep_qp_down(struct xiw_cep *cep)
+{
+	struct xiw_qp *qp = cep->qp;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	if (!qp || !cep->qp_linked)
+		return;
+	/* clears qp->cep; the QP goes to ERROR if it was connected */
+	if (cep->llp_started) {
+		xiw_qp_llp_stop(qp);
+		cep->llp_started = false;
+	}
+	mutex_lock(&qp->state_lock);
+	if (qp->cep == cep)
+		qp->cep = NULL;
+	mutex_unlock(&qp->state_lock);
+	cep->qp_linked = false;
+	xiw_cep_put(cep);
+	xiw_modify_qp(&qp->base, &attr, IB_QP_STATE, NULL);
+}
+
+/*
+ * Link the QP to the CEP and start it. While qp->cep may point to the
+ * CEP (xiw_cm_qp_disconnect() may be called), the CEP holds a reference
+ * for it.
+ */
+static int xiw_cep_qp_up(struct xiw_cep *cep, const struct xiw_llp_params *p)
+{
+	struct xiw_qp *qp = cep->qp;
+	int rv;
+
+	mutex_lock(&qp->state_lock);
+	if (qp->cep) {
+		mutex_unlock(&qp->state_lock);
+		xiw_cep_dbg(cep, "QP %u is connected already\n",
+			    qp->base.qp_num);
+		return -EBUSY;
+	}
+	mutex_unlock(&qp->state_lock);
+	xiw_cep_get(cep);
+	cep->qp_linked = true;
+	rv = xiw_qp_llp_start(qp, cep, p);
+	if (rv)
+		xiw_cep_dbg(cep, "xiw_qp_llp_start: %d\n", rv);
+	else
+		cep->llp_started = true;
+	return rv;
+}
+
+/* Let go of socket, cm_id and QP; CLOSED. Caller holds cep->lock. */
+static void xiw_cep_finish(struct xiw_cep *cep, bool abortive)
+{
+	xiw_cep_cancel_timer(cep);
+	xiw_cep_qp_down(cep);
+	xiw_cep_sock_release(cep, abortive);
+	xiw_cep_drop_listener(cep);
+	cep->state = XIW_CEP_CLOSED;
+	if (cep->cm_id) {
+		struct iw_cm_id *id = cep->cm_id;
+
+		cep->cm_id = NULL;
+		if (id->provider_data == cep)
+			id->provider_data = NULL;
+		id->rem_ref(id);
+	}
+	if (cep->qp) {
+		xiw_qp_put(&cep->qp->base);
+		cep->qp = NULL;
+	}
+	/* the caller holds a reference of its own */
+	if (cep->open) {
+		cep->open = false;
+		xiw_cep_put(cep);
+	}
+}
+
+/*
+ * Close a connection endpoint and report what iwcm expects for its state.
+ * @status: CONNECT_REPLY status (active, negotiating) or CLOSE status.
+ * @peer: the peer closed or reset (report DISCONNECT before CLOSE).
+ */
+static void xiw_cep_close(struct xiw_cep *cep, int status, bool peer,
+			  bool abortive)
+{
+	struct iw_cm_id *id = cep->cm_id;
+
+	xiw_cep_dbg(cep, "status %d peer %d abortive %d\n", status, peer,
+		    abortive);
+	switch (cep->state) {
+	case XIW_CEP_CONNECTING:
+	case XIW_CEP_AWAIT_MPAREP:
+		/* the QP stays as it is; the cm_id lives until the upcall */
+		if (id)
+			id->add_ref(id);
+		xiw_cep_finish(cep, abortive);
+		xiw_cep_upcall(cep, id, IW_CM_EVENT_CONNECT_REPLY, status,
+			       NULL, 0);
+		if (id)
+			id->rem_ref(id);
+		return;
+	case XIW_CEP_AWAIT_RTR:
+		/* iwcm blocks until ESTABLISHED follows an accept */
+		xiw_cep_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+		fallthrough;
+	case XIW_CEP_RDMA_MODE:
+	case XIW_CEP_CLOSING:
+		xiw_cep_qp_down(cep);
+		if (peer)
+			xiw_cep_upcall(cep, id, IW_CM_EVENT_DISCONNECT, status,
+				       NULL, 0);
+		xiw_cep_upcall(cep, id, IW_CM_EVENT_CLOSE, status, NULL, 0);
+		break;
+	default:
+		break;
+	}
+	xiw_cep_finish(cep, abortive);
+}
+
+/* Negotiation failed on the active side: CONNECT_REPLY with @status. */
+static void xiw_cep_fail_connect(struct xiw_cep *cep, int status,
+				 bool abortive)
+{
+	xiw_cep_close(cep, status, false, abortive);
+}
+
+/* ------------------------------------------------------------------------
+ * Active side
+ */
+static int xiw_cep_send_request(struct xiw_cep *cep, const void *pdata,
+				u16 pd_len)
+{
+	struct xiw_mpa_v2 v2;
+	u8 flags = 0;
+
+	if (mpa_crc)
+		flags |= XIW_MPA_FLAG_C;
+	cep->sent_crc = flags & XIW_MPA_FLAG_C;
+	if (cep->rev == XIW_MPA_REV1)
+		return xiw_cep_send_rr(cep, true, flags, NULL, pdata, pd_len);
+
+	flags |= XIW_MPA_FLAG_ENHANCED;
+	cep->enhanced = true;
+	cep->rtr_offer = 0;
+	if (mpa_p2p)
+		cep->rtr_offer = XIW_MPA_V2_RTR_WRITE | XIW_MPA_V2_RTR_READ;
+	v2.ird = cpu_to_be16(cep->ird | (mpa_p2p ? XIW_MPA_V2_P2P : 0));
+	v2.ord = cpu_to_be16(cep->ord | cep->rtr_offer);
+	return xiw_cep_send_rr(cep, true, flags, &v2, pdata, pd_len);
+}
+
+/* The MPA Reply is in: check it, start the QP, report CONNECT_REPLY. */
+static void xiw_cep_proc_reply(struct xiw_cep *cep)
+{
+	struct xiw_mpa_rr *rep = &cep->mpa;
+	struct xiw_llp_params p = {};
+	struct iw_cm_id *id = cep->cm_id;
+	const u8 *pd = cep->pdata;
+	u16 pd_len = cep->pd_len;
+	bool enh;
+	int rv;
+
+	xiw_cep_cancel_timer(cep);
+	if (rep->rev < XIW_MPA_REV1 || rep->rev > cep->rev) {
+		xiw_cep_dbg(cep, "reply revision %u, requested %u\n", rep->rev,
+			    cep->rev);
+		goto refused;
+	}
+	enh = cep->enhanced && rep->rev == XIW_MPA_REV2 &&
+	      (rep->flags & XIW_MPA_FLAG_ENHANCED);
+	if (enh && pd_len < sizeof(struct xiw_mpa_v2)) {
+		xiw_cep_dbg(cep, "enhanced reply with PD_Length %u\n", pd_len);
+		goto refused;
+	}
+	if (rep->flags & XIW_MPA_FLAG_R) {
+		if (enh) {
+			pd += sizeof(struct xiw_mpa_v2);
+			pd_len -= sizeof(struct xiw_mpa_v2);
+		}
+		xiw_cep_dbg(cep, "rejected by the peer, pd %u\n", pd_len);
+		if (id)
+			id->add_ref(id);
+		xiw_cep_finish(cep, false);
+		xiw_cep_upcall(cep, id, IW_CM_EVENT_CONNECT_REPLY, -ECONNRESET,
+			       pd, pd_len);
+		if (id)
+			id->rem_ref(id);
+		return;
+	}
+	if (rep->flags & XIW_MPA_FLAG_M) {
+		xiw_cep_dbg(cep, "reply asks for markers\n");
+		goto refused;
+	}
+	if (cep->sent_crc && !(rep->flags & XIW_MPA_FLAG_C) && mpa_crc >= 2) {
+		xiw_cep_dbg(cep, "reply without CRC, mpa_crc=2 requires it\n");
+		goto refused;
+	}
+	cep->crc = cep->sent_crc || (rep->flags & XIW_MPA_FLAG_C);
+	cep->rev = rep->rev;
+	cep->rtr = XIW_RTR_NONE;
+	if (enh) {
+		const struct xiw_mpa_v2 *v2 = (const void *)pd;
+		u16 rird = be16_to_cpu(v2->ird), rord = be16_to_cpu(v2->ord);
+		u16 ird = rird & XIW_MPA_V2_IRD_ORD_MASK;
+		u16 ord = rord & XIW_MPA_V2_IRD_ORD_MASK;
+
+		/* responder's ORD must fit our IRD: grow IRD up to the max */
+		if (ord > cep->ird) {
+			if (ord > XIW_MAX_IRD) {
+				xiw_cep_dbg(cep, "peer ORD %u > max IRD\n", ord);
+				goto refused;
+			}
+			cep->ird = ord;
+		}
+		cep->ord = min(cep->ord, ird);
+		if (cep->rtr_offer && (rird & XIW_MPA_V2_P2P)) {
+			if (rord & cep->rtr_offer & XIW_MPA_V2_RTR_WRITE) {
+				cep->rtr = XIW_RTR_WRITE;
+			} else if (rord & cep->rtr_offer & XIW_MPA_V2_RTR_READ) {
+				cep->rtr = XIW_RTR_READ;
+			} else {
+				xiw_cep_dbg(cep, "no matching RTR (%#x)\n",
+					    rord);
+				goto refused;
+			}
+		}
+		pd += sizeof(*v2);
+		pd_len -= sizeof(*v2);
+	}
+	cep->enhanced = enh;
+	cep->p2p = cep->rtr != XIW_RTR_NONE;
+
+	p.sock = cep->sock;
+	p.crc = cep->crc;
+	p.mpa_rev = cep->rev;
+	p.ord = cep->ord;
+	p.ird = cep->ird;
+	p.rtr = cep->rtr;
+	p.rtr_send_first = cep->p2p;
+	rv = xiw_cep_qp_up(cep, &p);
+	if (rv) {
+		xiw_cep_fail_connect(cep, rv, true);
+		return;
+	}
+	cep->state = XIW_CEP_RDMA_MODE;
+	xiw_cep_dbg(cep, "connected: rev %u crc %d ird %u ord %u rtr %d\n",
+		    cep->rev, cep->crc, cep->ird, cep->ord, cep->rtr);
+	xiw_cep_upcall(cep, id, IW_CM_EVENT_CONNECT_REPLY, 0, pd, pd_len);
+	return;
+
+refused:
+	xiw_cep_fail_connect(cep, -ECONNREFUSED, true);
+}
+
+/* ------------------------------------------------------------------------
+ * Passive side
+ */
+static void xiw_cep_refuse_request(struct xiw_cep *cep)
+{
+	/* a reply the peer can parse: its revision if valid, else 1 */
+	if (cep->rev < XIW_MPA_REV1 || cep->rev > XIW_MPA_REV2)
+		cep->rev = XIW_MPA_REV1;
+	xiw_cep_send_reject(cep, NULL, 0);
+	xiw_cep_close(cep, -ECONNREFUSED, false, false);
+}
+
+/* The MPA Request is in: check it and report CONNECT_REQUEST. */
+static void xiw_cep_proc_request(struct xiw_cep *cep)
+{
+	struct xiw_mpa_rr *req = &cep->mpa;
+	struct xiw_cep *l = cep->listener;
+	const u8 *pd = cep->pdata;
+	u16 pd_len = cep->pd_len;
+	int rv;
+
+	xiw_cep_cancel_timer(cep);
+	cep->rev = req->rev;
+	if (req->rev < XIW_MPA_REV1 || req->rev > XIW_MPA_REV2) {
+		xiw_cep_dbg(cep, "request revision %u unsupported\n",
+			    req->rev);
+		goto refuse;
+	}
+	if (req->rev == XIW_MPA_REV2 && (req->flags & XIW_MPA_FLAG_ENHANCED)) {
+		const struct xiw_mpa_v2 *v2 = (const void *)pd;
+		u16 rird, rord;
+
+		if (pd_len < sizeof(*v2)) {
+			xiw_cep_dbg(cep, "enhanced request, PD_Length %u\n",
+				    pd_len);
+			goto refuse;
+		}
+		cep->enhanced = true;
+		rird = be16_to_cpu(v2->ird);
+		rord = be16_to_cpu(v2->ord);
+		/* peer's ORD is our IRD to give, its IRD bounds our ORD */
+		cep->ird = min_t(u16, rord & XIW_MPA_V2_IRD_ORD_MASK,
+				 XIW_MAX_IRD);
+		cep->ord = min_t(u16, rird & XIW_MPA_V2_IRD_ORD_MASK,
+				 XIW_MAX_ORD);
+		cep->rtr = XIW_RTR_NONE;
+		if (rird & XIW_MPA_V2_P2P) {
+			cep->p2p = true;
+			if (rord & XIW_MPA_V2_RTR_WRITE)
+				cep->rtr = XIW_RTR_WRITE;
+			else if (rord & XIW_MPA_V2_RTR_READ)
+				cep->rtr = XIW_RTR_READ;
+			else if (rird & XIW_MPA_V2_RTR_SEND)
+				cep->rtr = XIW_RTR_SEND;
+			else
+				cep->rtr = XIW_RTR_WRITE;	/* as siw */
+		}
+		pd += sizeof(*v2);
+		pd_len -= sizeof(*v2);
+	} else {
+		/* no negotiation: the ULP's values go on the wire as is */
+		cep->ird = XIW_MAX_IRD;
+		cep->ord = XIW_MAX_ORD;
+	}
+	/* after the block: a reject carries one if the request did */
+	if (req->flags & XIW_MPA_FLAG_M) {
+		xiw_cep_dbg(cep, "request asks for markers\n");
+		goto refuse;
+	}
+	/* RFC 5044: CRC is used if either side asks for it */
+	cep->crc = (req->flags & XIW_MPA_FLAG_C) || mpa_crc;
+
+	cep->state = XIW_CEP_RECVD_MPAREQ;
+	/* iwcm's provider_data of the new cm_id */
+	xiw_cep_get(cep);
+	cep->pd_ref = true;
+	rv = -ENOTCONN;
+	if (l) {
+		mutex_lock_nested(&l->lock, SINGLE_DEPTH_NESTING);
+		if (l->state == XIW_CEP_LISTEN && l->cm_id)
+			rv = xiw_cep_upcall(cep, l->cm_id,
+					    IW_CM_EVENT_CONNECT_REQUEST, 0, pd,
+					    pd_len);
+		mutex_unlock(&l->lock);
+	}
+	/* reported (or not): the listener is no longer needed */
+	xiw_cep_drop_listener(cep);
+	if (rv) {
+		xiw_cep_dbg(cep, "CONNECT_REQUEST not delivered: %d\n", rv);
+		cep->pd_ref = false;
+		xiw_cep_put(cep);
+		xiw_cep_send_reject(cep, NULL, 0);
+		xiw_cep_close(cep, rv, false, false);
+	}
+	return;
+
+refuse:
+	xiw_cep_refuse_request(cep);
+}
+
+/* ------------------------------------------------------------------------
+ * Work
+ */
+static bool xiw_sk_peer_gone(struct sock *sk, int *status)
+{
+	int st = READ_ONCE(sk->sk_state);
+
+	if (READ_ONCE(sk->sk_err)) {
+		*status = -READ_ONCE(sk->sk_err);
+		return true;
+	}
+	*status = 0;
+	if (st == TCP_CLOSE)
+		*status = -ECONNRESET;
+	return st == TCP_CLOSE || st == TCP_CLOSE_WAIT ||
+	       st == TCP_LAST_ACK || st == TCP_TIME_WAIT ||
+	       st == TCP_CLOSING ||
+	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN);
+}
+
+/* ifindex of the netdev that owns the local address of @sock, or 0. */
+static int xiw_sock_local_ifindex(struct socket *sock)
+{
+	struct sockaddr_storage ss = {};
+	struct net *net = sock_net(sock->sk);
+	struct net_device *nd;
+	int ifindex = 0;
+
+	if (kernel_getsockname(sock, (struct sockaddr *)&ss) < 0)
+		return 0;
+	if (ss.ss_family == AF_INET6) {
+		struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+
+		if (ipv6_addr_v4mapped(a)) {
+			nd = ip_dev_find(net, a->s6_addr32[3]);
+			goto v4;
+		}
+		rcu_read_lock();
+		nd = ipv6_dev_find(net, a, NULL);
+		if (nd)
+			ifindex = nd->ifindex;
+		rcu_read_unlock();
+		return ifindex;
+	}
+	nd = ip_dev_find(net, ((struct sockaddr_in *)&ss)->sin_addr.s_addr);
+v4:
+	if (nd) {
+		ifindex = nd->ifindex;
+		dev_put(nd);
+	}
+	return ifindex;
+}
+
+/*
+ * The listener a new connection on @l's socket belongs to, with a
+ * reference: @l itself for a specific address, else the listener of the
+ * device whose netdev owns the connection's local address.
+ */
+static struct xiw_cep *xiw_cep_route(struct xiw_cep *l, struct socket *ns)
+{
+	struct xiw_cep *sub;
+	int ifindex;
+
+	if (l->cm_id) {
+		xiw_cep_get(l);
+		return l;
+	}
+	ifindex = xiw_sock_local_ifindex(ns);
+	list_for_each_entry(sub, &l->subs, sub) {
+		if (sub->ifindex == ifindex) {
+			xiw_cep_get(sub);
+			return sub;
+		}
+	}
+	return NULL;
+}
+
+static void xiw_cep_accept_conns(struct xiw_cep *l)
+{
+	struct xiw_cep *cep, *target;
+	struct socket *ns;
+
+	while (l->state == XIW_CEP_LISTEN && l->sock) {
+		if (kernel_accept(l->sock, &ns, O_NONBLOCK))
+			return;
+		target = xiw_cep_route(l, ns);
+		cep = target ? xiw_cep_alloc(target->xdev) : NULL;
+		if (!cep) {
+			if (target) {
+				xiw_cep_dbg(l, "no memory for a new connection\n");
+				xiw_cep_put(target);
+			} else {
+				xiw_cep_dbg(l, "no xiw listener for the local address\n");
+			}
+			sock_no_linger(ns->sk);
+			sock_release(ns);
+			continue;
+		}
+		tcp_sock_set_nodelay(ns->sk);
+		if (target != l)
+			mutex_lock_nested(&target->lock, SINGLE_DEPTH_NESTING);
+		mutex_lock_nested(&cep->lock, SINGLE_DEPTH_NESTING + 1);
+		cep->listener = target;	/* the reference from routing */
+		list_add_tail(&cep->child, &target->children);
+		cep->state = XIW_CEP_AWAIT_MPAREQ;
+		xiw_cep_sock_adopt(cep, l, ns);
+		cep->open = true;	/* the allocation's reference */
+		xiw_cep_arm_timer(cep, mpa_timeout_resp_ms);
+		xiw_cep_dbg(cep, "accepted\n");
+		mutex_unlock(&cep->lock);
+		if (target != l)
+			mutex_unlock(&target->lock);
+		/* anything that arrived before adoption */
+		xiw_cep_post(cep, XIW_CEP_EV_DATA);
+	}
+}
+
+static void xiw_cep_timed_out(struct xiw_cep *cep)
+{
+	xiw_cep_dbg(cep, "timeout\n");
+	switch (cep->state) {
+	case XIW_CEP_CONNECTING:
+	case XIW_CEP_AWAIT_MPAREP:
+		xiw_cep_fail_connect(cep, -ETIMEDOUT, true);
+		break;
+	case XIW_CEP_AWAIT_MPAREQ:
+	case XIW_CEP_AWAIT_RTR:
+		xiw_cep_close(cep, -ETIMEDOUT, false, true);
+		break;
+	case XIW_CEP_CLOSING:
+		/* the peer never sent its FIN */
+		xiw_cep_close(cep, 0, false, true);
+		break;
+	default:
+		break;
+	}
+}
+
+static void xiw_cep_process(struct xiw_cep *cep, unsigned long ev)
+{
+	struct sock *sk;
+	int status, rv;
+
+	if (cep->state == XIW_CEP_LISTEN) {
+		if (ev & BIT(XIW_CEP_EV_ACCEPT))
+			xiw_cep_accept_conns(cep);
+		return;
+	}
+	if (cep->state == XIW_CEP_CLOSED || cep->state == XIW_CEP_IDLE)
+		return;
+
+	if (ev & BIT(XIW_CEP_EV_ABORT)) {
+		xiw_cep_close(cep, cep->state == XIW_CEP_AWAIT_MPAREQ ?
+			      -ECONNABORTED : 0, false, true);
+		return;
+	}
+	if (ev & BIT(XIW_CEP_EV_LLP_ERR)) {
+		xiw_cep_dbg(cep, "data path error %d\n",
+			    READ_ONCE(cep->llp_reason));
+		xiw_cep_close(cep, READ_ONCE(cep->llp_reason), true, false);
+		return;
+	}
+	sk = cep->sock ? cep->sock->sk : NULL;
+
+	if ((ev & BIT(XIW_CEP_EV_STATE)) && cep->state == XIW_CEP_CONNECTING &&
+	    sk && READ_ONCE(sk->sk_state) == TCP_ESTABLISHED) {
+		cep->state = XIW_CEP_AWAIT_MPAREP;
+		rv = xiw_cep_send_request(cep, cep->pdata, cep->pd_len);
+		cep->pd_len = 0;
+		if (rv) {
+			xiw_cep_fail_connect(cep, -ECONNRESET, true);
+			return;
+		}
+		ev |= BIT(XIW_CEP_EV_DATA);
+	}
+
+	if ((ev & (BIT(XIW_CEP_EV_DATA) | BIT(XIW_CEP_EV_STATE))) &&
+	    (cep->state == XIW_CEP_AWAIT_MPAREQ ||
+	     cep->state == XIW_CEP_AWAIT_MPAREP)) {
+		bool request = cep->state == XIW_CEP_AWAIT_MPAREQ;
+
+		rv = xiw_cep_recv_rr(cep, request);
+		if (!rv) {
+			if (request)
+				xiw_cep_proc_request(cep);
+			else
+				xiw_cep_proc_reply(cep);
+		} else if (rv != -EAGAIN) {
+			xiw_cep_dbg(cep, "bad or truncated MPA %s: %d\n",
+				    request ? "request" : "reply", rv);
+			if (request)
+				xiw_cep_close(cep, rv, false, true);
+			else
+				xiw_cep_fail_connect(cep, rv == -ECONNRESET ?
+						     -ECONNRESET :
+						     -ECONNREFUSED, true);
+			return;
+		}
+	}
+
+	if ((ev & BIT(XIW_CEP_EV_RTR)) && cep->state == XIW_CEP_AWAIT_RTR) {
+		xiw_cep_cancel_timer(cep);
+		cep->state = XIW_CEP_RDMA_MODE;
+		xiw_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_ESTABLISHED, 0,
+			       NULL, 0);
+	}
+
+	if ((ev & BIT(XIW_CEP_EV_DISC)) &&
+	    (cep->state == XIW_CEP_RDMA_MODE ||
+	     cep->state == XIW_CEP_AWAIT_RTR)) {
+		if (cep->state == XIW_CEP_AWAIT_RTR)
+			xiw_cep_upcall(cep, cep->cm_id,
+				       IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+		xiw_cep_dbg(cep, "graceful close: FIN\n");
+		/* the data path is quiet before the FIN goes out */
+		xiw_cep_qp_down(cep);
+		cep->state = XIW_CEP_CLOSING;
+		kernel_sock_shutdown(cep->sock, SHUT_WR);
+		xiw_cep_arm_timer(cep, mpa_timeout_resp_ms);
+		ev |= BIT(XIW_CEP_EV_STATE);
+	}
+
+	if ((ev & BIT(XIW_CEP_EV_TIMEOUT)) && cep->state != XIW_CEP_CLOSED) {
+		xiw_cep_timed_out(cep);
+		return;
+	}
+
+	/* Peer FIN/RST (or socket error) in any state still open. */
+	sk = cep->sock ? cep->sock->sk : NULL;
+	if (!sk || cep->state == XIW_CEP_CLOSED || !xiw_sk_peer_gone(sk, &status))
+		return;
+	switch (cep->state) {
+	case XIW_CEP_CONNECTING:
+		xiw_cep_dbg(cep, "connect failed: %d\n", status);
+		xiw_cep_fail_connect(cep, -ECONNREFUSED, false);
+		break;
+	case XIW_CEP_AWAIT_MPAREP:
+		xiw_cep_fail_connect(cep, -ECONNRESET, false);
+		break;
+	case XIW_CEP_RECVD_MPAREQ:
+		/* accept/reject will find it closed */
+		xiw_cep_finish(cep, false);
+		break;
+	case XIW_CEP_CLOSING:
+		xiw_cep_close(cep, 0, false, false);
+		break;
+	default:
+		xiw_cep_close(cep, status, true, status != 0);
+		break;
+	}
+}
+
+static void xiw_cep_work(struct work_struct *w)
+{
+	struct xiw_cep *cep = container_of(w, struct xiw_cep, work);
+	unsigned long ev;
+
+	mutex_lock(&cep->lock);
+	ev = xchg(&cep->events, 0);
+	xiw_cep_process(cep, ev);
+	mutex_unlock(&cep->lock);
+	xiw_cep_put(cep);
+}
+
+static void xiw_cep_timeout(struct work_struct *w)
+{
+	struct xiw_cep *cep = container_of(to_delayed_work(w), struct xiw_cep,
+					   timer);
+
+	mutex_lock(&cep->lock);
+	xiw_cep_process(cep, BIT(XIW_CEP_EV_TIMEOUT));
+	mutex_unlock(&cep->lock);
+	xiw_cep_put(cep);
+}
+
+/* ------------------------------------------------------------------------
+ * Data path upcalls (any context)
+ */
+void xiw_cm_rtr_received(struct xiw_cep *cep)
+{
+	xiw_cep_post(cep, XIW_CEP_EV_RTR);
+}
+
+void xiw_cm_llp_error(struct xiw_cep *cep, int reason)
+{
+	WRITE_ONCE(cep->llp_reason, reason);
+	xiw_cep_post(cep, XIW_CEP_EV_LLP_ERR);
+}
+
+/* Called with qp->state_lock held and qp->cep == @cep. */
+void xiw_cm_qp_disconnect(struct xiw_cep *cep, bool abortive)
+{
+	xiw_cep_post(cep, abortive ? XIW_CEP_EV_ABORT : XIW_CEP_EV_DISC);
+}
+
+/*
+ * The QP of a socket's CEP, for the data path's socket callbacks: called
+ * under read_lock(&sk->sk_callback_lock); NULL while negotiating or for a
+ * listener.
+ */
+struct xiw_qp *xiw_cm_sk_to_qp(struct sock *sk)
+{
+	struct xiw_cep *cep = sk->sk_user_data;
+
+	return cep ? READ_ONCE(cep->qp) : NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * iw_cm device ops
+ */
+static int xiw_sock_create(struct xiw_device *xdev, int family,
+			   struct socket **sock)
+{
+	struct net_device *ndev = ib_device_get_netdev(&xdev->ibdev, XIW_PORT);
+	struct net *net = ndev ? dev_net(ndev) : &init_net;
+	int rv;
+
+	rv = sock_create_kern(net, family, SOCK_STREAM, IPPROTO_TCP, sock);
+	dev_put(ndev);
+	return rv;
+}
+
+static int xiw_addr_len(const struct sockaddr_storage *ss)
+{
+	switch (ss->ss_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
+int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct xiw_device *xdev = to_xiw_dev(id->device);
+	struct sockaddr_storage *laddr = &id->m_local_addr;
+	struct sockaddr_storage *raddr = &id->m_remote_addr;
+	struct ib_qp *ibqp;
+	struct xiw_cep *cep;
+	struct socket *sock;
+	int alen = xiw_addr_len(raddr), rv;
+
+	if (alen < 0 || laddr->ss_family != raddr->ss_family) {
+		xiw_dbg(id->device, "address family %u/%u unsupported\n",
+			laddr->ss_family, raddr->ss_family);
+		return -EAFNOSUPPORT;
+	}
+	if (param->private_data_len > XIW_IWCM_PD_MAX ||
+	    param->ird > XIW_MAX_IRD || param->ord > XIW_MAX_ORD) {
+		xiw_dbg(id->device, "pd %u ird %u ord %u out of range\n",
+			param->private_data_len, param->ird, param->ord);
+		return -EINVAL;
+	}
+	ibqp = xiw_get_qp(id->device, param->qpn);
+	if (!ibqp)
+		return -EINVAL;
+
+	cep = xiw_cep_alloc(xdev);
+	if (!cep)
+		return -ENOMEM;
+	rv = xiw_sock_create(xdev, raddr->ss_family, &sock);
+	if (rv)
+		goto err_cep;
+	sock_set_reuseaddr(sock->sk);
+	if (raddr->ss_family == AF_INET6 && id->afonly) {
+		rv = ip6_sock_set_v6only(sock->sk);
+		if (rv)
+			goto err_sock;
+	}
+	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
+	if (rv) {
+		xiw_dbg(id->device, "bind %pISp: %d\n", laddr, rv);
+		goto err_sock;
+	}
+	tcp_sock_set_nodelay(sock->sk);
+
+	mutex_lock(&cep->lock);
+	cep->active = true;
+	cep->rev = mpa_rev == XIW_MPA_REV1 ? XIW_MPA_REV1 : XIW_MPA_REV2;
+	cep->ird = param->ird;
+	cep->ord = param->ord;
+	cep->pd_len = param->private_data_len;
+	if (cep->pd_len)
+		memcpy(cep->pdata, param->private_data, cep->pd_len);
+	xiw_qp_get(ibqp);
+	cep->qp = to_xiw_qp(ibqp);
+	id->add_ref(id);
+	cep->cm_id = id;
+	id->provider_data = cep;
+	cep->state = XIW_CEP_CONNECTING;
+	cep->open = true;	/* the allocation's reference */
+	xiw_cep_get(cep);	/* ours, until we return */
+	xiw_cep_sock_attach(cep, sock);
+	xiw_cep_arm_timer(cep, mpa_timeout_init_ms);
+
+	rv = kernel_connect(sock, (struct sockaddr *)raddr, alen, O_NONBLOCK);
+	if (rv && rv != -EINPROGRESS) {
+		xiw_cep_dbg(cep, "connect %pISp -> %pISp: %d\n", laddr, raddr,
+			    rv);
+		/* no event may follow a failed iw_connect */
+		xiw_cep_finish(cep, true);
+		mutex_unlock(&cep->lock);
+		xiw_cep_put(cep);
+		return rv;
+	}
+	xiw_cep_dbg(cep, "%pISp -> %pISp, qp %u, ird %u ord %u pd %u\n",
+		    laddr, raddr, ibqp->qp_num, cep->ird, cep->ord,
+		    cep->pd_len);
+	mutex_unlock(&cep->lock);
+	/* connected already (loopback) or not: look at the state once */
+	xiw_cep_post(cep, XIW_CEP_EV_STATE);
+	xiw_cep_put(cep);
+	return 0;
+
+err_sock:
+	sock_release(sock);
+err_cep:
+	xiw_cep_put(cep);
+	return rv;
+}
+
+/* iwcm's provider_data of a passive cm_id: reference ends here. */
+static void xiw_cep_drop_pd_ref(struct xiw_cep *cep, struct iw_cm_id *id)
+{
+	if (id->provider_data == cep)
+		id->provider_data = NULL;
+	if (cep->pd_ref) {
+		cep->pd_ref = false;
+		xiw_cep_put(cep);
+	}
+}
+
+int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct xiw_cep *cep = id->provider_data;
+	struct xiw_llp_params p = {};
+	struct xiw_mpa_v2 v2;
+	struct ib_qp *ibqp;
+	u8 flags = 0;
+	int rv;
+
+	if (!cep)
+		return -EINVAL;
+	xiw_cep_get(cep);
+	mutex_lock(&cep->lock);
+	if (cep->state != XIW_CEP_RECVD_MPAREQ) {
+		xiw_cep_dbg(cep, "connection gone\n");
+		rv = -ECONNRESET;
+		goto out;
+	}
+	if (param->private_data_len > XIW_IWCM_PD_MAX ||
+	    param->ird > XIW_MAX_IRD || param->ord > XIW_MAX_ORD) {
+		xiw_cep_dbg(cep, "pd %u ird %u ord %u out of range\n",
+			    param->private_data_len, param->ird, param->ord);
+		rv = -EINVAL;
+		goto abort;
+	}
+	ibqp = xiw_get_qp(id->device, param->qpn);
+	if (!ibqp) {
+		rv = -EINVAL;
+		goto abort;
+	}
+	if (cep->enhanced) {
+		/* our ORD may not exceed the initiator's IRD */
+		cep->ord = min_t(u16, param->ord, cep->ord);
+		cep->ird = param->ird;
+	} else {
+		cep->ord = param->ord;
+		cep->ird = param->ird;
+	}
+	xiw_qp_get(ibqp);
+	cep->qp = to_xiw_qp(ibqp);
+	id->add_ref(id);
+	cep->cm_id = id;
+
+	p.sock = cep->sock;
+	p.crc = cep->crc;
+	p.mpa_rev = cep->rev;
+	p.ord = cep->ord;
+	p.ird = cep->ird;
+	p.rtr = cep->rtr;
+	p.rtr_wait = cep->p2p;
+	/* RTS before the reply: the initiator's first FPDU may follow it */
+	rv = xiw_cep_qp_up(cep, &p);
+	if (rv)
+		goto abort;
+	if (cep->crc)
+		flags |= XIW_MPA_FLAG_C;
+	if (cep->enhanced) {
+		flags |= XIW_MPA_FLAG_ENHANCED;
+		v2.ird = cpu_to_be16(cep->ird | (cep->p2p ? XIW_MPA_V2_P2P : 0) |
+				     (cep->rtr == XIW_RTR_SEND ?
+				      XIW_MPA_V2_RTR_SEND : 0));
+		v2.ord = cpu_to_be16(cep->ord |
+				     (cep->rtr == XIW_RTR_WRITE ?
+				      XIW_MPA_V2_RTR_WRITE : 0) |
+				     (cep->rtr == XIW_RTR_READ ?
+				      XIW_MPA_V2_RTR_READ : 0));
+	}
+	rv = xiw_cep_send_rr(cep, false, flags, cep->enhanced ? &v2 : NULL,
+			     param->private_data, param->private_data_len);
+	if (rv)
+		goto abort;
+	xiw_cep_dbg(cep, "accepted: rev %u crc %d ird %u ord %u rtr %d\n",
+		    cep->rev, cep->crc, cep->ird, cep->ord, cep->rtr);
+	if (cep->p2p) {
+		cep->state = XIW_CEP_AWAIT_RTR;
+		xiw_cep_arm_timer(cep, mpa_timeout_resp_ms);
+	} else {
+		cep->state = XIW_CEP_RDMA_MODE;
+		xiw_cep_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	}
+	rv = 0;
+	goto out;
+
+abort:
+	/* no event may follow a failed iw_accept */
+	cep->state = XIW_CEP_CLOSED;
+	xiw_cep_finish(cep, true);
+out:
+	xiw_cep_drop_pd_ref(cep, id);
+	mutex_unlock(&cep->lock);
+	xiw_cep_put(cep);
+	return rv;
+}
+
+int xiw_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
+{
+	struct xiw_cep *cep = id->provider_data;
+	int rv = 0;
+
+	if (!cep)
+		return -EINVAL;
+	xiw_cep_get(cep);
+	mutex_lock(&cep->lock);
+	if (cep->state == XIW_CEP_RECVD_MPAREQ) {
+		xiw_cep_dbg(cep, "reject, pd %u\n", pd_len);
+		rv = xiw_cep_send_reject(cep, pdata, pd_len);
+		cep->state = XIW_CEP_CLOSED;
+		/* FIN after the reply */
+		xiw_cep_finish(cep, false);
+	} else {
+		xiw_cep_dbg(cep, "connection gone\n");
+	}
+	xiw_cep_drop_pd_ref(cep, id);
+	mutex_unlock(&cep->lock);
+	xiw_cep_put(cep);
+	return rv;
+}
+
+static bool xiw_addr_any(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ipv4_is_zeronet(((struct sockaddr_in *)ss)->sin_addr.s_addr);
+	return ipv6_addr_any(&((struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+static u16 xiw_addr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)ss)->sin_port);
+	return ntohs(((struct sockaddr_in6 *)ss)->sin6_port);
+}
+
+/* A listening socket for @laddr in a new CEP (state LISTEN). */
+static struct xiw_cep *xiw_cep_listen_sock(struct xiw_device *xdev,
+					   struct sockaddr_storage *laddr,
+					   bool afonly, int backlog)
+{
+	int alen = xiw_addr_len(laddr), rv;
+	struct xiw_cep *cep;
+	struct socket *sock;
+
+	if (alen < 0)
+		return ERR_PTR(alen);
+	cep = xiw_cep_alloc(xdev);
+	if (!cep)
+		return ERR_PTR(-ENOMEM);
+	rv = xiw_sock_create(xdev, laddr->ss_family, &sock);
+	if (rv)
+		goto err_cep;
+	sock_set_reuseaddr(sock->sk);
+	if (laddr->ss_family == AF_INET6 && afonly) {
+		rv = ip6_sock_set_v6only(sock->sk);
+		if (rv)
+			goto err_sock;
+	}
+	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
+	if (rv) {
+		xiw_dbg(&xdev->ibdev, "bind %pISp: %d\n", laddr, rv);
+		goto err_sock;
+	}
+	mutex_lock(&cep->lock);
+	cep->state = XIW_CEP_LISTEN;
+	xiw_cep_sock_attach(cep, sock);
+	rv = kernel_listen(sock, backlog);
+	if (rv) {
+		xiw_cep_dbg(cep, "listen %pISp: %d\n", laddr, rv);
+		xiw_cep_finish(cep, false);
+		mutex_unlock(&cep->lock);
+		xiw_cep_put(cep);
+		return ERR_PTR(rv);
+	}
+	mutex_unlock(&cep->lock);
+	return cep;
+
+err_sock:
+	sock_release(sock);
+err_cep:
+	xiw_cep_put(cep);
+	return ERR_PTR(rv);
+}
+
+/* Close a listening CEP's socket and the connections not yet reported. */
+static void xiw_cep_unlisten(struct xiw_cep *cep)
+{
+	struct xiw_cep *c;
+
+	mutex_lock(&cep->lock);
+	xiw_cep_sock_release(cep, false);
+	cep->state = XIW_CEP_CLOSED;
+	list_for_each_entry(c, &cep->children, child)
+		xiw_cep_post(c, XIW_CEP_EV_ABORT);
+	mutex_unlock(&cep->lock);
+}
+
+/*
+ * A wildcard listen of @id joins the shared socket of its (netns, family,
+ * port), which is created by the first such listen. Several xiw devices
+ * listen on one port this way, and a connection to a local address of a
+ * device (routed through lo) still finds its listener, which a socket
+ * bound to the netdev would not.
+ */
+static int xiw_listen_shared(struct iw_cm_id *id, struct xiw_cep *cep,
+			     int backlog)
+{
+	struct xiw_device *xdev = to_xiw_dev(id->device);
+	struct sockaddr_storage *laddr = &id->m_local_addr;
+	struct net_device *ndev;
+	struct xiw_cep *sh;
+	struct net *net;
+
+	ndev = ib_device_get_netdev(&xdev->ibdev, XIW_PORT);
+	if (!ndev)
+		return -ENODEV;
+	net = dev_net(ndev);
+	cep->ifindex = ndev->ifindex;
+	dev_put(ndev);
+
+	mutex_lock(&xiw_cm_shared_mutex);
+	list_for_each_entry(sh, &xiw_cm_shared, shared_entry) {
+		if (net_eq(sh->net, net) &&
+		    sh->laddr.ss_family == laddr->ss_family &&
+		    sh->afonly == !!id->afonly &&
+		    xiw_addr_port(&sh->laddr) == xiw_addr_port(laddr))
+			goto found;
+	}
+	sh = xiw_cep_listen_sock(xdev, laddr, id->afonly, backlog);
+	if (IS_ERR(sh)) {
+		mutex_unlock(&xiw_cm_shared_mutex);
+		return PTR_ERR(sh);
+	}
+	sh->net = net;
+	sh->afonly = id->afonly;
+	sh->laddr = *laddr;
+	list_add_tail(&sh->shared_entry, &xiw_cm_shared);
+	xiw_cep_dbg(sh, "shared socket for %pISp\n", laddr);
+found:
+	mutex_lock(&sh->lock);
+	list_add_tail(&cep->sub, &sh->subs);
+	xiw_cep_get(sh);
+	cep->shared = sh;
+	mutex_unlock(&sh->lock);
+	mutex_unlock(&xiw_cm_shared_mutex);
+	return 0;
+}
+
+static void xiw_unlisten_shared(struct xiw_cep *cep)
+{
+	struct xiw_cep *sh = cep->shared;
+	bool last;
+
+	mutex_lock(&xiw_cm_shared_mutex);
+	mutex_lock(&sh->lock);
+	list_del_init(&cep->sub);
+	last = list_empty(&sh->subs);
+	if (last)
+		list_del_init(&sh->shared_entry);
+	mutex_unlock(&sh->lock);
+	mutex_unlock(&xiw_cm_shared_mutex);
+	cep->shared = NULL;
+	if (last) {
+		xiw_cep_unlisten(sh);
+		xiw_cep_put(sh);	/* the list's (creation) reference */
+	}
+	xiw_cep_put(sh);
+}
+
+int xiw_create_listen(struct iw_cm_id *id, int backlog)
+{
+	struct xiw_device *xdev = to_xiw_dev(id->device);
+	struct sockaddr_storage *laddr = &id->m_local_addr;
+	struct xiw_cep *cep;
+	int rv;
+
+	if (xiw_addr_len(laddr) < 0)
+		return -EAFNOSUPPORT;
+	if (!xiw_addr_any(laddr)) {
+		cep = xiw_cep_listen_sock(xdev, laddr, id->afonly, backlog);
+		if (IS_ERR(cep))
+			return PTR_ERR(cep);
+	} else {
+		cep = xiw_cep_alloc(xdev);
+		if (!cep)
+			return -ENOMEM;
+		rv = xiw_listen_shared(id, cep, backlog);
+		if (rv) {
+			xiw_cep_put(cep);
+			return rv;
+		}
+	}
+	mutex_lock(&cep->lock);
+	cep->state = XIW_CEP_LISTEN;
+	id->add_ref(id);
+	cep->cm_id = id;
+	id->provider_data = cep;
+	xiw_cep_dbg(cep, "listening on %pISp%s\n", laddr,
+		    cep->shared ? " (shared)" : "");
+	mutex_unlock(&cep->lock);
+	return 0;	/* the reference is provider_data's */
+}
+
+int xiw_destroy_listen(struct iw_cm_id *id)
+{
+	struct xiw_cep *cep = id->provider_data;
+
+	if (!cep)
+		return 0;
+	xiw_cep_dbg(cep, "\n");
+	/* no new connections are routed to it from here on */
+	if (cep->shared)
+		xiw_unlisten_shared(cep);
+	xiw_cep_unlisten(cep);
+	mutex_lock(&cep->lock);
+	if (cep->cm_id) {
+		cep->cm_id = NULL;
+		id->rem_ref(id);
+	}
+	id->provider_data = NULL;
+	mutex_unlock(&cep->lock);
+	xiw_cep_put(cep);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Module
+ */
+int xiw_cm_init(void)
+{
+	xiw_cm_wq = alloc_ordered_workqueue("xiw_cm", WQ_MEM_RECLAIM);
+	return xiw_cm_wq ? 0 : -ENOMEM;
+}
+
+/*
+ * After every device is unregistered, iwcm has destroyed every cm_id and
+ * so every CEP that held one has closed. What may remain are connections
+ * whose CONNECT_REQUEST iwcm dropped: close their sockets so no callback
+ * into this module outlives it.
+ */
+void xiw_cm_exit(void)
+{
+	struct xiw_cep *cep;
+
+	flush_workqueue(xiw_cm_wq);
+	for (;;) {
+		spin_lock_bh(&xiw_cep_all_lock);
+		list_for_each_entry(cep, &xiw_cep_all, all)
+			if (cep->state != XIW_CEP_CLOSED)
+				break;
+		if (list_entry_is_head(cep, &xiw_cep_all, all) ||
+		    !kref_get_unless_zero(&cep->ref)) {
+			spin_unlock_bh(&xiw_cep_all_lock);
+			break;
+		}
+		spin_unlock_bh(&xiw_cep_all_lock);
+		pr_warn("xiw: closing a leftover connection endpoint\n");
+		mutex_lock(&cep->lock);
+		cancel_delayed_work_sync(&cep->timer);
+		xiw_cep_sock_release(cep, true);
+		cep->state = XIW_CEP_CLOSED;
+		mutex_unlock(&cep->lock);
+		xiw_cep_put(cep);
+	}
+	destroy_workqueue(xiw_cm_wq);
+}

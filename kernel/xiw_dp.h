@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xiw - data path (TX and RX engines): per-QP state.
+ *
+ * One struct xiw_qp_dp exists while a QP has a TCP connection, from
+ * xiw_qp_llp_start() to xiw_qp_llp_stop(). Everything the engines need at
+ * FPDU rate is allocated there once: no allocation per FPDU.
+ *
+ * Concurrency (see also xiw_qp_tx.c and xiw_qp_rx.c):
+ *
+ * - RX runs in sk_data_ready (softirq, or process context from the socket
+ *   backlog) under the socket lock, so RX context fields need no lock of
+ *   their own: TCP serialises its callers.
+ * - TX runs in exactly one context at a time, the owner of XIW_DP_TX_BUSY:
+ *   the poster (when it may sleep) or the TX work item. A kick that finds
+ *   the bit taken sets XIW_DP_TX_MORE; the owner rechecks it after
+ *   releasing XIW_DP_TX_BUSY, so no kick is lost.
+ * - dp->lock (a BH-safe spinlock, per QP) protects what TX and RX share:
+ *   the completion-order ring, the ORQ and the IRQ.
+ * - Errors found in softirq never take the QP state mutex: they set
+ *   XIW_DP_ERROR (an atomic bit, checked by TX, RX and posters), record
+ *   the Terminate to send and kick TX, which sends it at an FPDU boundary
+ *   and then queues err_work; err_work moves the QP to ERROR under the
+ *   state mutex (flushing everything) and notifies the CM.
+ */
+#ifndef XIW_DP_H
+#define XIW_DP_H
+
+#include <linux/bvec.h>
+#include <linux/workqueue.h>
+
+#include "xiw.h"
+
+#define xiw_dp_dbg(dp, fmt, ...) do {					\
+	struct xiw_qp_dp *_dp = (dp);					\
+									\
+	ibdev_dbg(_dp->qp->base.device, "QP%u: %s: " fmt,		\
+		  _dp->qp->base.qp_num, __func__, ##__VA_ARGS__);	\
+} while (0)
+
+/* dp->flags bits */
+enum {
+	XIW_DP_TX_BUSY,		/* someone runs the TX engine */
+	XIW_DP_TX_MORE,		/* a kick arrived while TX was busy */
+	XIW_DP_TX_NOSPACE,	/* TX waits for sk_write_space */
+	XIW_DP_RTR_WAIT,	/* passive side: RTR not yet received */
+	XIW_DP_TERM_PENDING,	/* a Terminate is to be sent */
+	XIW_DP_ERROR,		/* fatal: no more TX/RX, QP going to ERROR */
+	XIW_DP_FLUSHED,		/* completion ring flushed, nothing completes */
+	XIW_DP_STOPPED,		/* xiw_qp_llp_stop() in progress */
+};
+
+/* Completion-order ring: SQ WRs complete in posting order. */
+enum xiw_cmpl_state {
+	XIW_CMPL_PENDING = 1,
+	XIW_CMPL_DONE,
+};
+
+struct xiw_dp_cmpl {
+	u64 wr_id;
+	u32 byte_len;
+	u8 opcode;		/* ib_wc_opcode */
+	u8 status;		/* ib_wc_status */
+	u8 state;		/* 0 = free, enum xiw_cmpl_state */
+	bool signaled;
+};
+
+/* Outstanding RDMA Read Request of ours (depth ORD). */
+struct xiw_orqe {
+	u32 cidx;		/* completion-order ring index */
+	u32 sink_stag;		/* our lkey advertised as Data Sink STag */
+	u64 sink_to;
+	u32 len;
+	u32 placed;
+	u32 inv_stag;		/* READ_WITH_INV: STag to invalidate */
+	bool inv;
+	bool rtr;		/* zero-length RTR read: completes silently */
+};
+
+/* Inbound RDMA Read Request to answer (depth IRD). */
+struct xiw_irqe {
+	u32 sink_stag;
+	u64 sink_to;
+	u32 src_stag;
+	u64 src_to;
+	u32 len;
+};
+
+/* A local SGE checked against its MR, reference held. */
+struct xiw_lsge {
+	struct xiw_mr *mr;
+	u64 addr;
+	u32 len;
+};
+
+enum xiw_tx_kind {
+	XIW_TX_NONE,
+	XIW_TX_SQ,		/* Send/Write/Read Request from the SQ */
+	XIW_TX_RRESP,		/* Read Response from the IRQ */
+	XIW_TX_TERM,		/* Terminate */
+	XIW_TX_RTR,		/* RTR frame */
+};
+
+#define XIW_TX_BVEC		40	/* payload pieces per FPDU */
+#define XIW_TX_BURST		64	/* FPDUs before yielding */
+
+struct xiw_tx_ctx {
+	enum xiw_tx_kind kind;		/* what the current FPDU belongs to */
+
+	/* SQ WR being sent (sq_active). */
+	bool sq_active;
+	struct xiw_sqe sqe;		/* copy of the SQE */
+	u32 cidx;			/* its completion-order slot */
+	u32 len;			/* message length */
+	u32 done;			/* payload bytes framed so far */
+	int nsge;
+	struct xiw_lsge sge[XIW_MAX_SGE];
+
+	/* Read Response being sent (rr_active). */
+	bool rr_active;
+	struct xiw_irqe irqe;
+	u32 rr_done;
+	struct xiw_lsge rr_sge;
+
+	u32 msn[XIW_QN_COUNT];		/* next MSN to send per QN */
+	bool last_was_irq;		/* fairness between SQ and IRQ */
+	bool zcopy;			/* splice this FPDU's payload */
+
+	/* Current FPDU: header | payload pieces | pad + CRC. */
+	union xiw_fpdu_hdr hdr;
+	u8 trailer[8];
+	struct bio_vec bv[XIW_TX_BVEC + 2];
+	int nbv;
+	int bv_idx;			/* first piece not fully sent */
+	u32 bv_off;			/* bytes of it already sent */
+	bool fpdu_active;
+	bool fpdu_last;			/* completes the message */
+};
+
+enum xiw_rx_state {
+	XIW_RX_HDR,
+	XIW_RX_DATA,
+	XIW_RX_TRAILER,
+	XIW_RX_DEAD,		/* after a fatal error: drop everything */
+};
+
+struct xiw_rx_ctx {
+	enum xiw_rx_state state;
+	union xiw_fpdu_hdr hdr;
+	u32 hdr_got;
+	u32 hdr_need;
+	unsigned int op;
+	u32 data_left;		/* payload bytes of this FPDU still to come */
+	u32 trailer_got;
+	u32 trailer_need;	/* pad + CRC */
+	u8 trailer[8];
+	u32 crc;
+	u32 msn[XIW_QN_COUNT];	/* next expected MSN per QN */
+
+	/* Tagged segment target. */
+	struct xiw_mr *tmr;
+	u64 tto;
+
+	/* Untagged Send message in progress. */
+	bool msg_active;
+	u64 wr_id;
+	u32 msg_len;		/* bytes placed so far */
+	u32 msg_cap;		/* buffer size of the RQE */
+	int nsge;
+	struct xiw_lsge sge[XIW_MAX_SGE];
+	bool rtr_send;		/* this message is the zero-length RTR */
+};
+
+struct xiw_qp_dp {
+	struct xiw_qp *qp;
+	struct xiw_cep *cep;
+	struct socket *sock;
+	struct sock *sk;
+	unsigned long flags;
+	refcount_t users;		/* kickers and socket callbacks */
+	struct completion users_done;
+	bool crc;
+	enum xiw_rtr rtr;
+	u32 mss;
+
+	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_write_space)(struct sock *sk);
+
+	struct work_struct tx_work;
+	struct work_struct err_work;
+	int err_reason;
+
+	spinlock_t lock;		/* cmpl ring, ORQ, IRQ */
+	struct xiw_dp_cmpl *cmpl;	/* sq.num entries */
+	u32 cmpl_num;
+	u32 cmpl_head;			/* oldest pending */
+	u32 cmpl_tail;			/* next free */
+	struct xiw_orqe *orq;
+	u32 ord;
+	u32 orq_head, orq_tail;
+	struct xiw_irqe *irq;
+	u32 ird;
+	u32 irq_head, irq_tail;
+
+	/* Terminate to send (valid with XIW_DP_TERM_PENDING). */
+	struct xiw_term_code term;
+	u8 term_hdr[XIW_DDP_UNTAGGED_HDR_LEN + XIW_RDMAP_RREQ_LEN +
+		    XIW_MPA_HDR_LEN];
+	u32 term_hdr_len;
+
+	struct xiw_tx_ctx tx;
+	struct xiw_rx_ctx rx;
+};
+
+/* xiw_qp_tx.c */
+void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok);
+void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
+		      u32 byte_len);
+void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
+		  const void *hdr, u32 hdr_len, int reason);
+void xiw_dp_put_lsges(struct xiw_lsge *sge, int n);
+struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp);
+void xiw_dp_put(struct xiw_qp_dp *dp);
+
+/* xiw_qp_rx.c */
+void xiw_dp_data_ready(struct sock *sk);
+void xiw_dp_rx_release(struct xiw_qp_dp *dp);
+void xiw_dp_rx_flush(struct xiw_qp_dp *dp);
+
+#endif /* XIW_DP_H */

@@ -1,0 +1,817 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw - RX engine: FPDU parsing and direct placement in sk_data_ready.
+ *
+ * TCP calls sk_data_ready in softirq (or from the socket backlog in
+ * process context) with the socket lock held; xiw_dp_data_ready() drains
+ * the receive queue with tcp_read_sock() and places payload straight
+ * from the skb into the target pages with skb_copy_bits() (one copy). The
+ * CRC is computed over the placed bytes. The socket lock serialises RX,
+ * so struct xiw_rx_ctx has no lock of its own; what RX shares with TX (ORQ,
+ * IRQ, completion ring) is under dp->lock. No sleeping, no allocation.
+ *
+ * Per FPDU: read the 4-byte MPA/DDP/RDMAP control, then the DDP header,
+ * validate it with xiw_rx_check_hdr() (xiw_wire.h), read the rest of the
+ * RDMAP header, check it against QP state (MSN, MO, STag, PD, rights,
+ * bounds, ORQ/IRQ), place the payload, check pad and CRC, and only then
+ * act on the message (completions, IRQ, invalidation, Terminate).
+ *
+ * Any error: xiw_dp_fatal() with the Terminate RFC 5040/5041/5044
+ * prescribe (Documentation/wire-format.md); RX then drops everything.
+ */
+#include <linux/highmem.h>
+#include <linux/skbuff.h>
+#include <linux/tcp.h>
+#include <net/tcp.h>
+
+#include "xiw_dp.h"
+
+#define XIW_RX_OPS	XIW_OPMASK_RFC5040
+
+static void xiw_rx_term(struct xiw_qp_dp *dp, u8 layer, u8 etype, u8 ecode,
+			u8 hdrct)
+{
+	struct xiw_term_code tc = {
+		.layer = layer, .etype = etype, .ecode = ecode, .hdrct = hdrct,
+	};
+
+	dp->rx.state = XIW_RX_DEAD;
+	xiw_dp_fatal(dp, &tc, &dp->rx.hdr, dp->rx.hdr_got, -EPROTO);
+}
+
+#define XIW_HDRCT_MD	(XIW_TERM_HDRCT_M | XIW_TERM_HDRCT_D)
+
+/* Terminate for a failed tagged (DDP-placed) STag check. */
+static void xiw_rx_term_tagged(struct xiw_qp_dp *dp, enum xiw_mem_err err)
+{
+	static const u8 code[] = {
+		[XIW_MEM_INV_STAG] = XIW_DDP_EC_T_INV_STAG,
+		[XIW_MEM_PD] = XIW_DDP_EC_T_STAG_NOT_ASSOC,
+		[XIW_MEM_BOUNDS] = XIW_DDP_EC_T_BASE_BOUNDS,
+		[XIW_MEM_WRAP] = XIW_DDP_EC_T_TO_WRAP,
+	};
+
+	if (err == XIW_MEM_ACCESS)
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_PROT,
+			    XIW_RDMAP_EC_ACCESS, XIW_HDRCT_MD);
+	else
+		xiw_rx_term(dp, XIW_TERM_LAYER_DDP, XIW_DDP_ET_TAGGED,
+			    code[err], XIW_HDRCT_MD);
+}
+
+/* Terminate for a failed Read Request source STag check (RDMAP layer). */
+static void xiw_rx_term_rreq(struct xiw_qp_dp *dp, enum xiw_mem_err err)
+{
+	static const u8 code[] = {
+		[XIW_MEM_INV_STAG] = XIW_RDMAP_EC_INV_STAG,
+		[XIW_MEM_PD] = XIW_RDMAP_EC_STAG_NOT_ASSOC,
+		[XIW_MEM_ACCESS] = XIW_RDMAP_EC_ACCESS,
+		[XIW_MEM_BOUNDS] = XIW_RDMAP_EC_BASE_BOUNDS,
+		[XIW_MEM_WRAP] = XIW_RDMAP_EC_TO_WRAP,
+	};
+
+	xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_PROT,
+		    code[err], XIW_HDRCT_MD | XIW_TERM_HDRCT_R);
+}
+
+static void xiw_rx_untagged_err(struct xiw_qp_dp *dp, u8 ecode)
+{
+	xiw_rx_term(dp, XIW_TERM_LAYER_DDP, XIW_DDP_ET_UNTAGGED, ecode,
+		    XIW_HDRCT_MD);
+}
+
+/* ------------------------------------------------------------------------
+ * Receive WQEs
+ */
+static void xiw_srq_limit_check(struct xiw_srq *srq, bool *event)
+{
+	u32 i;
+
+	if (!srq->armed)
+		return;
+	for (i = 0; i < srq->limit; i++) {
+		struct xiw_rqe *e = xiw_queue_entry(&srq->rq, srq->rq.cons + i);
+
+		if (!(xiw_wqe_flags_acquire(&e->flags) & XIW_WQE_VALID))
+			break;
+	}
+	if (i < srq->limit) {
+		srq->armed = false;
+		*event = true;
+	}
+}
+
+/* Take the next RQE (copied out of the ring) of the QP or its SRQ. */
+static bool xiw_rx_get_rqe(struct xiw_qp *qp, struct xiw_rqe *out)
+{
+	struct xiw_queue *q = qp->srq ? &qp->srq->rq : &qp->rq;
+	spinlock_t *lock = qp->srq ? &qp->srq->lock : &qp->rq_lock;
+	struct xiw_rqe *slot;
+	unsigned long flags;
+	bool got = false, event = false;
+
+	spin_lock_irqsave(lock, flags);
+	slot = xiw_queue_entry(q, q->cons);
+	if (xiw_wqe_flags_acquire(&slot->flags) & XIW_WQE_VALID) {
+		memcpy(out, slot, sizeof(*out));
+		xiw_wqe_flags_release(&slot->flags, 0);
+		q->cons++;
+		got = true;
+		if (qp->srq)
+			xiw_srq_limit_check(qp->srq, &event);
+	}
+	spin_unlock_irqrestore(lock, flags);
+	if (event && qp->srq->base.event_handler) {
+		struct ib_event ev = {
+			.device = qp->base.device,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+			.element.srq = &qp->srq->base,
+		};
+
+		qp->srq->base.event_handler(&ev, qp->srq->base.srq_context);
+	}
+	return got;
+}
+
+static void xiw_rx_recv_cqe(struct xiw_qp_dp *dp, u8 status, u32 flags,
+			    u32 inv_stag, bool solicited)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	struct xiw_cqe cqe = {
+		.wr_id = rx->wr_id,
+		.opcode = IB_WC_RECV,
+		.status = status,
+		.byte_len = status == IB_WC_SUCCESS ? rx->msg_len : 0,
+		.flags = flags,
+	};
+
+	if (flags & XIW_CQE_WITH_INV)
+		cqe.inv_stag = inv_stag;
+	xiw_cq_add(dp->qp->rcq, dp->qp, &cqe, solicited);
+}
+
+/* First segment of a Send: consume an RQE and resolve its buffers. */
+static bool xiw_rx_start_send(struct xiw_qp_dp *dp)
+{
+	struct xiw_qp *qp = dp->qp;
+	struct xiw_rx_ctx *rx = &dp->rx;
+	u32 max = qp->srq ? qp->srq->max_sge : qp->max_recv_sge;
+	struct xiw_rqe rqe;
+	enum xiw_mem_err err;
+	u64 cap = 0;
+	int i;
+
+	if (!xiw_rx_get_rqe(qp, &rqe)) {
+		xiw_dp_dbg(dp, "no receive WQE\n");
+		xiw_rx_untagged_err(dp, XIW_DDP_EC_UT_MSN_NO_BUF);
+		return false;
+	}
+	rx->wr_id = rqe.wr_id;
+	rx->msg_len = 0;
+	rx->nsge = 0;
+	rx->msg_active = true;
+	if (rqe.num_sge > max)
+		goto bad;
+	for (i = 0; i < rqe.num_sge; i++) {
+		struct xiw_sge *s = &rqe.sge[i];
+		struct xiw_lsge *l = &rx->sge[rx->nsge];
+
+		if (!s->length)
+			continue;
+		l->mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
+				       s->lkey, IB_ACCESS_LOCAL_WRITE, s->addr,
+				       s->length, &err);
+		if (!l->mr)
+			goto bad;
+		l->addr = s->addr;
+		l->len = s->length;
+		cap += s->length;
+		rx->nsge++;
+	}
+	rx->msg_cap = min_t(u64, cap, U32_MAX);
+	return true;
+bad:
+	xiw_dp_dbg(dp, "bad receive WQE\n");
+	xiw_dp_put_lsges(rx->sge, rx->nsge);
+	rx->nsge = 0;
+	rx->msg_active = false;
+	xiw_rx_recv_cqe(dp, IB_WC_LOC_PROT_ERR, 0, 0, false);
+	xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_CATASTROPHIC, 0, 0);
+	return false;
+}
+
+static void xiw_rx_end_send(struct xiw_qp_dp *dp)
+{
+	xiw_dp_put_lsges(dp->rx.sge, dp->rx.nsge);
+	dp->rx.nsge = 0;
+	dp->rx.msg_active = false;
+}
+
+/*
+ * The QP is going to ERROR: complete the RQE RX holds with WR_FLUSH_ERR.
+ * Called under the socket lock (so RX is not running), RX stays dead.
+ */
+void xiw_dp_rx_flush(struct xiw_qp_dp *dp)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+
+	rx->state = XIW_RX_DEAD;
+	if (rx->msg_active && !rx->rtr_send)
+		xiw_rx_recv_cqe(dp, IB_WC_WR_FLUSH_ERR, 0, 0, false);
+	xiw_rx_end_send(dp);
+	if (rx->tmr) {
+		xiw_mr_put(rx->tmr);
+		rx->tmr = NULL;
+	}
+}
+
+void xiw_dp_rx_release(struct xiw_qp_dp *dp)
+{
+	xiw_dp_put_lsges(dp->rx.sge, dp->rx.nsge);
+	dp->rx.nsge = 0;
+	if (dp->rx.tmr)
+		xiw_mr_put(dp->rx.tmr);
+	dp->rx.tmr = NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Header processing (the whole header is in rx->hdr)
+ */
+static struct xiw_orqe *xiw_orq_head(struct xiw_qp_dp *dp)
+{
+	u32 n = roundup_pow_of_two(max_t(u32, dp->ord, 1));
+
+	if (dp->orq_head == dp->orq_tail)
+		return NULL;
+	return &dp->orq[dp->orq_head & (n - 1)];
+}
+
+static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	struct xiw_qp *qp = dp->qp;
+	u32 stag = be32_to_cpu(rx->hdr.tagged.stag);
+	u64 to = be64_to_cpu(rx->hdr.tagged.to);
+	enum xiw_mem_err err = XIW_MEM_OK;
+	struct xiw_orqe *o;
+	bool ok = true;
+	u32 lkey = 0;
+
+	rx->tto = to;
+	if (rx->op == XIW_RDMAP_OP_READ_RESP) {
+		spin_lock_bh(&dp->lock);
+		o = xiw_orq_head(dp);
+		if (!o) {
+			ok = false;
+		} else if (o->rtr) {
+			if (payload)
+				err = XIW_MEM_BOUNDS;
+		} else if (stag != o->sink_stag) {
+			err = XIW_MEM_INV_STAG;
+		} else if (to != o->sink_to + o->placed ||
+			   payload > o->len - o->placed) {
+			err = XIW_MEM_BOUNDS;
+		} else {
+			lkey = o->sink_stag;
+			err = XIW_MEM_OK;
+		}
+		spin_unlock_bh(&dp->lock);
+		if (!ok) {
+			xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP,
+				    XIW_RDMAP_ET_REMOTE_OP, XIW_RDMAP_EC_OPCODE,
+				    XIW_HDRCT_MD);
+			return false;
+		}
+		if (o->rtr && !payload)
+			return true;
+		if (err != XIW_MEM_OK) {
+			xiw_rx_term_tagged(dp, err);
+			return false;
+		}
+		if (!payload)
+			return true;
+		rx->tmr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
+					 lkey, IB_ACCESS_LOCAL_WRITE, to,
+					 payload, &err);
+	} else {
+		/* RDMA Write; a zero-length one touches nothing (RTR). */
+		if (!payload)
+			return true;
+		rx->tmr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
+					 stag, IB_ACCESS_REMOTE_WRITE, to,
+					 payload, &err);
+	}
+	if (!rx->tmr) {
+		xiw_dp_dbg(dp, "STag %#x TO %#llx len %u: error %d\n", stag, to,
+			   payload, err);
+		xiw_rx_term_tagged(dp, err);
+		return false;
+	}
+	return true;
+}
+
+static bool xiw_rx_hdr_send(struct xiw_qp_dp *dp, u32 payload)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	struct xiw_ddp_untagged *h = &rx->hdr.untagged;
+	u32 mo = be32_to_cpu(h->mo);
+
+	if (!rx->msg_active) {
+		if (mo) {
+			xiw_rx_untagged_err(dp, XIW_DDP_EC_UT_INV_MO);
+			return false;
+		}
+		if (test_bit(XIW_DP_RTR_WAIT, &dp->flags)) {
+			/* The zero-length Send RTR consumes no RQE. */
+			rx->rtr_send = true;
+			rx->msg_active = true;
+			rx->msg_len = 0;
+			rx->msg_cap = 0;
+		} else if (!xiw_rx_start_send(dp)) {
+			return false;
+		}
+	} else if (mo != rx->msg_len) {
+		xiw_rx_untagged_err(dp, XIW_DDP_EC_UT_INV_MO);
+		return false;
+	}
+	if (payload > rx->msg_cap - rx->msg_len) {
+		xiw_rx_untagged_err(dp, XIW_DDP_EC_UT_TOO_LONG);
+		return false;
+	}
+	return true;
+}
+
+static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
+{
+	struct xiw_rdmap_rreq *r = &dp->rx.hdr.rreq;
+	struct xiw_qp *qp = dp->qp;
+	u32 len = be32_to_cpu(r->read_size);
+	enum xiw_mem_err err;
+	struct xiw_mr *mr;
+	u32 busy;
+
+	spin_lock_bh(&dp->lock);
+	busy = dp->irq_tail - dp->irq_head;
+	spin_unlock_bh(&dp->lock);
+	if (busy >= max_t(u32, dp->ird, 1)) {
+		xiw_dp_dbg(dp, "IRD %u exceeded\n", dp->ird);
+		xiw_rx_term(dp, XIW_TERM_LAYER_DDP, XIW_DDP_ET_UNTAGGED,
+			    XIW_DDP_EC_UT_MSN_RANGE,
+			    XIW_HDRCT_MD | XIW_TERM_HDRCT_R);
+		return false;
+	}
+	if (!len)
+		return true;	/* zero-length Read: no STag check */
+	mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
+			    be32_to_cpu(r->src_stag), IB_ACCESS_REMOTE_READ,
+			    be64_to_cpu(r->src_to), len, &err);
+	if (!mr) {
+		xiw_dp_dbg(dp, "Read source STag %#x: error %d\n",
+			   be32_to_cpu(r->src_stag), err);
+		xiw_rx_term_rreq(dp, err);
+		return false;
+	}
+	xiw_mr_put(mr);
+	return true;
+}
+
+/* Is this the RTR the passive side waits for? */
+static bool xiw_rx_is_rtr(struct xiw_qp_dp *dp, u32 payload)
+{
+	switch (dp->rx.op) {
+	case XIW_RDMAP_OP_SEND:
+	case XIW_RDMAP_OP_WRITE:
+		return !payload;
+	case XIW_RDMAP_OP_READ_REQ:
+		return !dp->rx.hdr.rreq.read_size;
+	default:
+		return false;
+	}
+}
+
+/* Whole header received: check it against QP state, set up placement. */
+static bool xiw_rx_hdr_done(struct xiw_qp_dp *dp)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	u32 ulpdu = be16_to_cpu(rx->hdr.ctrl.mpa_len);
+	u32 payload = ulpdu + XIW_MPA_HDR_LEN - rx->hdr_need;
+	bool tagged = rx->hdr.ctrl.ddp & XIW_DDP_T;
+
+	rx->data_left = payload;
+	rx->trailer_need = xiw_mpa_pad(ulpdu) + XIW_MPA_CRC_LEN;
+	rx->trailer_got = 0;
+	if (dp->crc)
+		rx->crc = xiw_crc_update(XIW_CRC32C_SEED, &rx->hdr,
+					 rx->hdr_need);
+
+	if (test_bit(XIW_DP_RTR_WAIT, &dp->flags) &&
+	    !xiw_rx_is_rtr(dp, payload)) {
+		xiw_dp_dbg(dp, "first FPDU (op %u) is no RTR\n", rx->op);
+		xiw_rx_term(dp, XIW_TERM_LAYER_LLP, XIW_MPA_ET_MPA,
+			    XIW_MPA_EC_NO_MATCHING_RTR, 0);
+		return false;
+	}
+	if (!tagged) {
+		u32 qn = be32_to_cpu(rx->hdr.untagged.qn);
+
+		if (be32_to_cpu(rx->hdr.untagged.msn) != rx->msn[qn]) {
+			xiw_dp_dbg(dp, "QN %u MSN %u, expected %u\n", qn,
+				   be32_to_cpu(rx->hdr.untagged.msn),
+				   rx->msn[qn]);
+			xiw_rx_untagged_err(dp, XIW_DDP_EC_UT_MSN_RANGE);
+			return false;
+		}
+	}
+	switch (rx->op) {
+	case XIW_RDMAP_OP_WRITE:
+	case XIW_RDMAP_OP_READ_RESP:
+		return xiw_rx_hdr_tagged(dp, payload);
+	case XIW_RDMAP_OP_SEND:
+	case XIW_RDMAP_OP_SEND_INV:
+	case XIW_RDMAP_OP_SEND_SE:
+	case XIW_RDMAP_OP_SEND_SE_INV:
+		return xiw_rx_hdr_send(dp, payload);
+	case XIW_RDMAP_OP_READ_REQ:
+		return xiw_rx_hdr_rreq(dp);
+	case XIW_RDMAP_OP_TERMINATE:
+		return true;
+	default:
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
+			    XIW_RDMAP_EC_OPCODE, XIW_HDRCT_MD);
+		return false;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Placement
+ */
+static int xiw_rx_copy(struct xiw_qp_dp *dp, struct xiw_mr *mr, u64 va,
+		       struct sk_buff *skb, unsigned int off, u32 n)
+{
+	while (n) {
+		u32 poff, avail, chunk;
+		struct page *page = xiw_mr_page(mr, va, &poff, &avail);
+		void *p;
+		int rv;
+
+		if (!page)
+			return -EFAULT;
+		chunk = min(avail, n);
+		p = kmap_local_page(page);
+		rv = skb_copy_bits(skb, off, p + poff, chunk);
+		if (!rv && dp->crc)
+			dp->rx.crc = xiw_crc_update(dp->rx.crc, p + poff,
+						    chunk);
+		kunmap_local(p);
+		if (rv)
+			return rv;
+		va += chunk;
+		off += chunk;
+		n -= chunk;
+	}
+	return 0;
+}
+
+/* Place @n payload bytes at @off in @skb. */
+static int xiw_rx_place(struct xiw_qp_dp *dp, struct sk_buff *skb,
+			unsigned int off, u32 n)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	int rv, i;
+
+	if (rx->hdr.ctrl.ddp & XIW_DDP_T) {
+		rv = xiw_rx_copy(dp, rx->tmr, rx->tto, skb, off, n);
+		rx->tto += n;
+		return rv;
+	}
+	/* Send: scatter by message offset over the RQE's SGEs. */
+	while (n) {
+		u32 pos = rx->msg_len, chunk;
+
+		for (i = 0; i < rx->nsge && pos >= rx->sge[i].len; i++)
+			pos -= rx->sge[i].len;
+		if (i == rx->nsge)
+			return -EFAULT;
+		chunk = min(n, rx->sge[i].len - pos);
+		rv = xiw_rx_copy(dp, rx->sge[i].mr, rx->sge[i].addr + pos, skb,
+				 off, chunk);
+		if (rv)
+			return rv;
+		rx->msg_len += chunk;
+		off += chunk;
+		n -= chunk;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Whole FPDU received and its CRC checked: act on it.
+ */
+static void xiw_rx_rtr_done(struct xiw_qp_dp *dp)
+{
+	clear_bit(XIW_DP_RTR_WAIT, &dp->flags);
+	xiw_dp_dbg(dp, "RTR received\n");
+	xiw_cm_rtr_received(dp->cep);
+	xiw_dp_tx_kick(dp, false);
+}
+
+static void xiw_rx_send_done(struct xiw_qp_dp *dp)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	struct xiw_qp *qp = dp->qp;
+	u32 inv = be32_to_cpu(rx->hdr.untagged.inval_stag);
+	bool se = rx->op == XIW_RDMAP_OP_SEND_SE ||
+		  rx->op == XIW_RDMAP_OP_SEND_SE_INV;
+	bool with_inv = rx->op == XIW_RDMAP_OP_SEND_INV ||
+			rx->op == XIW_RDMAP_OP_SEND_SE_INV;
+
+	rx->msn[XIW_QN_SEND]++;
+	if (rx->rtr_send) {
+		rx->rtr_send = false;
+		rx->msg_active = false;
+		xiw_rx_rtr_done(dp);
+		return;
+	}
+	if (with_inv && xiw_mr_invalidate(to_xiw_dev(qp->base.device),
+					  qp->pd, inv, true)) {
+		xiw_dp_dbg(dp, "cannot invalidate STag %#x\n", inv);
+		xiw_rx_recv_cqe(dp, IB_WC_REM_INV_REQ_ERR, 0, 0, false);
+		xiw_rx_end_send(dp);
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_PROT,
+			    XIW_RDMAP_EC_CANNOT_INVALIDATE, XIW_HDRCT_MD);
+		return;
+	}
+	xiw_rx_recv_cqe(dp, IB_WC_SUCCESS, with_inv ? XIW_CQE_WITH_INV : 0,
+			inv, se);
+	xiw_rx_end_send(dp);
+}
+
+static void xiw_rx_rresp_done(struct xiw_qp_dp *dp, u32 payload, bool last)
+{
+	struct xiw_qp *qp = dp->qp;
+	struct xiw_orqe *o, orqe;
+
+	spin_lock_bh(&dp->lock);
+	o = xiw_orq_head(dp);
+	if (!o) {
+		spin_unlock_bh(&dp->lock);
+		return;		/* flushed meanwhile */
+	}
+	o->placed += payload;
+	orqe = *o;
+	if (last)
+		dp->orq_head++;
+	spin_unlock_bh(&dp->lock);
+	if (!last)
+		return;
+	if (orqe.rtr) {
+		xiw_dp_dbg(dp, "RTR Read answered\n");
+	} else {
+		u8 st = IB_WC_SUCCESS;
+
+		if (orqe.placed != orqe.len)
+			st = IB_WC_REM_OP_ERR;
+		else if (orqe.inv &&
+			 xiw_mr_invalidate(to_xiw_dev(qp->base.device),
+					   qp->pd, orqe.inv_stag, false))
+			st = IB_WC_MW_BIND_ERR;
+		if (st != IB_WC_SUCCESS)
+			xiw_dp_dbg(dp, "Read done: placed %u of %u, inv %d %#x\n",
+				   orqe.placed, orqe.len, orqe.inv,
+				   orqe.inv_stag);
+		xiw_dp_cmpl_done(dp, orqe.cidx, st, orqe.placed);
+		if (st != IB_WC_SUCCESS) {
+			xiw_rx_term(dp, XIW_TERM_LAYER_DDP, XIW_DDP_ET_TAGGED,
+				    XIW_DDP_EC_T_BASE_BOUNDS, XIW_HDRCT_MD);
+			return;
+		}
+	}
+	/* An ORD slot is free and a fence may have lifted. */
+	xiw_dp_tx_kick(dp, false);
+}
+
+static void xiw_rx_rreq_done(struct xiw_qp_dp *dp)
+{
+	struct xiw_rdmap_rreq *r = &dp->rx.hdr.rreq;
+	u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
+	struct xiw_irqe *e;
+	bool rtr = test_bit(XIW_DP_RTR_WAIT, &dp->flags);
+
+	dp->rx.msn[XIW_QN_REQ]++;
+	spin_lock_bh(&dp->lock);
+	e = &dp->irq[dp->irq_tail & (n - 1)];
+	e->sink_stag = be32_to_cpu(r->sink_stag);
+	e->sink_to = be64_to_cpu(r->sink_to);
+	e->src_stag = be32_to_cpu(r->src_stag);
+	e->src_to = be64_to_cpu(r->src_to);
+	e->len = be32_to_cpu(r->read_size);
+	dp->irq_tail++;
+	spin_unlock_bh(&dp->lock);
+	if (rtr)
+		xiw_rx_rtr_done(dp);
+	else
+		xiw_dp_tx_kick(dp, false);
+}
+
+static void xiw_rx_term_done(struct xiw_qp_dp *dp)
+{
+	struct xiw_term_code tc;
+
+	dp->rx.msn[XIW_QN_TERM]++;
+	xiw_term_parse(dp->rx.hdr.term.term_ctrl, &tc);
+	ibdev_warn_ratelimited(dp->qp->base.device,
+			       "QP%u: Terminate received: layer %u type %u code %#x\n",
+			       dp->qp->base.qp_num, tc.layer, tc.etype,
+			       tc.ecode);
+	dp->rx.state = XIW_RX_DEAD;
+	xiw_dp_fatal(dp, NULL, NULL, 0, -ECONNRESET);
+}
+
+static void xiw_rx_fpdu_done(struct xiw_qp_dp *dp)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	u32 ulpdu = be16_to_cpu(rx->hdr.ctrl.mpa_len);
+	u32 payload = ulpdu + XIW_MPA_HDR_LEN - rx->hdr_need;
+	bool last = rx->hdr.ctrl.ddp & XIW_DDP_L;
+
+	switch (rx->op) {
+	case XIW_RDMAP_OP_WRITE:
+		if (rx->tmr) {
+			xiw_mr_put(rx->tmr);
+			rx->tmr = NULL;
+		}
+		if (test_bit(XIW_DP_RTR_WAIT, &dp->flags))
+			xiw_rx_rtr_done(dp);
+		break;
+	case XIW_RDMAP_OP_READ_RESP:
+		if (rx->tmr) {
+			xiw_mr_put(rx->tmr);
+			rx->tmr = NULL;
+		}
+		xiw_rx_rresp_done(dp, payload, last);
+		break;
+	case XIW_RDMAP_OP_SEND:
+	case XIW_RDMAP_OP_SEND_INV:
+	case XIW_RDMAP_OP_SEND_SE:
+	case XIW_RDMAP_OP_SEND_SE_INV:
+		if (last)
+			xiw_rx_send_done(dp);
+		break;
+	case XIW_RDMAP_OP_READ_REQ:
+		xiw_rx_rreq_done(dp);
+		break;
+	case XIW_RDMAP_OP_TERMINATE:
+		xiw_rx_term_done(dp);
+		break;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Stream parsing
+ */
+static void xiw_rx_reset(struct xiw_rx_ctx *rx)
+{
+	rx->state = XIW_RX_HDR;
+	rx->hdr_got = 0;
+	rx->hdr_need = sizeof(struct xiw_fpdu_ctrl);
+}
+
+/* More header bytes are in: decide what comes next. */
+static bool xiw_rx_hdr_step(struct xiw_qp_dp *dp)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	struct xiw_term_code tc;
+	u32 need;
+
+	if (rx->hdr_got == sizeof(struct xiw_fpdu_ctrl)) {
+		/* DDP header next */
+		rx->hdr_need = XIW_MPA_HDR_LEN +
+			       xiw_ddp_hdr_len(rx->hdr.ctrl.ddp);
+		return true;
+	}
+	if (rx->hdr_got == XIW_MPA_HDR_LEN + xiw_ddp_hdr_len(rx->hdr.ctrl.ddp)) {
+		if (!xiw_rx_check_hdr(&rx->hdr, XIW_RX_OPS, &rx->op, &tc)) {
+			rx->state = XIW_RX_DEAD;
+			xiw_dp_fatal(dp, &tc, &rx->hdr, rx->hdr_got, -EPROTO);
+			return false;
+		}
+		need = xiw_rx_hdr_len(rx->op);
+		/* Terminate: take its optional fields into the header too. */
+		if (rx->op == XIW_RDMAP_OP_TERMINATE)
+			need = XIW_MPA_HDR_LEN +
+			       be16_to_cpu(rx->hdr.ctrl.mpa_len);
+		if (need > rx->hdr_got) {
+			rx->hdr_need = need;
+			return true;
+		}
+	}
+	if (!xiw_rx_hdr_done(dp))
+		return false;
+	rx->state = rx->data_left ? XIW_RX_DATA : XIW_RX_TRAILER;
+	return true;
+}
+
+static bool xiw_rx_trailer_done(struct xiw_qp_dp *dp)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	u32 pad = rx->trailer_need - XIW_MPA_CRC_LEN;
+	__le32 want;
+
+	if (dp->crc) {
+		rx->crc = xiw_crc_update(rx->crc, rx->trailer, pad);
+		want = xiw_crc_trailer(rx->crc);
+		if (memcmp(&want, rx->trailer + pad, sizeof(want))) {
+			xiw_dp_dbg(dp, "CRC error\n");
+			xiw_rx_term(dp, XIW_TERM_LAYER_LLP, XIW_MPA_ET_MPA,
+				    XIW_MPA_EC_CRC, XIW_HDRCT_MD);
+			return false;
+		}
+	}
+	xiw_rx_fpdu_done(dp);
+	if (rx->state == XIW_RX_DEAD)
+		return false;
+	xiw_rx_reset(rx);
+	return true;
+}
+
+static int xiw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
+			unsigned int off, size_t len)
+{
+	struct xiw_qp_dp *dp = desc->arg.data;
+	struct xiw_rx_ctx *rx = &dp->rx;
+	size_t left = len;
+	u32 n;
+
+	while (left) {
+		if (test_bit(XIW_DP_ERROR, &dp->flags))
+			rx->state = XIW_RX_DEAD;
+		switch (rx->state) {
+		case XIW_RX_HDR:
+			n = min_t(size_t, left, rx->hdr_need - rx->hdr_got);
+			if (skb_copy_bits(skb, off, (u8 *)&rx->hdr + rx->hdr_got,
+					  n))
+				goto fault;
+			rx->hdr_got += n;
+			off += n;
+			left -= n;
+			if (rx->hdr_got == rx->hdr_need)
+				xiw_rx_hdr_step(dp);
+			break;
+		case XIW_RX_DATA:
+			n = min_t(size_t, left, rx->data_left);
+			if (xiw_rx_place(dp, skb, off, n)) {
+				xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP,
+					    XIW_RDMAP_ET_CATASTROPHIC, 0, 0);
+				break;
+			}
+			rx->data_left -= n;
+			off += n;
+			left -= n;
+			if (!rx->data_left)
+				rx->state = XIW_RX_TRAILER;
+			break;
+		case XIW_RX_TRAILER:
+			n = min_t(size_t, left,
+				  rx->trailer_need - rx->trailer_got);
+			if (skb_copy_bits(skb, off,
+					  rx->trailer + rx->trailer_got, n))
+				goto fault;
+			rx->trailer_got += n;
+			off += n;
+			left -= n;
+			if (rx->trailer_got == rx->trailer_need)
+				xiw_rx_trailer_done(dp);
+			break;
+		case XIW_RX_DEAD:
+			return len;
+		}
+	}
+	return len;
+fault:
+	xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_CATASTROPHIC, 0, 0);
+	return len;
+}
+
+/*
+ * sk_data_ready of a connected QP. Softirq with the socket spinlock held,
+ * or process context owning the socket (backlog, xiw_qp_llp_start()).
+ */
+void xiw_dp_data_ready(struct sock *sk)
+{
+	struct xiw_qp_dp *dp = NULL;
+	struct xiw_qp *qp;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	qp = xiw_cm_sk_to_qp(sk);
+	if (qp)
+		dp = xiw_dp_get(qp);
+	if (dp) {
+		read_descriptor_t desc = { .arg.data = dp, .count = 1 };
+
+		if (dp->rx.hdr_need == 0)
+			xiw_rx_reset(&dp->rx);
+		tcp_read_sock(sk, &desc, xiw_rx_actor);
+		xiw_dp_put(dp);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}

@@ -1,0 +1,1242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw - TX engine: LLP hand-over, SQ processing, FPDU framing, Read
+ * Responses, Terminate, completion ordering.
+ *
+ * Work sources, in priority order at every FPDU boundary: a Terminate, the
+ * RTR frame, then the SQ and the IRQ (inbound Read Requests) alternating
+ * message by message so neither starves the other.
+ *
+ * Who runs TX: whoever wins XIW_DP_TX_BUSY. A poster that may sleep
+ * (preemptible) runs it inline, so a Send goes to TCP in the poster's own
+ * context when the socket has room; otherwise (softirq, spinlock held, RX
+ * queueing a Read Response) the TX work item runs it. Every sendmsg is
+ * MSG_DONTWAIT: when TCP is full, TX records its position inside the
+ * FPDU, sets XIW_DP_TX_NOSPACE and sk_write_space requeues the work.
+ *
+ * Zero copy: payload pages of a user MR are spliced into TCP
+ * (MSG_SPLICE_PAGES) when nothing observable depends on them staying
+ * unchanged: the WR is unsignaled, no CRC is negotiated (TCP may
+ * retransmit from the page, a changed page would break the CRC), the
+ * message is at least a page, and every page passes sendpage_ok(). The FPDU
+ * header and trailer live in the QP's own (slab) memory and are always
+ * copied, in separate sendmsg calls, so they are never spliced. Kernel
+ * buffers (DMA MRs, fast-reg pages) are copied: they may be slab memory.
+ */
+#include <linux/delay.h>
+#include <linux/highmem.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <linux/uio.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "xiw_dp.h"
+
+static struct xiw_device *dp_xdev(struct xiw_qp_dp *dp)
+{
+	return to_xiw_dev(dp->qp->base.device);
+}
+
+/* ------------------------------------------------------------------------
+ * Completion ordering
+ *
+ * Every WR taken from the SQ gets a slot in dp->cmpl, in SQ order. A WR is
+ * done when TCP accepted its last FPDU (Send, Write), when its last Read
+ * Response arrived (Read) or at once (local operations); CQEs are emitted
+ * from the head while the head is done, so the SQ completes in order even
+ * when a Send finishes before an earlier Read. Caller holds dp->lock.
+ */
+static void xiw_dp_cmpl_reap(struct xiw_qp_dp *dp)
+{
+	while (dp->cmpl_head != dp->cmpl_tail) {
+		struct xiw_dp_cmpl *c =
+			&dp->cmpl[dp->cmpl_head & (dp->cmpl_num - 1)];
+		struct xiw_cqe cqe = {};
+
+		if (c->state != XIW_CMPL_DONE)
+			break;
+		if (c->signaled || c->status != IB_WC_SUCCESS) {
+			cqe.wr_id = c->wr_id;
+			cqe.opcode = c->opcode;
+			cqe.status = c->status;
+			cqe.byte_len = c->byte_len;
+			xiw_cq_add(dp->qp->scq, dp->qp, &cqe, false);
+		}
+		c->state = 0;
+		dp->cmpl_head++;
+	}
+}
+
+void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
+		      u32 byte_len)
+{
+	struct xiw_dp_cmpl *c;
+
+	spin_lock_bh(&dp->lock);
+	if (!test_bit(XIW_DP_FLUSHED, &dp->flags)) {
+		c = &dp->cmpl[cidx & (dp->cmpl_num - 1)];
+		c->status = status;
+		c->byte_len = byte_len;
+		c->state = XIW_CMPL_DONE;
+		xiw_dp_cmpl_reap(dp);
+	}
+	spin_unlock_bh(&dp->lock);
+}
+
+/*
+ * Flush the WRs the data path holds (taken from the SQ, not completed:
+ * the one being sent and the outstanding Reads), oldest first, and forget
+ * the ORQ and IRQ. Called by xiw_qp.c when the QP enters ERROR, with the
+ * state mutex held, before the SQ ring itself is flushed.
+ */
+void xiw_qp_cmpl_flush(struct xiw_qp *qp)
+{
+	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
+				lockdep_is_held(&qp->state_lock));
+	u32 i;
+
+	if (!dp)
+		return;
+	set_bit(XIW_DP_ERROR, &dp->flags);
+	/* RX runs under the socket lock: stop it before its RQE is flushed. */
+	lock_sock(dp->sk);
+	xiw_dp_rx_flush(dp);
+	release_sock(dp->sk);
+	spin_lock_bh(&dp->lock);
+	if (!test_and_set_bit(XIW_DP_FLUSHED, &dp->flags)) {
+		for (i = dp->cmpl_head; i != dp->cmpl_tail; i++) {
+			struct xiw_dp_cmpl *c =
+				&dp->cmpl[i & (dp->cmpl_num - 1)];
+
+			if (c->state != XIW_CMPL_DONE) {
+				c->status = IB_WC_WR_FLUSH_ERR;
+				c->byte_len = 0;
+				c->state = XIW_CMPL_DONE;
+			}
+		}
+		xiw_dp_cmpl_reap(dp);
+		dp->orq_head = dp->orq_tail;
+		dp->irq_head = dp->irq_tail;
+	}
+	spin_unlock_bh(&dp->lock);
+}
+
+/* ------------------------------------------------------------------------
+ * Errors
+ */
+static void xiw_dp_err_work(struct work_struct *w)
+{
+	struct xiw_qp_dp *dp = container_of(w, struct xiw_qp_dp, err_work);
+
+	if (test_bit(XIW_DP_STOPPED, &dp->flags))
+		return;
+	xiw_qp_llp_error_state(dp->qp);
+	xiw_cm_llp_error(dp->cep, dp->err_reason);
+}
+
+/*
+ * The data path cannot go on: stop TX and RX, send the Terminate @tc (if
+ * any) at the next FPDU boundary, then move the QP to ERROR and tell the
+ * CM (err_work). @hdr/@hdr_len: the offending FPDU from its MPA length on,
+ * for the Terminate's copied headers. Any context; first caller wins.
+ */
+void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
+		  const void *hdr, u32 hdr_len, int reason)
+{
+	if (test_and_set_bit(XIW_DP_ERROR, &dp->flags))
+		return;
+	dp->err_reason = reason;
+	if (tc) {
+		ibdev_warn_ratelimited(dp->qp->base.device,
+				       "QP%u: Terminate layer %u type %u code %#x\n",
+				       dp->qp->base.qp_num, tc->layer,
+				       tc->etype, tc->ecode);
+		dp->term = *tc;
+		hdr_len = min_t(u32, hdr_len, sizeof(dp->term_hdr));
+		if (hdr)
+			memcpy(dp->term_hdr, hdr, hdr_len);
+		dp->term_hdr_len = hdr ? hdr_len : 0;
+		set_bit(XIW_DP_TERM_PENDING, &dp->flags);
+		/* Order the Terminate before the kick that sends it. */
+		smp_mb__after_atomic();
+		xiw_dp_tx_kick(dp, false);
+	} else {
+		xiw_dp_dbg(dp, "fatal error %d\n", reason);
+		queue_work(system_highpri_wq, &dp->err_work);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Local SGEs
+ */
+void xiw_dp_put_lsges(struct xiw_lsge *sge, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (sge[i].mr)
+			xiw_mr_put(sge[i].mr);
+		sge[i].mr = NULL;
+	}
+}
+
+/*
+ * Resolve the SGEs of a send-side WR: every non-empty SGE must name a
+ * valid MR of the QP's PD covering it with @access. Returns an ib_wc
+ * status.
+ */
+static u8 xiw_tx_resolve_sges(struct xiw_qp_dp *dp, const struct xiw_sge *in,
+			      int n, int access, struct xiw_lsge *out,
+			      int *nout, u32 *total)
+{
+	enum xiw_mem_err err;
+	u64 sum = 0;
+	int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		u32 len = in[i].length;
+
+		if (!len)
+			continue;
+		out[k].mr = xiw_mr_resolve(dp_xdev(dp), dp->qp->pd,
+					   in[i].lkey, access, in[i].addr,
+					   len, &err);
+		if (!out[k].mr) {
+			xiw_dp_dbg(dp, "SGE %d lkey %#x addr %#llx len %u: error %d\n",
+				   i, in[i].lkey, in[i].addr, len, err);
+			xiw_dp_put_lsges(out, k);
+			return IB_WC_LOC_PROT_ERR;
+		}
+		out[k].addr = in[i].addr;
+		out[k].len = len;
+		sum += len;
+		k++;
+	}
+	if (sum > BIT(31)) {
+		xiw_dp_put_lsges(out, k);
+		return IB_WC_LOC_LEN_ERR;
+	}
+	*nout = k;
+	*total = sum;
+	return IB_WC_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------
+ * FPDU framing
+ */
+static void xiw_tx_bv_virt(struct bio_vec *bv, void *p, u32 len)
+{
+	bvec_set_virt(bv, p, len);
+}
+
+/*
+ * Add payload bytes [@from, @from + @n) of the current message to the
+ * FPDU as page pieces. Returns the bytes added (less than @n if the piece
+ * array filled up) or -EFAULT.
+ */
+static int xiw_tx_add_sges(struct xiw_tx_ctx *tx, struct xiw_lsge *sge,
+			   int nsge, u32 from, u32 n, bool *splice_ok)
+{
+	u32 added = 0;
+	int i = 0;
+
+	/* Find the SGE holding byte @from. */
+	while (i < nsge && from >= sge[i].len) {
+		from -= sge[i].len;
+		i++;
+	}
+	while (added < n && i < nsge && tx->nbv < XIW_TX_BVEC + 1) {
+		u32 off, avail, chunk;
+		struct page *page;
+
+		page = xiw_mr_page(sge[i].mr, sge[i].addr + from, &off,
+				   &avail);
+		if (!page)
+			return -EFAULT;
+		chunk = min3(avail, sge[i].len - from, n - added);
+		if (sge[i].mr->type != XIW_MR_USER || !sendpage_ok(page))
+			*splice_ok = false;
+		bvec_set_page(&tx->bv[tx->nbv++], page, chunk, off);
+		added += chunk;
+		from += chunk;
+		if (from == sge[i].len) {
+			from = 0;
+			i++;
+		}
+	}
+	return added;
+}
+
+/* Finish the FPDU: MPA length, pad, CRC, header and trailer pieces. */
+static void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	u32 ulpdu = hdr_len - XIW_MPA_HDR_LEN + payload;
+	u32 pad = xiw_mpa_pad(ulpdu);
+	__le32 trailer;
+	int i;
+
+	tx->hdr.ctrl.mpa_len = cpu_to_be16(ulpdu);
+	memset(tx->trailer, 0, sizeof(tx->trailer));
+	xiw_tx_bv_virt(&tx->bv[0], &tx->hdr, hdr_len);
+	if (dp->crc) {
+		u32 crc = xiw_crc_update(XIW_CRC32C_SEED, &tx->hdr, hdr_len);
+
+		for (i = 1; i < tx->nbv; i++) {
+			struct bio_vec *bv = &tx->bv[i];
+			void *p = kmap_local_page(bv->bv_page);
+
+			crc = xiw_crc_update(crc, p + bv->bv_offset,
+					     bv->bv_len);
+			kunmap_local(p);
+		}
+		crc = xiw_crc_update(crc, tx->trailer, pad);
+		trailer = xiw_crc_trailer(crc);
+		memcpy(tx->trailer + pad, &trailer, sizeof(trailer));
+	}
+	xiw_tx_bv_virt(&tx->bv[tx->nbv++], tx->trailer,
+		       pad + XIW_MPA_CRC_LEN);
+	tx->bv_idx = 0;
+	tx->bv_off = 0;
+	tx->fpdu_active = true;
+}
+
+static void xiw_tx_untagged(struct xiw_qp_dp *dp, unsigned int op, u32 qn,
+			    u32 mo, bool last, u32 inv_stag)
+{
+	struct xiw_ddp_untagged *h = &dp->tx.hdr.untagged;
+
+	h->ctrl.ddp = xiw_ddp_ctrl(false, last);
+	h->ctrl.rdmap = xiw_rdmap_ctrl(op);
+	h->inval_stag = cpu_to_be32(inv_stag);
+	h->qn = cpu_to_be32(qn);
+	h->msn = cpu_to_be32(dp->tx.msn[qn]);
+	h->mo = cpu_to_be32(mo);
+	if (last)
+		dp->tx.msn[qn]++;
+}
+
+static void xiw_tx_tagged(struct xiw_qp_dp *dp, unsigned int op, u32 stag,
+			  u64 to, bool last)
+{
+	struct xiw_ddp_tagged *h = &dp->tx.hdr.tagged;
+
+	h->ctrl.ddp = xiw_ddp_ctrl(true, last);
+	h->ctrl.rdmap = xiw_rdmap_ctrl(op);
+	h->stag = cpu_to_be32(stag);
+	h->to = cpu_to_be64(to);
+}
+
+/* Send the current FPDU. 0 when it is all in TCP, -EAGAIN, or an error. */
+static int xiw_tx_push(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	while (tx->bv_idx < tx->nbv) {
+		int first = tx->bv_idx, last, i;
+		struct msghdr msg = {};
+		bool splice = false;
+		size_t len = 0;
+		int rv;
+
+		if (!tx->zcopy) {
+			last = tx->nbv;
+		} else if (first == 0 || first == tx->nbv - 1) {
+			last = first + 1;
+		} else {
+			last = tx->nbv - 1;
+			splice = true;
+		}
+		for (i = first; i < last; i++)
+			len += tx->bv[i].bv_len;
+		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &tx->bv[first],
+			      last - first, len);
+		iov_iter_advance(&msg.msg_iter, tx->bv_off);
+		msg.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL;
+		if (last < tx->nbv)
+			msg.msg_flags |= MSG_MORE;
+		if (splice)
+			msg.msg_flags |= MSG_SPLICE_PAGES;
+		rv = sock_sendmsg(dp->sock, &msg);
+		if (rv <= 0) {
+			if (rv == -EAGAIN || rv == 0) {
+				set_bit(XIW_DP_TX_NOSPACE, &dp->flags);
+				/* sk_write_space may have run already */
+				smp_mb__after_atomic();
+				if (sk_stream_is_writeable(dp->sk) &&
+				    test_and_clear_bit(XIW_DP_TX_NOSPACE,
+						       &dp->flags))
+					continue;
+				return -EAGAIN;
+			}
+			return rv;
+		}
+		/* Advance by what TCP took, piece by piece. */
+		len = rv;
+		while (len) {
+			u32 left = tx->bv[tx->bv_idx].bv_len - tx->bv_off;
+
+			if (len < left) {
+				tx->bv_off += len;
+				break;
+			}
+			len -= left;
+			tx->bv_idx++;
+			tx->bv_off = 0;
+		}
+		/* Skip empty pieces. */
+		while (tx->bv_idx < tx->nbv &&
+		       tx->bv[tx->bv_idx].bv_len == tx->bv_off) {
+			tx->bv_idx++;
+			tx->bv_off = 0;
+		}
+	}
+	tx->fpdu_active = false;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Work sources
+ */
+static void xiw_tx_build_term(struct xiw_qp_dp *dp)
+{
+	struct xiw_rdmap_term *t = &dp->tx.hdr.term;
+	struct xiw_term_code tc = dp->term;
+	bool tagged = false;
+	u32 rlen, copy = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (dp->term_hdr_len >= XIW_MPA_HDR_LEN + 1)
+		tagged = dp->term_hdr[2] & XIW_DDP_T;
+	/* Copy only what was received of the offending header. */
+	if (tc.hdrct & XIW_TERM_HDRCT_D) {
+		copy = xiw_term_len(tc.hdrct, tagged) - XIW_RDMAP_TERM_MIN - 2;
+		if (dp->term_hdr_len < XIW_MPA_HDR_LEN + copy) {
+			tc.hdrct &= ~(XIW_TERM_HDRCT_D | XIW_TERM_HDRCT_R);
+			copy = 0;
+		}
+	}
+	if ((tc.hdrct & XIW_TERM_HDRCT_M) &&
+	    dp->term_hdr_len < XIW_MPA_HDR_LEN)
+		tc.hdrct &= ~XIW_TERM_HDRCT_M;
+	rlen = xiw_term_len(tc.hdrct, tagged);
+	t->term_ctrl = xiw_term_ctrl(&tc);
+	if (tc.hdrct & (XIW_TERM_HDRCT_M | XIW_TERM_HDRCT_D))
+		memcpy(&t->ddp_seg_len, dp->term_hdr, XIW_MPA_HDR_LEN);
+	if (copy)
+		memcpy(t->term_hdrs, dp->term_hdr + XIW_MPA_HDR_LEN, copy);
+	xiw_tx_untagged(dp, XIW_RDMAP_OP_TERMINATE, XIW_QN_TERM, 0, true, 0);
+	dp->tx.nbv = 1;
+	dp->tx.zcopy = false;
+	xiw_tx_seal(dp, XIW_UT_FPDU_HDR_LEN(rlen), 0);
+	dp->tx.kind = XIW_TX_TERM;
+	dp->tx.fpdu_last = true;
+}
+
+/* Reserve an ORQ slot; caller holds dp->lock. */
+static struct xiw_orqe *xiw_orq_add(struct xiw_qp_dp *dp)
+{
+	u32 n = roundup_pow_of_two(max_t(u32, dp->ord, 1));
+	struct xiw_orqe *o = &dp->orq[dp->orq_tail & (n - 1)];
+
+	memset(o, 0, sizeof(*o));
+	dp->orq_tail++;
+	return o;
+}
+
+static void xiw_tx_build_rtr(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_rdmap_rreq *r = &tx->hdr.rreq;
+	struct xiw_orqe *o;
+	u32 hlen;
+
+	memset(&tx->hdr, 0, sizeof(tx->hdr));
+	switch (dp->rtr) {
+	case XIW_RTR_WRITE:
+		xiw_tx_tagged(dp, XIW_RDMAP_OP_WRITE, XIW_RTR_READ_STAG, 0,
+			      true);
+		hlen = sizeof(struct xiw_ddp_tagged);
+		break;
+	case XIW_RTR_READ:
+		xiw_tx_untagged(dp, XIW_RDMAP_OP_READ_REQ, XIW_QN_REQ, 0, true,
+				0);
+		r->sink_stag = cpu_to_be32(XIW_RTR_READ_STAG);
+		r->src_stag = cpu_to_be32(XIW_RTR_READ_STAG);
+		spin_lock_bh(&dp->lock);
+		o = xiw_orq_add(dp);
+		o->rtr = true;
+		o->sink_stag = XIW_RTR_READ_STAG;
+		spin_unlock_bh(&dp->lock);
+		hlen = sizeof(*r);
+		break;
+	default:
+		xiw_tx_untagged(dp, XIW_RDMAP_OP_SEND, XIW_QN_SEND, 0, true, 0);
+		hlen = sizeof(struct xiw_ddp_untagged);
+		break;
+	}
+	tx->nbv = 1;
+	tx->zcopy = false;
+	xiw_tx_seal(dp, hlen, 0);
+	tx->kind = XIW_TX_RTR;
+	dp->rtr = XIW_RTR_NONE;
+}
+
+/* Release what the current SQ WR holds. */
+static void xiw_tx_wqe_end(struct xiw_qp_dp *dp)
+{
+	xiw_dp_put_lsges(dp->tx.sge, dp->tx.nsge);
+	dp->tx.nsge = 0;
+	dp->tx.sq_active = false;
+}
+
+/* Complete the current SQ WR with @status (error: the QP goes down). */
+static void xiw_tx_wqe_complete(struct xiw_qp_dp *dp, u8 status)
+{
+	xiw_dp_cmpl_done(dp, dp->tx.cidx, status, dp->tx.len);
+	xiw_tx_wqe_end(dp);
+	if (status != IB_WC_SUCCESS) {
+		struct xiw_term_code tc = {
+			.layer = XIW_TERM_LAYER_RDMAP,
+			.etype = XIW_RDMAP_ET_CATASTROPHIC,
+		};
+
+		xiw_dp_fatal(dp, &tc, NULL, 0, -EINVAL);
+	}
+}
+
+/*
+ * Take the next SQE from the ring into the TX context. The SQE is copied
+ * out before anything in it is looked at (user rings are shared with the
+ * process) and its slot is returned at once. Returns false if the SQ is
+ * empty or no completion slot is free.
+ */
+static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
+{
+	struct xiw_qp *qp = dp->qp;
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_dp_cmpl *c;
+	struct xiw_sqe *slot;
+	unsigned long flags;
+	bool got = false;
+
+	spin_lock_bh(&dp->lock);
+	if (dp->cmpl_tail - dp->cmpl_head >= dp->cmpl_num) {
+		spin_unlock_bh(&dp->lock);
+		return false;
+	}
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	slot = xiw_queue_entry(&qp->sq, qp->sq.cons);
+	if (xiw_wqe_flags_acquire(&slot->flags) & XIW_WQE_VALID) {
+		memcpy(&tx->sqe, slot, sizeof(tx->sqe));
+		tx->sqe.flags = READ_ONCE(slot->flags);
+		xiw_wqe_flags_release(&slot->flags, 0);
+		qp->sq.cons++;
+		got = true;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (got) {
+		c = &dp->cmpl[dp->cmpl_tail & (dp->cmpl_num - 1)];
+		c->wr_id = tx->sqe.wr_id;
+		c->opcode = IB_WC_SEND;
+		c->status = IB_WC_SUCCESS;
+		c->byte_len = 0;
+		c->signaled = tx->sqe.flags & XIW_WQE_SIGNALED ||
+			      qp->sq_sig_type == IB_SIGNAL_ALL_WR;
+		c->state = XIW_CMPL_PENDING;
+		tx->cidx = dp->cmpl_tail++;
+	}
+	spin_unlock_bh(&dp->lock);
+	if (!got)
+		return false;
+	tx->sq_active = true;
+	tx->done = 0;
+	tx->len = 0;
+	tx->nsge = 0;
+	return true;
+}
+
+static void xiw_tx_set_wc_opcode(struct xiw_qp_dp *dp, u8 opcode)
+{
+	spin_lock_bh(&dp->lock);
+	dp->cmpl[dp->tx.cidx & (dp->cmpl_num - 1)].opcode = opcode;
+	spin_unlock_bh(&dp->lock);
+}
+
+/*
+ * Validate the fetched SQE and resolve its buffers. Returns 0, or an
+ * ib_wc status to complete it with. Local operations are executed here.
+ */
+static int xiw_tx_start_sqe(struct xiw_qp_dp *dp)
+{
+	struct xiw_qp *qp = dp->qp;
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_sqe *s = &tx->sqe;
+	int access = 0;
+	u8 st;
+
+	if (qp->user && (s->opcode >= XIW_OP_NUM_USER ||
+			 s->opcode == XIW_OP_READ_INV)) {
+		xiw_dp_dbg(dp, "opcode %u refused in a user SQ\n", s->opcode);
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+	switch (s->opcode) {
+	case XIW_OP_SEND:
+	case XIW_OP_SEND_INV:
+		break;
+	case XIW_OP_WRITE:
+		xiw_tx_set_wc_opcode(dp, IB_WC_RDMA_WRITE);
+		break;
+	case XIW_OP_READ:
+	case XIW_OP_READ_INV:
+		xiw_tx_set_wc_opcode(dp, IB_WC_RDMA_READ);
+		if (s->flags & XIW_WQE_INLINE || s->num_sge > XIW_MAX_SGE_RD)
+			return IB_WC_LOC_QP_OP_ERR;
+		access = IB_ACCESS_LOCAL_WRITE;
+		break;
+	case XIW_OP_REG_MR:
+		xiw_tx_set_wc_opcode(dp, IB_WC_REG_MR);
+		if (xiw_mr_fast_reg(to_xiw_mr((struct ib_mr *)(uintptr_t)
+					      s->raddr), qp->pd, s->rkey,
+				    (int)s->imm))
+			return IB_WC_MW_BIND_ERR;
+		return -EALREADY;
+	case XIW_OP_LOCAL_INV:
+		xiw_tx_set_wc_opcode(dp, IB_WC_LOCAL_INV);
+		if (xiw_mr_invalidate(dp_xdev(dp), qp->pd, s->rkey, false))
+			return IB_WC_MW_BIND_ERR;
+		return -EALREADY;
+	default:
+		xiw_dp_dbg(dp, "opcode %u unsupported\n", s->opcode);
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+
+	if (s->flags & XIW_WQE_INLINE) {
+		if (s->num_sge > qp->max_inline)
+			return IB_WC_LOC_LEN_ERR;
+		tx->len = s->num_sge;
+		return 0;
+	}
+	if (s->num_sge > qp->max_send_sge)
+		return IB_WC_LOC_QP_OP_ERR;
+	st = xiw_tx_resolve_sges(dp, s->sge, s->num_sge, access, tx->sge,
+				 &tx->nsge, &tx->len);
+	return st == IB_WC_SUCCESS ? 0 : st;
+}
+
+/*
+ * May the SQ WR in the context go now? Read fence: wait until no Read is
+ * outstanding; Reads: wait for a free ORD slot.
+ */
+static bool xiw_tx_sq_blocked(struct xiw_qp_dp *dp)
+{
+	struct xiw_sqe *s = &dp->tx.sqe;
+	bool read = s->opcode == XIW_OP_READ || s->opcode == XIW_OP_READ_INV;
+	bool fence = s->flags & XIW_WQE_READ_FENCE;
+	u32 busy;
+
+	if (!read && !fence)
+		return false;
+	spin_lock_bh(&dp->lock);
+	busy = dp->orq_tail - dp->orq_head;
+	spin_unlock_bh(&dp->lock);
+	if (fence && busy)
+		return true;
+	return read && busy >= max_t(u32, dp->ord, 1);
+}
+
+/* Frame the next FPDU of the SQ WR. */
+static int xiw_tx_build_sq(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_sqe *s = &tx->sqe;
+	bool tagged = s->opcode == XIW_OP_WRITE;
+	bool splice_ok = dp->qp->user && !dp->crc && tx->len >= PAGE_SIZE &&
+			 !(s->flags & (XIW_WQE_SIGNALED | XIW_WQE_INLINE));
+	u32 n, hlen;
+	int rv;
+
+	memset(&tx->hdr, 0, sizeof(tx->hdr));
+	tx->nbv = 1;
+	if (s->opcode == XIW_OP_READ || s->opcode == XIW_OP_READ_INV) {
+		struct xiw_rdmap_rreq *r = &tx->hdr.rreq;
+		struct xiw_orqe *o;
+
+		xiw_tx_untagged(dp, XIW_RDMAP_OP_READ_REQ, XIW_QN_REQ, 0, true,
+				0);
+		spin_lock_bh(&dp->lock);
+		o = xiw_orq_add(dp);
+		o->cidx = tx->cidx;
+		o->sink_stag = tx->nsge ? tx->sge[0].mr->base.lkey :
+					  XIW_RTR_READ_STAG;
+		o->sink_to = tx->nsge ? tx->sge[0].addr : 0;
+		o->len = tx->len;
+		o->inv = s->opcode == XIW_OP_READ_INV;
+		/*
+		 * READ_WITH_INV invalidates the sink MR. rdma_rw sets
+		 * invalidate_rkey before it bumps the MR's key, so trust the
+		 * STag the sink SGE really uses (as siw does).
+		 */
+		o->inv_stag = o->sink_stag;
+		spin_unlock_bh(&dp->lock);
+		r->sink_stag = cpu_to_be32(o->sink_stag);
+		r->sink_to = cpu_to_be64(o->sink_to);
+		r->read_size = cpu_to_be32(tx->len);
+		r->src_stag = cpu_to_be32(s->rkey);
+		r->src_to = cpu_to_be64(s->raddr);
+		tx->zcopy = false;
+		xiw_tx_seal(dp, sizeof(*r), 0);
+		tx->fpdu_last = true;
+		return 0;
+	}
+
+	hlen = tagged ? sizeof(struct xiw_ddp_tagged) :
+			sizeof(struct xiw_ddp_untagged);
+	n = min(tx->len - tx->done, xiw_ddp_max_payload(dp->mss, tagged));
+	if (s->flags & XIW_WQE_INLINE) {
+		if (n)
+			xiw_tx_bv_virt(&tx->bv[tx->nbv++],
+				       s->inline_data + tx->done, n);
+	} else if (n) {
+		rv = xiw_tx_add_sges(tx, tx->sge, tx->nsge, tx->done, n,
+				     &splice_ok);
+		if (rv < 0)
+			return rv;
+		n = rv;
+	}
+	tx->fpdu_last = tx->done + n == tx->len;
+	if (tagged) {
+		xiw_tx_tagged(dp, XIW_RDMAP_OP_WRITE, s->rkey,
+			      s->raddr + tx->done, tx->fpdu_last);
+	} else {
+		bool inv = s->opcode == XIW_OP_SEND_INV;
+		bool se = s->flags & XIW_WQE_SOLICITED;
+		unsigned int op = inv ? (se ? XIW_RDMAP_OP_SEND_SE_INV :
+					      XIW_RDMAP_OP_SEND_INV) :
+					(se ? XIW_RDMAP_OP_SEND_SE :
+					      XIW_RDMAP_OP_SEND);
+
+		xiw_tx_untagged(dp, op, XIW_QN_SEND, tx->done, tx->fpdu_last,
+				inv ? s->rkey : 0);
+	}
+	tx->zcopy = splice_ok && n;
+	xiw_tx_seal(dp, hlen, n);
+	tx->done += n;
+	return 0;
+}
+
+/* Start answering the oldest inbound Read Request. */
+static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	enum xiw_mem_err err;
+	bool got = false;
+
+	spin_lock_bh(&dp->lock);
+	if (dp->irq_head != dp->irq_tail) {
+		u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
+
+		tx->irqe = dp->irq[dp->irq_head & (n - 1)];
+		got = true;
+	}
+	spin_unlock_bh(&dp->lock);
+	if (!got)
+		return false;
+	tx->rr_done = 0;
+	tx->rr_sge.mr = NULL;
+	tx->rr_sge.len = tx->irqe.len;
+	tx->rr_sge.addr = tx->irqe.src_to;
+	if (tx->irqe.len) {
+		/* Checked by RX already; the MR may have changed since. */
+		tx->rr_sge.mr = xiw_mr_resolve(dp_xdev(dp), dp->qp->pd,
+					       tx->irqe.src_stag,
+					       IB_ACCESS_REMOTE_READ,
+					       tx->irqe.src_to, tx->irqe.len,
+					       &err);
+		if (!tx->rr_sge.mr) {
+			struct xiw_term_code tc = {
+				.layer = XIW_TERM_LAYER_RDMAP,
+				.etype = XIW_RDMAP_ET_REMOTE_PROT,
+				.ecode = err == XIW_MEM_ACCESS ?
+					 XIW_RDMAP_EC_ACCESS :
+					 err == XIW_MEM_BOUNDS ?
+					 XIW_RDMAP_EC_BASE_BOUNDS :
+					 XIW_RDMAP_EC_INV_STAG,
+			};
+
+			xiw_dp_fatal(dp, &tc, NULL, 0, -EACCES);
+			return false;
+		}
+	}
+	tx->rr_active = true;
+	return true;
+}
+
+static int xiw_tx_build_rresp(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	bool splice_ok = false;
+	u32 len = tx->irqe.len;
+	u32 n;
+	int rv;
+
+	memset(&tx->hdr, 0, sizeof(tx->hdr));
+	tx->nbv = 1;
+	n = min(len - tx->rr_done, xiw_ddp_max_payload(dp->mss, true));
+	if (n) {
+		rv = xiw_tx_add_sges(tx, &tx->rr_sge, 1, tx->rr_done, n,
+				     &splice_ok);
+		if (rv < 0)
+			return rv;
+		n = rv;
+	}
+	tx->fpdu_last = tx->rr_done + n == len;
+	if (tx->fpdu_last) {
+		/*
+		 * Free the IRD slot before the last FPDU can reach the
+		 * peer: once it has the whole response it may send the
+		 * next Read Request at once. tx->irqe is our own copy.
+		 */
+		spin_lock_bh(&dp->lock);
+		if (dp->irq_head != dp->irq_tail)
+			dp->irq_head++;
+		spin_unlock_bh(&dp->lock);
+	}
+	xiw_tx_tagged(dp, XIW_RDMAP_OP_READ_RESP, tx->irqe.sink_stag,
+		      tx->irqe.sink_to + tx->rr_done, tx->fpdu_last);
+	/*
+	 * The responder's memory may change right after the response and
+	 * nothing tells the responder when TCP is done with it: copy.
+	 */
+	tx->zcopy = false;
+	xiw_tx_seal(dp, sizeof(struct xiw_ddp_tagged), n);
+	tx->rr_done += n;
+	tx->kind = XIW_TX_RRESP;
+	return 1;
+}
+
+/* The FPDU in the context is all in TCP: account for it. */
+static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	switch (tx->kind) {
+	case XIW_TX_TERM:
+		clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
+		queue_work(system_highpri_wq, &dp->err_work);
+		break;
+	case XIW_TX_SQ:
+		if (!tx->fpdu_last)
+			break;
+		if (tx->sqe.opcode == XIW_OP_READ ||
+		    tx->sqe.opcode == XIW_OP_READ_INV)
+			xiw_tx_wqe_end(dp);	/* RX completes it */
+		else
+			xiw_tx_wqe_complete(dp, IB_WC_SUCCESS);
+		tx->last_was_irq = false;
+		break;
+	case XIW_TX_RRESP:
+		if (!tx->fpdu_last)
+			break;
+		xiw_dp_put_lsges(&tx->rr_sge, 1);
+		tx->rr_active = false;
+		tx->last_was_irq = true;
+		break;
+	default:
+		break;
+	}
+	tx->kind = XIW_TX_NONE;
+}
+
+static bool xiw_irq_pending(struct xiw_qp_dp *dp)
+{
+	return READ_ONCE(dp->irq_head) != READ_ONCE(dp->irq_tail);
+}
+
+static int xiw_tx_frame_sq(struct xiw_qp_dp *dp)
+{
+	if (xiw_tx_build_sq(dp)) {
+		xiw_tx_wqe_complete(dp, IB_WC_LOC_PROT_ERR);
+		return 0;
+	}
+	dp->tx.kind = XIW_TX_SQ;
+	return 1;
+}
+
+/*
+ * Choose and frame the next FPDU. Returns 1 if there is one, 0 if TX has
+ * nothing to do, or a negative error. A message in progress is finished
+ * before another starts; at message boundaries Read Responses and SQ
+ * messages alternate, and a Read Response always may go when the SQ is
+ * blocked by ORD or a fence (else two peers could wait on each other).
+ */
+static int xiw_tx_next(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	bool blocked;
+	int rv;
+
+	if (test_bit(XIW_DP_TERM_PENDING, &dp->flags)) {
+		xiw_tx_build_term(dp);
+		return 1;
+	}
+	if (test_bit(XIW_DP_ERROR, &dp->flags))
+		return 0;
+	if (dp->rtr != XIW_RTR_NONE) {
+		xiw_tx_build_rtr(dp);
+		return 1;
+	}
+	if (test_bit(XIW_DP_RTR_WAIT, &dp->flags))
+		return 0;
+
+	if (tx->rr_active && tx->rr_done)
+		return xiw_tx_build_rresp(dp);
+	if (tx->sq_active && tx->done)
+		return xiw_tx_frame_sq(dp);
+
+	while (!tx->sq_active) {
+		if (!xiw_tx_fetch(dp))
+			break;
+		rv = xiw_tx_start_sqe(dp);
+		if (rv == -EALREADY) {
+			xiw_tx_wqe_complete(dp, IB_WC_SUCCESS);
+			continue;
+		}
+		if (rv) {
+			xiw_tx_wqe_complete(dp, rv);
+			return 0;
+		}
+	}
+	blocked = tx->sq_active && xiw_tx_sq_blocked(dp);
+	if ((tx->rr_active || xiw_irq_pending(dp)) &&
+	    (!tx->last_was_irq || !tx->sq_active || blocked)) {
+		if (tx->rr_active || xiw_tx_start_rresp(dp))
+			return xiw_tx_build_rresp(dp);
+		if (test_bit(XIW_DP_ERROR, &dp->flags))
+			return 0;
+	}
+	if (tx->sq_active && !blocked)
+		return xiw_tx_frame_sq(dp);
+	return 0;
+}
+
+/*
+ * The TX loop, run by the owner of XIW_DP_TX_BUSY. Returns 1 if the burst
+ * budget ran out with work left.
+ */
+static int xiw_tx_loop(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	int burst = XIW_TX_BURST;
+	int rv;
+
+	if (test_bit(XIW_DP_STOPPED, &dp->flags))
+		return 0;
+	while (burst--) {
+		if (!tx->fpdu_active) {
+			rv = xiw_tx_next(dp);
+			if (rv <= 0) {
+				if (rv < 0)
+					xiw_dp_fatal(dp, NULL, NULL, 0, rv);
+				return 0;
+			}
+		}
+		rv = xiw_tx_push(dp);
+		if (rv == -EAGAIN)
+			return 0;
+		if (rv < 0) {
+			xiw_dp_dbg(dp, "sendmsg: %d\n", rv);
+			tx->fpdu_active = false;
+			clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
+			if (test_and_set_bit(XIW_DP_ERROR, &dp->flags)) {
+				queue_work(system_highpri_wq, &dp->err_work);
+			} else {
+				dp->err_reason = rv;
+				queue_work(system_highpri_wq, &dp->err_work);
+			}
+			return 0;
+		}
+		xiw_tx_fpdu_sent(dp);
+	}
+	return 1;
+}
+
+/*
+ * A resume of TX can hold a split FPDU, so an RTR or Terminate arriving
+ * mid-FPDU waits until the FPDU is out: they are framed only when
+ * !fpdu_active (xiw_tx_next).
+ */
+static void xiw_tx_run(struct xiw_qp_dp *dp)
+{
+	int rv;
+
+	for (;;) {
+		if (test_and_set_bit_lock(XIW_DP_TX_BUSY, &dp->flags))
+			return;
+		clear_bit(XIW_DP_TX_MORE, &dp->flags);
+		rv = xiw_tx_loop(dp);
+		clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
+		/* Pairs with the set_bit(TX_MORE) in xiw_dp_tx_kick(). */
+		smp_mb__after_atomic();
+		if (rv > 0) {
+			queue_work(system_highpri_wq, &dp->tx_work);
+			return;
+		}
+		if (!test_bit(XIW_DP_TX_MORE, &dp->flags))
+			return;
+	}
+}
+
+static void xiw_tx_work(struct work_struct *w)
+{
+	xiw_tx_run(container_of(w, struct xiw_qp_dp, tx_work));
+}
+
+/*
+ * Make TX run. @inline_ok: the caller may run TX itself if it can sleep
+ * (false from RX, which holds the socket lock, and from error paths).
+ */
+void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok)
+{
+	set_bit(XIW_DP_TX_MORE, &dp->flags);
+	/* TX_MORE before reading TX_BUSY; pairs with xiw_tx_run(). */
+	smp_mb__after_atomic();
+	if (test_bit(XIW_DP_TX_BUSY, &dp->flags))
+		return;
+	if (inline_ok && preemptible() &&
+	    !test_bit(XIW_DP_TX_NOSPACE, &dp->flags))
+		xiw_tx_run(dp);
+	else
+		queue_work(system_highpri_wq, &dp->tx_work);
+}
+
+/* Take a reference on the QP's data path, NULL if it has none. */
+struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp)
+{
+	struct xiw_qp_dp *dp;
+
+	rcu_read_lock();
+	dp = rcu_dereference(qp->dp);
+	if (dp && !refcount_inc_not_zero(&dp->users))
+		dp = NULL;
+	rcu_read_unlock();
+	return dp;
+}
+
+void xiw_dp_put(struct xiw_qp_dp *dp)
+{
+	if (refcount_dec_and_test(&dp->users))
+		complete(&dp->users_done);
+}
+
+/* New SQ work (post_send, doorbell) or RTS entered: run TX. */
+void xiw_qp_sq_kick(struct xiw_qp *qp)
+{
+	struct xiw_qp_dp *dp = xiw_dp_get(qp);
+
+	if (!dp)
+		return;
+	if (!test_bit(XIW_DP_ERROR, &dp->flags))
+		xiw_dp_tx_kick(dp, true);
+	xiw_dp_put(dp);
+}
+
+static void xiw_dp_write_space(struct sock *sk)
+{
+	struct xiw_qp_dp *dp = NULL;
+	struct xiw_qp *qp;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	qp = xiw_cm_sk_to_qp(sk);
+	if (qp)
+		dp = xiw_dp_get(qp);
+	read_unlock_bh(&sk->sk_callback_lock);
+	if (!dp)
+		return;
+	if (sk_stream_is_writeable(sk) &&
+	    test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags)) {
+		if (sk->sk_socket)
+			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		queue_work(system_highpri_wq, &dp->tx_work);
+	}
+	xiw_dp_put(dp);
+}
+
+/* ------------------------------------------------------------------------
+ * LLP hand-over
+ */
+static void xiw_dp_free(struct xiw_qp_dp *dp)
+{
+	kvfree(dp->cmpl);
+	kfree(dp->orq);
+	kfree(dp->irq);
+	kfree(dp);
+}
+
+int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
+		     const struct xiw_llp_params *p)
+{
+	struct sock *sk = p->sock->sk;
+	struct xiw_qp_dp *dp;
+	u32 n;
+	int i;
+
+	dp = kzalloc(sizeof(*dp), GFP_KERNEL);
+	if (!dp)
+		return -ENOMEM;
+	dp->qp = qp;
+	dp->cep = cep;
+	dp->sock = p->sock;
+	dp->sk = sk;
+	dp->crc = p->crc;
+	dp->rtr = p->rtr_send_first ? p->rtr : XIW_RTR_NONE;
+	dp->ord = min_t(u32, p->ord, XIW_MAX_ORD);
+	dp->ird = min_t(u32, p->ird, XIW_MAX_IRD);
+	dp->mss = tcp_sk(sk)->mss_cache ?: 1460;
+	if (!xiw_ddp_max_payload(dp->mss, false))
+		dp->mss = 536;
+	refcount_set(&dp->users, 1);
+	init_completion(&dp->users_done);
+	spin_lock_init(&dp->lock);
+	INIT_WORK(&dp->tx_work, xiw_tx_work);
+	INIT_WORK(&dp->err_work, xiw_dp_err_work);
+	for (i = 0; i < XIW_QN_COUNT; i++) {
+		dp->tx.msn[i] = 1;
+		dp->rx.msn[i] = 1;
+	}
+	if (p->rtr_wait && p->rtr != XIW_RTR_NONE)
+		set_bit(XIW_DP_RTR_WAIT, &dp->flags);
+
+	dp->cmpl_num = qp->sq.num;
+	dp->cmpl = kvcalloc(dp->cmpl_num, sizeof(*dp->cmpl), GFP_KERNEL);
+	n = roundup_pow_of_two(max_t(u32, dp->ord, 1));
+	dp->orq = kcalloc(n, sizeof(*dp->orq), GFP_KERNEL);
+	n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
+	dp->irq = kcalloc(n, sizeof(*dp->irq), GFP_KERNEL);
+	if (!dp->cmpl || !dp->orq || !dp->irq) {
+		xiw_dp_free(dp);
+		return -ENOMEM;
+	}
+
+	mutex_lock(&qp->state_lock);
+	if (qp->state != XIW_QPS_INIT && qp->state != XIW_QPS_RTR) {
+		mutex_unlock(&qp->state_lock);
+		xiw_dp_free(dp);
+		return -EINVAL;
+	}
+	xiw_qp_get(&qp->base);
+	qp->cep = cep;
+	rcu_assign_pointer(qp->dp, dp);
+
+	tcp_sock_set_nodelay(sk);
+	lock_sock(sk);
+	write_lock_bh(&sk->sk_callback_lock);
+	dp->saved_data_ready = sk->sk_data_ready;
+	dp->saved_write_space = sk->sk_write_space;
+	sk->sk_data_ready = xiw_dp_data_ready;
+	sk->sk_write_space = xiw_dp_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
+	release_sock(sk);
+
+	qp->state = XIW_QPS_RTS;
+	mutex_unlock(&qp->state_lock);
+	xiw_dp_dbg(dp, "RTS, mss %u crc %d ord %u ird %u rtr %d/%d/%d\n", dp->mss,
+		   dp->crc, dp->ord, dp->ird, p->rtr, p->rtr_send_first,
+		   p->rtr_wait);
+
+	/* Data that arrived with the MPA reply, and WRs posted early. */
+	lock_sock(sk);
+	xiw_dp_data_ready(sk);
+	release_sock(sk);
+	xiw_qp_sq_kick(qp);
+	return 0;
+}
+
+static bool xiw_tx_idle(struct xiw_qp_dp *dp)
+{
+	struct xiw_qp *qp = dp->qp;
+	struct xiw_sqe *slot = xiw_queue_entry(&qp->sq, READ_ONCE(qp->sq.cons));
+
+	return !test_bit(XIW_DP_TX_BUSY, &dp->flags) && !dp->tx.fpdu_active &&
+	       !dp->tx.sq_active && !dp->tx.rr_active && !xiw_irq_pending(dp) &&
+	       !(xiw_wqe_flags_acquire(&slot->flags) & XIW_WQE_VALID);
+}
+
+/*
+ * Graceful close (QP in CLOSING): what the consumer posted before it asked
+ * for the close goes out before the FIN. Bounded: a peer that does not
+ * read cannot hold the close forever.
+ */
+static void xiw_dp_drain_tx(struct xiw_qp_dp *dp)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(2000);
+
+	while (!test_bit(XIW_DP_ERROR, &dp->flags) &&
+	       time_before(jiffies, end)) {
+		/* no flush_work(): the CM's workqueue reclaims memory */
+		xiw_dp_tx_kick(dp, false);
+		if (xiw_tx_idle(dp))
+			return;
+		usleep_range(500, 1000);
+	}
+}
+
+/*
+ * Detach the data path from the socket: restore the callbacks, move the QP
+ * to ERROR if it was connected (flushing everything), wait for every user
+ * of the data path and free it. Process context; the caller must not hold
+ * the QP's state mutex. Safe against concurrent softirq RX and TX work.
+ */
+void xiw_qp_llp_stop(struct xiw_qp *qp)
+{
+	struct xiw_qp_dp *dp;
+	struct sock *sk;
+
+	mutex_lock(&qp->state_lock);
+	dp = rcu_dereference_protected(qp->dp,
+				       lockdep_is_held(&qp->state_lock));
+	if (!dp) {
+		mutex_unlock(&qp->state_lock);
+		return;
+	}
+	if (qp->state == XIW_QPS_CLOSING) {
+		/* Only llp_stop frees dp, and only after this. */
+		mutex_unlock(&qp->state_lock);
+		xiw_dp_drain_tx(dp);
+		mutex_lock(&qp->state_lock);
+	}
+	set_bit(XIW_DP_STOPPED, &dp->flags);
+	set_bit(XIW_DP_ERROR, &dp->flags);
+	sk = dp->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_data_ready == xiw_dp_data_ready)
+		sk->sk_data_ready = dp->saved_data_ready;
+	if (sk->sk_write_space == xiw_dp_write_space)
+		sk->sk_write_space = dp->saved_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
+
+	if (qp->state == XIW_QPS_RTS || qp->state == XIW_QPS_CLOSING ||
+	    qp->state == XIW_QPS_TERMINATE)
+		xiw_qp_llp_error_state_locked(qp);
+	else
+		xiw_qp_cmpl_flush(qp);
+	rcu_assign_pointer(qp->dp, NULL);
+	qp->cep = NULL;
+	mutex_unlock(&qp->state_lock);
+
+	synchronize_rcu();
+	xiw_dp_put(dp);
+	wait_for_completion(&dp->users_done);
+	cancel_work_sync(&dp->tx_work);
+	cancel_work_sync(&dp->err_work);
+	cancel_work_sync(&dp->tx_work);
+
+	xiw_dp_put_lsges(dp->tx.sge, dp->tx.nsge);
+	xiw_dp_put_lsges(&dp->tx.rr_sge, 1);
+	xiw_dp_rx_release(dp);
+	xiw_dp_dbg(dp, "stopped\n");
+	xiw_dp_free(dp);
+	xiw_qp_put(&qp->base);
+}

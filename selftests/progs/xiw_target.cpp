@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// xiw_target: an rdma_cm server that exposes known memory to a test peer.
+//
+// For every connection it registers two 4 KiB regions, one remotely
+// readable and writable ("rw") and one remotely readable only ("ro", filled
+// with 0xa5), posts receives, and accepts with private data that tells the
+// peer where they are (struct TargetInfo, big-endian). It then reports, one
+// line each, every completion and connection event, and at disconnect the
+// state of both regions, so a test can check what a (possibly hostile) peer
+// managed to do:
+//
+//   CONNECTED id=1
+//   CQE id=1 op=RECV status=0 len=8 flags=0
+//   EVENT id=1 DISCONNECTED
+//   MEM id=1 rw_fnv=... ro_intact=1
+//
+// Usage: xiw_target --bind ADDR [--port 7174] [--conns N] [--timeout SEC]
+#include <arpa/inet.h>
+#include <endian.h>
+#include <netdb.h>
+#include <poll.h>
+#include <rdma/rdma_cma.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr uint32_t kMagic = 0x58495754;	// "XIWT"
+constexpr size_t kRegion = 4096;
+constexpr int kRecvs = 16;
+constexpr size_t kRecvSize = 4096;
+
+// Sent as MPA private data in the accept; all fields big-endian.
+struct TargetInfo {
+	uint32_t magic;
+	uint32_t conn_id;
+	uint64_t rw_addr;
+	uint32_t rw_stag;
+	uint32_t rw_len;
+	uint64_t ro_addr;
+	uint32_t ro_stag;
+	uint32_t ro_len;
+} __attribute__((packed));
+static_assert(sizeof(TargetInfo) == 40);
+
+[[noreturn]] void die(const char *what)
+{
+	std::fprintf(stderr, "xiw_target: %s: %s\n", what, std::strerror(errno));
+	std::exit(2);
+}
+
+uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+const char *wc_op(ibv_wc_opcode op)
+{
+	switch (op) {
+	case IBV_WC_RECV: return "RECV";
+	case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
+	case IBV_WC_SEND: return "SEND";
+	case IBV_WC_RDMA_WRITE: return "RDMA_WRITE";
+	case IBV_WC_RDMA_READ: return "RDMA_READ";
+	default: return "OTHER";
+	}
+}
+
+struct Conn {
+	unsigned id = 0;
+	rdma_cm_id *cm = nullptr;
+	ibv_pd *pd = nullptr;
+	ibv_cq *cq = nullptr;
+	std::vector<uint8_t> rw = std::vector<uint8_t>(kRegion, 0);
+	std::vector<uint8_t> ro = std::vector<uint8_t>(kRegion, 0xa5);
+	std::vector<uint8_t> rx = std::vector<uint8_t>(kRecvs * kRecvSize, 0);
+	ibv_mr *rw_mr = nullptr, *ro_mr = nullptr, *rx_mr = nullptr;
+	bool connected = false;
+
+	~Conn()
+	{
+		if (cm && cm->qp)
+			rdma_destroy_qp(cm);
+		for (ibv_mr *mr : {rw_mr, ro_mr, rx_mr})
+			if (mr)
+				ibv_dereg_mr(mr);
+		if (cq)
+			ibv_destroy_cq(cq);
+		if (pd)
+			ibv_dealloc_pd(pd);
+		if (cm)
+			rdma_destroy_id(cm);
+	}
+
+	void report_mem() const
+	{
+		bool ro_ok = std::all_of(ro.begin(), ro.end(),
+					 [](uint8_t b) { return b == 0xa5; });
+
+		std::printf("MEM id=%u rw_fnv=%016llx ro_intact=%d\n", id,
+			    (unsigned long long)fnv1a(rw.data(), rw.size()),
+			    ro_ok ? 1 : 0);
+	}
+
+	void drain_cq()
+	{
+		ibv_wc wc[16];
+		int n;
+
+		while ((n = ibv_poll_cq(cq, 16, wc)) > 0)
+			for (int i = 0; i < n; i++)
+				std::printf("CQE id=%u op=%s status=%d len=%u flags=%u\n",
+					    id, wc_op(wc[i].opcode), wc[i].status,
+					    wc[i].byte_len, wc[i].wc_flags);
+	}
+
+	int setup(rdma_cm_id *id_)
+	{
+		cm = id_;
+		pd = ibv_alloc_pd(cm->verbs);
+		cq = pd ? ibv_create_cq(cm->verbs, 64, nullptr, nullptr, 0) : nullptr;
+		if (!cq)
+			return -1;
+		int rw_acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_READ;
+		rw_mr = ibv_reg_mr(pd, rw.data(), rw.size(), rw_acc);
+		ro_mr = ibv_reg_mr(pd, ro.data(), ro.size(), IBV_ACCESS_REMOTE_READ);
+		rx_mr = ibv_reg_mr(pd, rx.data(), rx.size(), IBV_ACCESS_LOCAL_WRITE);
+		if (!rw_mr || !ro_mr || !rx_mr)
+			return -1;
+
+		ibv_qp_init_attr qa = {};
+		qa.send_cq = cq;
+		qa.recv_cq = cq;
+		qa.qp_type = IBV_QPT_RC;
+		qa.cap.max_send_wr = 16;
+		qa.cap.max_recv_wr = kRecvs;
+		qa.cap.max_send_sge = 1;
+		qa.cap.max_recv_sge = 1;
+		if (rdma_create_qp(cm, pd, &qa))
+			return -1;
+		for (int i = 0; i < kRecvs; i++) {
+			ibv_sge sge = { (uintptr_t)&rx[i * kRecvSize], kRecvSize,
+					rx_mr->lkey };
+			ibv_recv_wr wr = {}, *bad;
+
+			wr.wr_id = i;
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+			if (ibv_post_recv(cm->qp, &wr, &bad))
+				return -1;
+		}
+		return 0;
+	}
+
+	int accept()
+	{
+		TargetInfo ti = {
+			htobe32(kMagic), htobe32(id),
+			htobe64((uintptr_t)rw.data()), htobe32(rw_mr->rkey),
+			htobe32(kRegion),
+			htobe64((uintptr_t)ro.data()), htobe32(ro_mr->rkey),
+			htobe32(kRegion),
+		};
+		rdma_conn_param p = {};
+
+		p.private_data = &ti;
+		p.private_data_len = sizeof(ti);
+		p.responder_resources = 4;
+		p.initiator_depth = 4;
+		return rdma_accept(cm, &p);
+	}
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::string bind_addr, port = "7174";
+	unsigned conns = 1, timeout = 60;
+
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		auto val = [&]() -> std::string {
+			if (i + 1 >= argc) {
+				std::fprintf(stderr, "%s needs a value\n", a.c_str());
+				std::exit(2);
+			}
+			return argv[++i];
+		};
+		if (a == "--bind")
+			bind_addr = val();
+		else if (a == "--port")
+			port = val();
+		else if (a == "--conns")
+			conns = std::stoul(val());
+		else if (a == "--timeout")
+			timeout = std::stoul(val());
+		else {
+			std::fprintf(stderr, "usage: xiw_target --bind ADDR "
+				     "[--port P] [--conns N] [--timeout SEC]\n");
+			return 2;
+		}
+	}
+	if (bind_addr.empty()) {
+		std::fprintf(stderr, "xiw_target: --bind is required\n");
+		return 2;
+	}
+	setvbuf(stdout, nullptr, _IOLBF, 0);
+
+	rdma_event_channel *ch = rdma_create_event_channel();
+	rdma_cm_id *listen_id;
+	addrinfo *ai;
+
+	if (!ch)
+		die("rdma_create_event_channel");
+	if (rdma_create_id(ch, &listen_id, nullptr, RDMA_PS_TCP))
+		die("rdma_create_id");
+	if (getaddrinfo(bind_addr.c_str(), port.c_str(), nullptr, &ai))
+		die("getaddrinfo");
+	if (rdma_bind_addr(listen_id, ai->ai_addr))
+		die("rdma_bind_addr");
+	freeaddrinfo(ai);
+	if (rdma_listen(listen_id, 8))
+		die("rdma_listen");
+	std::printf("LISTENING %s:%s\n", bind_addr.c_str(), port.c_str());
+
+	std::map<rdma_cm_id *, std::unique_ptr<Conn>> live;
+	unsigned next_id = 1, done = 0;
+	auto deadline = std::chrono::steady_clock::now() +
+			std::chrono::seconds(timeout);
+
+	while (done < conns) {
+		for (auto &[id, c] : live)
+			if (c->connected)
+				c->drain_cq();
+		if (std::chrono::steady_clock::now() > deadline) {
+			std::printf("TIMEOUT\n");
+			return 1;
+		}
+		pollfd pfd = { ch->fd, POLLIN, 0 };
+
+		if (poll(&pfd, 1, 50) <= 0)
+			continue;
+		rdma_cm_event *ev;
+
+		if (rdma_get_cm_event(ch, &ev))
+			die("rdma_get_cm_event");
+		rdma_cm_event_type type = ev->event;
+		rdma_cm_id *id = ev->id;
+		int status = ev->status;
+
+		rdma_ack_cm_event(ev);
+		switch (type) {
+		case RDMA_CM_EVENT_CONNECT_REQUEST: {
+			auto c = std::make_unique<Conn>();
+
+			c->id = next_id++;
+			if (c->setup(id) || c->accept()) {
+				std::printf("EVENT id=%u SETUP_FAILED errno=%d\n",
+					    c->id, errno);
+				c->cm = nullptr;	// rejected ids are the CM's
+				rdma_reject(id, nullptr, 0);
+				done++;
+				break;
+			}
+			live[id] = std::move(c);
+			break;
+		}
+		case RDMA_CM_EVENT_ESTABLISHED:
+			if (live.count(id)) {
+				live[id]->connected = true;
+				std::printf("CONNECTED id=%u\n", live[id]->id);
+			}
+			break;
+		case RDMA_CM_EVENT_DISCONNECTED:
+		case RDMA_CM_EVENT_CONNECT_ERROR:
+		case RDMA_CM_EVENT_UNREACHABLE:
+		case RDMA_CM_EVENT_REJECTED:
+			if (live.count(id)) {
+				Conn &c = *live[id];
+
+				c.drain_cq();
+				std::printf("EVENT id=%u %s status=%d\n", c.id,
+					    rdma_event_str(type), status);
+				c.report_mem();
+				live.erase(id);
+				done++;
+			}
+			break;
+		default:
+			std::printf("EVENT %s status=%d\n", rdma_event_str(type),
+				    status);
+			break;
+		}
+	}
+	rdma_destroy_id(listen_id);
+	rdma_destroy_event_channel(ch);
+	std::printf("DONE %u\n", done);
+	return 0;
+}

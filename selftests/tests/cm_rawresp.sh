@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: 1vm
+# timeout: 120
+# description: iWARP CM, xiw responder vs a raw MPA initiator: p2p RTR choice and timeout, rev 1, markers, bad rev/key/PD_Length, truncation, MPA timeout, IPv6
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+need_cmd rping ss
+P=$(need_prog xiw_mpa_peer)
+xiw_load
+xiw_need_provider
+dummy_add d0
+ip addr add 10.77.1.1/24 dev d0
+ip -6 addr add fd00:77:1::1/64 dev d0 nodad
+xiw_link_add xiw0 d0
+wait_port_state xiw0 PORT_ACTIVE 5
+
+params=/sys/module/$XIW_MOD/parameters
+for p in mpa_timeout_init_ms mpa_timeout_resp_ms mpa_crc mpa_rev mpa_p2p; do
+	defer eval "echo $(cat "$params/$p") > $params/$p"
+done
+echo 1500 >"$params/mpa_timeout_init_ms"
+echo 1500 >"$params/mpa_timeout_resp_ms"
+dyndbg=/sys/kernel/debug/dynamic_debug/control
+echo "module $XIW_MOD +p" >"$dyndbg"
+defer eval "echo 'module $XIW_MOD -p' > $dyndbg"
+
+port=7100
+# peer_listen MODE [ADDR]: raw MPA responder in the background ($peer_pid,
+# output in peer.log), once it listens.
+peer_listen() {
+	port=$((port + 1))
+	"$P" listen "${2:-10.77.1.1}" "$port" "$1" >peer.log 2>&1 &
+	peer_pid=$!
+	wait_for 5 grep -q listening peer.log || fail "raw peer does not listen"
+}
+# client [ADDR]: rping client on xiw0 to the raw peer; its log in cli.log.
+client() {
+	run_timeout "${CLI_T:-8}" rping -c -d -a "${1:-10.77.1.1}" -p "$port" -C 1 >cli.log 2>&1 || true
+	wait "$peer_pid" || fail "raw peer failed: $(cat peer.log)"
+	log "peer: $(tr '\n' '|' <peer.log)"
+	log "rping: $(grep cma_event cli.log | tr '\n' '|')"
+}
+kmsg_mark() { kmark="xiw-cm-rawresp-$1-$RANDOM"; echo "$kmark" >/dev/kmsg; }
+kmsg_since() { dmesg | sed -n "/$kmark/,\$p"; }
+
+# --- xiw as responder (rping server) ---------------------------------------
+rport=7200
+rping -s -P -d -a 10.77.1.1 -p $rport >srv.log 2>&1 &
+srv=$!
+defer kill "$srv"
+rping -s -P -d -a fd00:77:1::1 -p $rport >srv6.log 2>&1 &
+srv6=$!
+defer kill "$srv6"
+defer eval 'tail -n 20 srv.log srv6.log >&2'
+wait_for 20 eval "[ \$(ss -Hltn 'sport = :$rport' | wc -l) = 2 ]" || fail "rping servers do not listen"
+
+# speak ADDR MODE: raw initiator to the rping server; output in peer.log
+speak() {
+	run_timeout 15 "$P" connect "$1" "$rport" "$2" >peer.log 2>&1 || fail "raw peer $2: $(cat peer.log)"
+	log "peer $2: $(tr '\n' '|' <peer.log)"
+}
+
+kmsg_mark good
+speak 10.77.1.1 good
+peer=$(cat peer.log)
+# p2p: responder picks the zero-length Write RTR, IRD/ORD from the ULP
+expect_match "$peer" 'reply key=MPA ID Rep Frame flags=0x10 rev=2 pd=4 ird=0x80.. ord=0x80..' "enhanced reply"
+# no RTR comes: the responder gives up after mpa_timeout_resp_ms
+ms=$(sed -n 's/^closed after \([0-9]*\) ms.*/\1/p' peer.log)
+[ -n "$ms" ] && [ "$ms" -ge 1300 ] && [ "$ms" -le 8000 ] ||
+	fail "RTR timeout 1500 ms: peer saw the close after '$ms' ms"
+expect_match "$(kmsg_since)" 'accepted: rev 2 crc 0 ird [0-9]+ ord [0-9]+ rtr 2' "kernel log"
+expect_match "$(kmsg_since)" 'event 3 status 0' "ESTABLISHED before CLOSE"
+
+kmsg_mark rev1
+speak 10.77.1.1 rev1
+expect_match "$(cat peer.log)" 'reply key=MPA ID Rep Frame flags=0x00 rev=1 pd=0' "rev 1 reply"
+wait_for 5 eval "kmsg_since | grep -q 'event 5 status'" || fail "no CLOSE after the peer's FIN"
+expect_match "$(kmsg_since)" 'event 4 status' "DISCONNECT after the peer's FIN"
+
+kmsg_mark markers2
+speak 10.77.1.1 markers
+expect_match "$(cat peer.log)" 'reply key=MPA ID Rep Frame flags=0x30 rev=2' "reject reply to markers"
+expect_match "$(kmsg_since)" 'request asks for markers' "kernel log"
+
+kmsg_mark badrev
+speak 10.77.1.1 badrev
+expect_match "$(cat peer.log)" 'reply key=MPA ID Rep Frame flags=0x20 rev=1' "reject reply to revision 3"
+expect_match "$(kmsg_since)" 'request revision 3 unsupported' "kernel log"
+
+kmsg_mark badkey2
+speak 10.77.1.1 badkey
+expect_match "$(cat peer.log)" 'closed after' "close after a bad key"
+expect_match "$(kmsg_since)" 'bad MPA key' "kernel log"
+
+kmsg_mark pdlen
+speak 10.77.1.1 pdlen
+expect_match "$(cat peer.log)" 'closed after' "close after PD_Length 600"
+expect_match "$(kmsg_since)" 'PD_Length 600 > 512' "kernel log"
+
+kmsg_mark trunc
+speak 10.77.1.1 trunc
+wait_for 5 eval "kmsg_since | grep -q 'stream ended in MPA frame (10 bytes)'" ||
+	fail "truncated request not reported"
+
+kmsg_mark silent2
+speak fd00:77:1::1 silent
+ms=$(sed -n 's/^closed after \([0-9]*\) ms.*/\1/p' peer.log)
+[ -n "$ms" ] && [ "$ms" -ge 1300 ] && [ "$ms" -le 8000 ] ||
+	fail "responder timeout 1500 ms: peer saw the close after '$ms' ms"
+
+kill "$srv" "$srv6"
+wait "$srv" "$srv6" 2>/dev/null || true
+# every endpoint is gone: no cm_id left, nothing in the CM's hands
+wait_for 10 eval "[ -z \"\$(rdma res show cm_id 2>/dev/null | grep xiw0)\" ]" ||
+	fail "cm_ids left: $(rdma res show cm_id)"
+log "ok"

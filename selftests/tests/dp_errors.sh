@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: 1vm
+# timeout: 180
+# description: data path errors: a local protection error sends a Terminate, both QPs go to ERROR, the peer sees the Terminate; the next connection works
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+need_cmd rping ip dmesg
+xiw_load
+xiw_need_provider
+dummy_add d0
+ip addr add 192.0.2.1/24 dev d0
+xiw_link_add xiw0 d0
+wait_port_state xiw0 PORT_ACTIVE 5
+
+# The server's buffers are 64 bytes, the client advertises 100: the
+# server's RDMA Read of 100 bytes into its 64-byte MR fails its local
+# protection check. Its QP must send a Terminate (RDMAP, catastrophic),
+# the client's QP must take it, and both rpings must fail, not hang.
+dmesg -C
+run_timeout 30 rping -s -a 192.0.2.1 -p 7201 -C 3 -S 64 >srv.log 2>&1 &
+srv=$!
+sleep 1
+# (the rping client exits 0 when its peer disconnects: judge the server)
+run_timeout 30 rping -c -a 192.0.2.1 -p 7201 -C 3 -S 100 >cli.log 2>&1 || true
+rv=0
+wait $srv || rv=$?
+cat cli.log srv.log
+if [ "$rv" -eq 124 ] || [ "$rv" -eq 137 ]; then
+	fail "rping server hung"
+fi
+[ "$rv" -ne 0 ] || fail "rping server succeeded with a too small buffer"
+expect_match "$(cat srv.log)" 'cq completion failed status 4' \
+	"server Read completion with IB_WC_LOC_PROT_ERR"
+msgs=$(dmesg)
+echo "$msgs" | grep -i terminate || true
+expect_match "$msgs" 'QP[0-9]+: Terminate layer 0 type 0 code 0x0' "Terminate sent"
+expect_match "$msgs" 'QP[0-9]+: Terminate received: layer 0 type 0 code 0x0' "Terminate received"
+expect_nomatch "$msgs" 'WARNING|BUG|Oops' "kernel warnings"
+
+# The device and the CM are fine afterwards.
+run_timeout 30 rping -s -a 192.0.2.1 -p 7202 -C 3 -S 100 >srv.log 2>&1 &
+srv=$!
+sleep 1
+run_timeout 30 rping -c -a 192.0.2.1 -p 7202 -C 3 -S 100 -V >cli.log 2>&1 || {
+	cat cli.log srv.log
+	fail "rping after the error failed"
+}
+wait $srv || { cat srv.log; fail "rping server after the error failed"; }
