@@ -203,35 +203,24 @@ static void xiw_cm_sk_data_ready(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
-static void xiw_cep_sock_attach(struct xiw_cep *cep, struct socket *sock)
-{
-	struct sock *sk = sock->sk;
-
-	write_lock_bh(&sk->sk_callback_lock);
-	cep->sock = sock;
-	cep->sk_state_change = sk->sk_state_change;
-	cep->sk_data_ready = sk->sk_data_ready;
-	cep->sk_write_space = sk->sk_write_space;
-	sk->sk_user_data = cep;
-	sk->sk_state_change = xiw_cm_sk_state_change;
-	sk->sk_data_ready = xiw_cm_sk_data_ready;
-	write_unlock_bh(&sk->sk_callback_lock);
-}
-
 /*
- * An accepted socket starts with a copy of the listener's callbacks and
- * sk_user_data; make it the child's own.
+ * Make @sock the endpoint's: save the callbacks to restore at release and
+ * install the CM's. An accepted socket starts with a copy of the listener's
+ * callbacks and sk_user_data, so for it the originals are the listener's
+ * saved ones (@from); otherwise they are the socket's own.
  */
-static void xiw_cep_sock_adopt(struct xiw_cep *cep, struct xiw_cep *listener,
-			       struct socket *sock)
+static void xiw_cep_sock_attach(struct xiw_cep *cep, struct socket *sock,
+				const struct xiw_cep *from)
 {
 	struct sock *sk = sock->sk;
 
 	write_lock_bh(&sk->sk_callback_lock);
 	cep->sock = sock;
-	cep->sk_state_change = listener->sk_state_change;
-	cep->sk_data_ready = listener->sk_data_ready;
-	cep->sk_write_space = listener->sk_write_space;
+	cep->sk_state_change = from ? from->sk_state_change :
+				      sk->sk_state_change;
+	cep->sk_data_ready = from ? from->sk_data_ready : sk->sk_data_ready;
+	cep->sk_write_space = from ? from->sk_write_space :
+				     sk->sk_write_space;
 	sk->sk_user_data = cep;
 	sk->sk_state_change = xiw_cm_sk_state_change;
 	sk->sk_data_ready = xiw_cm_sk_data_ready;
@@ -896,7 +885,7 @@ static void xiw_cep_accept_conns(struct xiw_cep *l)
 		cep->listener = target;	/* the reference from routing */
 		list_add_tail(&cep->child, &target->children);
 		cep->state = XIW_CEP_AWAIT_MPAREQ;
-		xiw_cep_sock_adopt(cep, l, ns);
+		xiw_cep_sock_attach(cep, ns, l);
 		cep->open = true;	/* the allocation's reference */
 		xiw_cep_arm_timer(cep, mpa_timeout_resp_ms);
 		xiw_cep_dbg(cep, "accepted\n");
@@ -1185,7 +1174,7 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	cep->state = XIW_CEP_CONNECTING;
 	cep->open = true;	/* the allocation's reference */
 	xiw_cep_get(cep);	/* ours, until we return */
-	xiw_cep_sock_attach(cep, sock);
+	xiw_cep_sock_attach(cep, sock, NULL);
 	xiw_cep_arm_timer(cep, mpa_timeout_init_ms);
 
 	rv = kernel_connect(sock, (struct sockaddr *)raddr, alen, O_NONBLOCK);
@@ -1387,7 +1376,7 @@ static struct xiw_cep *xiw_cep_listen_sock(struct xiw_device *xdev,
 	}
 	mutex_lock(&cep->lock);
 	cep->state = XIW_CEP_LISTEN;
-	xiw_cep_sock_attach(cep, sock);
+	xiw_cep_sock_attach(cep, sock, NULL);
 	rv = kernel_listen(sock, backlog);
 	if (rv) {
 		xiw_cep_dbg(cep, "listen %pISp: %d\n", laddr, rv);
