@@ -189,6 +189,9 @@ struct xiw_llp_params {
 };
 
 /* xiw_qp_tx.c / xiw_qp_rx.c (data path) */
+extern struct workqueue_struct *xiw_dp_wq;
+int xiw_dp_init(void);
+void xiw_dp_exit(void);
 int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 		     const struct xiw_llp_params *p);
 void xiw_qp_llp_stop(struct xiw_qp *qp);

@@ -312,17 +312,24 @@ static int __init xiw_init(void)
 {
 	int rv;
 
-	rv = xiw_cm_init();
+	rv = xiw_dp_init();
 	if (rv)
 		return rv;
+	rv = xiw_cm_init();
+	if (rv)
+		goto out_dp;
 	rv = register_netdevice_notifier(&xiw_netdev_nb);
-	if (rv) {
-		xiw_cm_exit();
-		return rv;
-	}
+	if (rv)
+		goto out_cm;
 	rdma_link_register(&xiw_link_ops);
 	pr_info("xiw: software iWARP RNIC loaded\n");
 	return 0;
+
+out_cm:
+	xiw_cm_exit();
+out_dp:
+	xiw_dp_exit();
+	return rv;
 }
 
 static void __exit xiw_exit(void)
@@ -331,6 +338,7 @@ static void __exit xiw_exit(void)
 	unregister_netdevice_notifier(&xiw_netdev_nb);
 	xiw_unregister_all();
 	xiw_cm_exit();
+	xiw_dp_exit();
 	ida_destroy(&xiw_dev_ida);
 }
 

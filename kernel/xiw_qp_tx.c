@@ -34,6 +34,24 @@
 
 #include "xiw_dp.h"
 
+/*
+ * TX and error work. WQ_MEM_RECLAIM: block storage (NVMe-oF, NFS) runs over
+ * xiw, so writeback under memory pressure depends on this work making
+ * progress.
+ */
+struct workqueue_struct *xiw_dp_wq;
+
+int xiw_dp_init(void)
+{
+	xiw_dp_wq = alloc_workqueue("xiw_dp", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	return xiw_dp_wq ? 0 : -ENOMEM;
+}
+
+void xiw_dp_exit(void)
+{
+	destroy_workqueue(xiw_dp_wq);
+}
+
 static struct xiw_device *dp_xdev(struct xiw_qp_dp *dp)
 {
 	return to_xiw_dev(dp->qp->base.device);
@@ -164,7 +182,7 @@ void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		xiw_dp_tx_kick(dp, false);
 	} else {
 		xiw_dp_dbg(dp, "fatal error %d\n", reason);
-		queue_work(system_highpri_wq, &dp->err_work);
+		queue_work(xiw_dp_wq, &dp->err_work);
 	}
 }
 
@@ -628,13 +646,16 @@ static int xiw_tx_start_sqe(struct xiw_qp_dp *dp)
 
 /*
  * May the SQ WR in the context go now? Read fence: wait until no Read is
- * outstanding; Reads: wait for a free ORD slot.
+ * outstanding; Reads: wait for a free ORD slot. Local fence (every prior
+ * WR complete): WRs before this one have been handed to TCP in order, and
+ * the only ones that can still be incomplete are Reads waiting for their
+ * Response, so it waits for the same condition as the read fence.
  */
 static bool xiw_tx_sq_blocked(struct xiw_qp_dp *dp)
 {
 	struct xiw_sqe *s = &dp->tx.sqe;
 	bool read = s->opcode == XIW_OP_READ || s->opcode == XIW_OP_READ_INV;
-	bool fence = s->flags & XIW_WQE_READ_FENCE;
+	bool fence = s->flags & (XIW_WQE_READ_FENCE | XIW_WQE_LOCAL_FENCE);
 	u32 busy;
 
 	if (!read && !fence)
@@ -825,7 +846,7 @@ static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
 	switch (tx->kind) {
 	case XIW_TX_TERM:
 		clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
-		queue_work(system_highpri_wq, &dp->err_work);
+		queue_work(xiw_dp_wq, &dp->err_work);
 		break;
 	case XIW_TX_SQ:
 		if (!tx->fpdu_last)
@@ -951,10 +972,10 @@ static int xiw_tx_loop(struct xiw_qp_dp *dp)
 			tx->fpdu_active = false;
 			clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
 			if (test_and_set_bit(XIW_DP_ERROR, &dp->flags)) {
-				queue_work(system_highpri_wq, &dp->err_work);
+				queue_work(xiw_dp_wq, &dp->err_work);
 			} else {
 				dp->err_reason = rv;
-				queue_work(system_highpri_wq, &dp->err_work);
+				queue_work(xiw_dp_wq, &dp->err_work);
 			}
 			return 0;
 		}
@@ -981,7 +1002,7 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 		/* Pairs with the set_bit(TX_MORE) in xiw_dp_tx_kick(). */
 		smp_mb__after_atomic();
 		if (rv > 0) {
-			queue_work(system_highpri_wq, &dp->tx_work);
+			queue_work(xiw_dp_wq, &dp->tx_work);
 			return;
 		}
 		if (!test_bit(XIW_DP_TX_MORE, &dp->flags))
@@ -1009,7 +1030,7 @@ void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok)
 	    !test_bit(XIW_DP_TX_NOSPACE, &dp->flags))
 		xiw_tx_run(dp);
 	else
-		queue_work(system_highpri_wq, &dp->tx_work);
+		queue_work(xiw_dp_wq, &dp->tx_work);
 }
 
 /* Take a reference on the QP's data path, NULL if it has none. */
@@ -1059,7 +1080,7 @@ static void xiw_dp_write_space(struct sock *sk)
 	    test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags)) {
 		if (sk->sk_socket)
 			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-		queue_work(system_highpri_wq, &dp->tx_work);
+		queue_work(xiw_dp_wq, &dp->tx_work);
 	}
 	xiw_dp_put(dp);
 }
