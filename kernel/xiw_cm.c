@@ -65,6 +65,11 @@ module_param(mpa_timeout_resp_ms, uint, 0644);
 MODULE_PARM_DESC(mpa_timeout_resp_ms,
 		 "Responder: ms to wait for the MPA Request, the RTR, or the peer's FIN (default 5000)");
 
+static unsigned int mpa_timeout_accept_ms = 10000;
+module_param(mpa_timeout_accept_ms, uint, 0644);
+MODULE_PARM_DESC(mpa_timeout_accept_ms,
+		 "Responder: ms the ULP has to accept or reject a connection request before it is rejected (default 10000)");
+
 static struct workqueue_struct *xiw_cm_wq;
 static LIST_HEAD(xiw_cm_shared);
 static DEFINE_MUTEX(xiw_cm_shared_mutex);
@@ -767,13 +772,16 @@ static void xiw_cep_proc_request(struct xiw_cep *cep)
 	}
 	/* reported (or not): the listener is no longer needed */
 	xiw_cep_drop_listener(cep);
-	if (rv) {
-		xiw_cep_dbg(cep, "CONNECT_REQUEST not delivered: %d\n", rv);
-		cep->pd_ref = false;
-		xiw_cep_put(cep);
-		xiw_cep_send_reject(cep, NULL, 0);
-		xiw_cep_close(cep, rv, false, false);
+	if (!rv) {
+		/* iwcm drops the event if the listener goes meanwhile */
+		xiw_cep_arm_timer(cep, mpa_timeout_accept_ms);
+		return;
 	}
+	xiw_cep_dbg(cep, "CONNECT_REQUEST not delivered: %d\n", rv);
+	cep->pd_ref = false;
+	xiw_cep_put(cep);
+	xiw_cep_send_reject(cep, NULL, 0);
+	xiw_cep_close(cep, rv, false, false);
 	return;
 
 refuse:
@@ -908,6 +916,19 @@ static void xiw_cep_timed_out(struct xiw_cep *cep)
 	case XIW_CEP_AWAIT_MPAREQ:
 	case XIW_CEP_AWAIT_RTR:
 		xiw_cep_close(cep, -ETIMEDOUT, false, true);
+		break;
+	case XIW_CEP_RECVD_MPAREQ:
+		/*
+		 * Neither accepted nor rejected (or iwcm dropped the
+		 * request): reject it. A late accept or reject finds the
+		 * endpoint closed; the provider_data reference stays until
+		 * then (or until module unload if it never comes).
+		 */
+		xiw_cep_dbg(cep, "not accepted within %u ms: rejected\n",
+			    mpa_timeout_accept_ms);
+		xiw_cep_send_reject(cep, NULL, 0);
+		cep->state = XIW_CEP_CLOSED;
+		xiw_cep_finish(cep, false);
 		break;
 	case XIW_CEP_CLOSING:
 		/* the peer never sent its FIN */
@@ -1291,6 +1312,7 @@ int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		cep->state = XIW_CEP_AWAIT_RTR;
 		xiw_cep_arm_timer(cep, mpa_timeout_resp_ms);
 	} else {
+		xiw_cep_cancel_timer(cep);
 		cep->state = XIW_CEP_RDMA_MODE;
 		xiw_cep_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
 	}
@@ -1545,35 +1567,51 @@ int xiw_cm_init(void)
 	return xiw_cm_wq ? 0 : -ENOMEM;
 }
 
+/* Module exit: let go of an endpoint nobody will accept or reject. */
+static void xiw_cep_reap(struct xiw_cep *cep)
+{
+	mutex_lock(&cep->lock);
+	if (cep->state != XIW_CEP_CLOSED) {
+		pr_warn("xiw: closing a leftover connection endpoint\n");
+		xiw_cep_sock_release(cep, true);
+		cep->state = XIW_CEP_CLOSED;
+	}
+	if (cep->pd_ref) {
+		cep->pd_ref = false;
+		xiw_cep_put(cep);
+	}
+	mutex_unlock(&cep->lock);
+	/* no socket any more: nothing can arm it again */
+	if (cancel_delayed_work_sync(&cep->timer))
+		xiw_cep_put(cep);
+}
+
 /*
  * After every device is unregistered, iwcm has destroyed every cm_id and
  * so every CEP that held one has closed. What may remain are connections
- * whose CONNECT_REQUEST iwcm dropped: close their sockets so no callback
- * into this module outlives it.
+ * whose CONNECT_REQUEST iwcm dropped (listener destroyed while the event
+ * was queued): open if their accept timer has not fired yet, closed but
+ * still referenced for the cm_id that never came otherwise.
  */
 void xiw_cm_exit(void)
 {
 	struct xiw_cep *cep;
+	LIST_HEAD(seen);
 
 	flush_workqueue(xiw_cm_wq);
-	for (;;) {
-		spin_lock_bh(&xiw_cep_all_lock);
-		list_for_each_entry(cep, &xiw_cep_all, all)
-			if (cep->state != XIW_CEP_CLOSED)
-				break;
-		if (list_entry_is_head(cep, &xiw_cep_all, all) ||
-		    !kref_get_unless_zero(&cep->ref)) {
-			spin_unlock_bh(&xiw_cep_all_lock);
-			break;
-		}
+	spin_lock_bh(&xiw_cep_all_lock);
+	while ((cep = list_first_entry_or_null(&xiw_cep_all, struct xiw_cep,
+					       all))) {
+		/* xiw_cep_release() unlinks it from either list */
+		list_move_tail(&cep->all, &seen);
+		if (!kref_get_unless_zero(&cep->ref))
+			continue;
 		spin_unlock_bh(&xiw_cep_all_lock);
-		pr_warn("xiw: closing a leftover connection endpoint\n");
-		mutex_lock(&cep->lock);
-		cancel_delayed_work_sync(&cep->timer);
-		xiw_cep_sock_release(cep, true);
-		cep->state = XIW_CEP_CLOSED;
-		mutex_unlock(&cep->lock);
+		xiw_cep_reap(cep);
 		xiw_cep_put(cep);
+		spin_lock_bh(&xiw_cep_all_lock);
 	}
+	spin_unlock_bh(&xiw_cep_all_lock);
+	flush_workqueue(xiw_cm_wq);
 	destroy_workqueue(xiw_cm_wq);
 }

@@ -6,6 +6,8 @@
 //       accept: accept with private data "welcome", wait for DISCONNECTED
 //       accept-close: the same, but disconnect once ESTABLISHED
 //       reject: reject with private data "no thanks"
+//       hold: answer nothing for 3 s, then accept: prints "ACCEPT rv=..."
+//             (the provider's accept timeout must have rejected it)
 //       COUNT connection requests (default 1), then exit
 //   xiw_cm_tool client ADDR PORT SRC [wait]
 //       connect with private data "hello xiw", IRD 4 / ORD 2; on
@@ -17,8 +19,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <netdb.h>
+#include <unistd.h>
 #include <string>
 #include <string_view>
 
@@ -107,6 +111,17 @@ int server(rdma_event_channel *ch, const char *host, const char *port,
 			p.responder_resources = 2;
 			p.initiator_depth = 2;
 			make_qp(id);
+			if (mode == "hold") {
+				sleep(3);
+				int rv = rdma_accept(id, &p);
+				std::printf("ACCEPT rv=%d errno=%d\n", rv,
+					    rv ? errno : 0);
+				std::fflush(stdout);
+				rdma_destroy_qp(id);
+				rdma_destroy_id(id);
+				ok++;
+				continue;
+			}
 			if (rdma_accept(id, &p))
 				die("rdma_accept");
 		} else if (type == RDMA_CM_EVENT_DISCONNECTED) {
@@ -177,7 +192,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s server ADDR PORT accept|reject [COUNT] | client ADDR PORT SRC [wait]\n",
+			     "usage: %s server ADDR PORT accept|accept-close|reject|hold [COUNT] | client ADDR PORT SRC [wait]\n",
 			     argv[0]);
 		return 2;
 	}

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 120
-# description: iWARP CM listeners: two devices, wildcard and specific, IPv4/IPv6, parallel connections, listener destroyed with half-open connections
+# description: iWARP CM listeners: two devices, wildcard and specific, IPv4/IPv6, parallel connections, listener destroyed with half-open connections, unanswered request rejected after mpa_timeout_accept_ms
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd ss
@@ -98,6 +98,26 @@ for f in peer1.log peer2.log; do
 	ms=$(sed -n 's/^closed after \([0-9]*\) ms.*/\1/p' "$f")
 	[ -n "$ms" ] && [ "$ms" -lt 15000 ] || fail "$f: not closed with the listener: $(cat "$f")"
 done
+
+# A request the server never answers is rejected after
+# mpa_timeout_accept_ms; the late accept fails, nothing is left behind.
+defer eval "echo $(cat "$params/mpa_timeout_accept_ms") > $params/mpa_timeout_accept_ms"
+echo 1000 >"$params/mpa_timeout_accept_ms"
+kmsg_mark hold
+"$T" server 10.77.3.1 7406 hold >srv-7406.log 2>&1 &
+hold=$!
+wait_for 10 grep -q listening srv-7406.log || fail "no listener on 7406"
+t0=$(now_us)
+run_timeout 20 "$T" client 10.77.3.1 7406 10.77.3.2 >cli-hold.log 2>&1 ||
+	fail "client of the unanswered request: $(cat cli-hold.log)"
+ms=$((($(now_us) - t0) / 1000))
+expect_match "$(cat cli-hold.log)" 'REJECTED' "unanswered request"
+[ "$ms" -lt 2900 ] || fail "rejected only after $ms ms (accept timeout 1000)"
+wait "$hold" || fail "hold server: $(cat srv-7406.log)"
+expect_match "$(cat srv-7406.log)" 'ACCEPT rv=-1 errno=[1-9]' "late accept"
+expect_match "$(kmsg_since)" 'not accepted within 1000 ms: rejected' "accept timeout reason"
+[ -z "$(ss -Htn state established "( sport = :7406 or dport = :7406 )")" ] ||
+	fail "connection left open: $(ss -Htn)"
 
 wait_for 10 eval "[ -z \"\$(rdma res show cm_id 2>/dev/null)\" ]" ||
 	fail "cm_ids left: $(rdma res show cm_id)"
