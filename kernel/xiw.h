@@ -209,6 +209,8 @@ void xiw_cm_qp_disconnect(struct xiw_cep *cep, bool abortive);
  */
 struct xiw_qp *xiw_cm_sk_to_qp(struct sock *sk);
 
+/* xiw_qp.c: affiliated asynchronous event (any context) */
+void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type);
 /* xiw_qp.c: data path -> QP state (process context, takes state_lock) */
 void xiw_qp_llp_error_state(struct xiw_qp *qp);
 void xiw_qp_llp_error_state_locked(struct xiw_qp *qp);
@@ -306,6 +308,27 @@ static inline void xiw_cqe_flags_release(u32 *flags, u32 val)
 {
 	/* CQE contents are visible before the new owner sees @val */
 	smp_store_release(flags, val);
+}
+
+/*
+ * Change bits of a queue's control word (struct xiw_queue_ctrl.flags).
+ * Kernel writers run under different locks (QP state, TX ownership), so
+ * this is an atomic read-modify-write. The word lives in memory the
+ * process can write; a process that keeps changing it only confuses its
+ * own QP, so after a few lost races the update is forced with a plain
+ * store instead of looping.
+ */
+static inline void xiw_ctrl_update(u32 *word, u32 set, u32 clear)
+{
+	int tries = 8;
+	u32 old;
+
+	do {
+		old = READ_ONCE(*word);
+		if (cmpxchg(word, old, (old & ~clear) | set) == old)
+			return;
+	} while (--tries);
+	WRITE_ONCE(*word, (old & ~clear) | set);
 }
 
 #define xiw_dbg(ibdev, fmt, ...) \

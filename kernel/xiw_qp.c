@@ -277,7 +277,8 @@ static void xiw_rq_flush(struct xiw_qp *qp, bool discard)
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 }
 
-static void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type)
+/* Affiliated asynchronous event for the QP's consumer (any context). */
+void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->base.device,
@@ -291,13 +292,17 @@ static void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type)
 
 static void xiw_queue_set_error(struct xiw_queue *q, bool error)
 {
-	u32 f;
-
 	if (!q->ctrl)
 		return;
-	f = READ_ONCE(q->ctrl->flags);
-	WRITE_ONCE(q->ctrl->flags, error ? f | XIW_QUEUE_ERROR :
-					   f & ~XIW_QUEUE_ERROR);
+	/*
+	 * In error the doorbell must ring again (it flushes what is posted
+	 * from now on), so XIW_SQ_KERNEL_ACTIVE goes with it.
+	 */
+	if (error)
+		xiw_ctrl_update(&q->ctrl->flags, XIW_QUEUE_ERROR,
+				XIW_SQ_KERNEL_ACTIVE);
+	else
+		xiw_ctrl_update(&q->ctrl->flags, 0, XIW_QUEUE_ERROR);
 }
 
 /* Caller holds state_lock. */

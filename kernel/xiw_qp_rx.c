@@ -28,6 +28,47 @@
 
 #define XIW_RX_OPS	XIW_OPMASK_RFC5040
 
+/*
+ * The event a Terminate we send implies for our consumer: protection
+ * errors (RDMAP remote protection, DDP tagged buffer) are access errors,
+ * invalid requests (RDMAP remote operation, DDP untagged buffer or
+ * version) request errors, the rest (LLP, catastrophic) fatal.
+ */
+static enum ib_event_type xiw_rx_term_event(const struct xiw_term_code *tc)
+{
+	switch (tc->layer) {
+	case XIW_TERM_LAYER_RDMAP:
+		if (tc->etype == XIW_RDMAP_ET_REMOTE_PROT)
+			return IB_EVENT_QP_ACCESS_ERR;
+		if (tc->etype == XIW_RDMAP_ET_REMOTE_OP)
+			return IB_EVENT_QP_REQ_ERR;
+		break;
+	case XIW_TERM_LAYER_DDP:
+		if (tc->etype == XIW_DDP_ET_TAGGED &&
+		    tc->ecode != XIW_DDP_EC_T_VERSION)
+			return IB_EVENT_QP_ACCESS_ERR;
+		if (tc->etype == XIW_DDP_ET_TAGGED ||
+		    tc->etype == XIW_DDP_ET_UNTAGGED)
+			return IB_EVENT_QP_REQ_ERR;
+		break;
+	}
+	return IB_EVENT_QP_FATAL;
+}
+
+/*
+ * Bad input: RX stops, the Terminate @tc goes out, the QP goes to ERROR.
+ * The first error of the QP also raises the asynchronous event (later
+ * ones find the data path already failed and change nothing).
+ */
+static void xiw_rx_fail(struct xiw_qp_dp *dp, const struct xiw_term_code *tc)
+{
+	dp->rx.state = XIW_RX_DEAD;
+	if (test_bit(XIW_DP_ERROR, &dp->flags))
+		return;
+	xiw_qp_event(dp->qp, xiw_rx_term_event(tc));
+	xiw_dp_fatal(dp, tc, &dp->rx.hdr, dp->rx.hdr_got, -EPROTO);
+}
+
 static void xiw_rx_term(struct xiw_qp_dp *dp, u8 layer, u8 etype, u8 ecode,
 			u8 hdrct)
 {
@@ -35,8 +76,7 @@ static void xiw_rx_term(struct xiw_qp_dp *dp, u8 layer, u8 etype, u8 ecode,
 		.layer = layer, .etype = etype, .ecode = ecode, .hdrct = hdrct,
 	};
 
-	dp->rx.state = XIW_RX_DEAD;
-	xiw_dp_fatal(dp, &tc, &dp->rx.hdr, dp->rx.hdr_got, -EPROTO);
+	xiw_rx_fail(dp, &tc);
 }
 
 #define XIW_HDRCT_MD	(XIW_TERM_HDRCT_M | XIW_TERM_HDRCT_D)
@@ -624,6 +664,8 @@ static void xiw_rx_term_done(struct xiw_qp_dp *dp)
 			       dp->qp->base.qp_num, tc.layer, tc.etype,
 			       tc.ecode);
 	dp->rx.state = XIW_RX_DEAD;
+	if (!test_bit(XIW_DP_ERROR, &dp->flags))
+		xiw_qp_event(dp->qp, IB_EVENT_QP_FATAL);
 	xiw_dp_fatal(dp, NULL, NULL, 0, -ECONNRESET);
 }
 
@@ -684,15 +726,26 @@ static bool xiw_rx_hdr_step(struct xiw_qp_dp *dp)
 	u32 need;
 
 	if (rx->hdr_got == sizeof(struct xiw_fpdu_ctrl)) {
+		need = xiw_ddp_hdr_len(rx->hdr.ctrl.ddp);
+		/*
+		 * A segment shorter than its DDP header: judge it now, the
+		 * bytes still missing for that header belong to the next
+		 * FPDU and may never come.
+		 */
+		if (be16_to_cpu(rx->hdr.ctrl.mpa_len) < need) {
+			xiw_dp_dbg(dp, "ULPDU_Length %u < DDP header\n",
+				   be16_to_cpu(rx->hdr.ctrl.mpa_len));
+			xiw_rx_term(dp, XIW_TERM_LAYER_LLP, XIW_MPA_ET_MPA,
+				    XIW_MPA_EC_MARKER_LEN, 0);
+			return false;
+		}
 		/* DDP header next */
-		rx->hdr_need = XIW_MPA_HDR_LEN +
-			       xiw_ddp_hdr_len(rx->hdr.ctrl.ddp);
+		rx->hdr_need = XIW_MPA_HDR_LEN + need;
 		return true;
 	}
 	if (rx->hdr_got == XIW_MPA_HDR_LEN + xiw_ddp_hdr_len(rx->hdr.ctrl.ddp)) {
 		if (!xiw_rx_check_hdr(&rx->hdr, XIW_RX_OPS, &rx->op, &tc)) {
-			rx->state = XIW_RX_DEAD;
-			xiw_dp_fatal(dp, &tc, &rx->hdr, rx->hdr_got, -EPROTO);
+			xiw_rx_fail(dp, &tc);
 			return false;
 		}
 		need = xiw_rx_hdr_len(rx->op);

@@ -984,6 +984,75 @@ static int xiw_tx_loop(struct xiw_qp_dp *dp)
 	return 1;
 }
 
+/* Is the SQ slot TX takes next published? Caller owns TX_BUSY. */
+static bool xiw_tx_sq_head_valid(struct xiw_qp *qp)
+{
+	unsigned long flags;
+	struct xiw_sqe *slot;
+	bool valid;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	slot = xiw_queue_entry(&qp->sq, qp->sq.cons);
+	valid = READ_ONCE(slot->flags) & XIW_WQE_VALID;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return valid;
+}
+
+/*
+ * Runner takes the SQ: set XIW_SQ_KERNEL_ACTIVE unless the queue is in
+ * error (xiw_qp_enter_error() clears the flag in the same word, so the
+ * two updates are ordered and an erroring QP never keeps the flag: its
+ * posters must ring to get their WQEs flushed). Giving up after lost
+ * races only costs doorbells.
+ */
+static void xiw_tx_sq_set_active(struct xiw_qp *qp)
+{
+	u32 *word = &qp->sq.ctrl->flags;
+	int tries = 8;
+	u32 old;
+
+	do {
+		old = READ_ONCE(*word);
+		if (old & (XIW_QUEUE_ERROR | XIW_SQ_KERNEL_ACTIVE))
+			return;
+	} while (cmpxchg(word, old, old | XIW_SQ_KERNEL_ACTIVE) != old &&
+		 --tries);
+}
+
+/*
+ * Doorbell suppression for user SQs (XIW_SQ_KERNEL_ACTIVE, see xiw-abi.h).
+ * The flag is set while a TX runner owns the SQ and will look at it again
+ * without a doorbell: while it runs, while its work is requeued after a
+ * burst, and while it waits for an event that requeues it (socket space,
+ * a Read Response for ORD or a fence). Otherwise it is cleared on the way
+ * out, and then the head slot is checked once more: the poster publishes
+ * its WQE, issues a full barrier and loads the flag; we clear the flag,
+ * issue a full barrier and load the slot's flags, so at least one of the
+ * two sees the other's store and no WQE is left without a runner. The
+ * recheck loops only for a WQE that appeared inside that window (one TX
+ * saw and left because it is blocked is no race). In error the flag is
+ * just cleared: xiw_qp_enter_error() flushes what is in the ring.
+ * Returns true if TX must run again.
+ */
+static bool xiw_tx_sq_idle(struct xiw_qp_dp *dp, int rv)
+{
+	struct xiw_qp *qp = dp->qp;
+	bool head_seen;
+
+	if (rv > 0)
+		return false;		/* requeued: stays active */
+	if (!test_bit(XIW_DP_ERROR, &dp->flags) &&
+	    !test_bit(XIW_DP_STOPPED, &dp->flags) &&
+	    (test_bit(XIW_DP_TX_NOSPACE, &dp->flags) || dp->tx.sq_active))
+		return false;		/* an event requeues TX */
+	head_seen = xiw_tx_sq_head_valid(qp);
+	xiw_ctrl_update(&qp->sq.ctrl->flags, 0, XIW_SQ_KERNEL_ACTIVE);
+	/* Pairs with the poster's barrier between VALID and the flag load. */
+	smp_mb();
+	return !head_seen && !test_bit(XIW_DP_ERROR, &dp->flags) &&
+	       xiw_tx_sq_head_valid(qp);
+}
+
 /*
  * A resume of TX can hold a split FPDU, so an RTR or Terminate arriving
  * mid-FPDU waits until the FPDU is out: they are framed only when
@@ -991,13 +1060,18 @@ static int xiw_tx_loop(struct xiw_qp_dp *dp)
  */
 static void xiw_tx_run(struct xiw_qp_dp *dp)
 {
+	bool user = dp->qp->user && dp->qp->sq.ctrl;
 	int rv;
 
 	for (;;) {
 		if (test_and_set_bit_lock(XIW_DP_TX_BUSY, &dp->flags))
 			return;
 		clear_bit(XIW_DP_TX_MORE, &dp->flags);
+		if (user)
+			xiw_tx_sq_set_active(dp->qp);
 		rv = xiw_tx_loop(dp);
+		if (user && xiw_tx_sq_idle(dp, rv))
+			set_bit(XIW_DP_TX_MORE, &dp->flags);
 		clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
 		/* Pairs with the set_bit(TX_MORE) in xiw_dp_tx_kick(). */
 		smp_mb__after_atomic();

@@ -13,11 +13,15 @@
 //   CONNECTED id=1
 //   CQE id=1 op=RECV status=0 len=8 flags=0
 //   EVENT id=1 DISCONNECTED
+//   QPSTATE id=1 state=ERR
 //   MEM id=1 rw_fnv=... ro_intact=1
+//
+// and any asynchronous event of the device context ("ASYNC id=1 ...").
 //
 // Usage: xiw_target --bind ADDR [--port 7174] [--conns N] [--timeout SEC]
 #include <arpa/inet.h>
 #include <endian.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <rdma/rdma_cma.h>
@@ -80,6 +84,18 @@ const char *wc_op(ibv_wc_opcode op)
 	}
 }
 
+const char *async_name(ibv_event_type t)
+{
+	switch (t) {
+	case IBV_EVENT_QP_FATAL: return "QP_FATAL";
+	case IBV_EVENT_QP_REQ_ERR: return "QP_REQ_ERR";
+	case IBV_EVENT_QP_ACCESS_ERR: return "QP_ACCESS_ERR";
+	case IBV_EVENT_COMM_EST: return "COMM_EST";
+	case IBV_EVENT_QP_LAST_WQE_REACHED: return "QP_LAST_WQE_REACHED";
+	default: return ibv_event_type_str(t);
+	}
+}
+
 struct Conn {
 	unsigned id = 0;
 	rdma_cm_id *cm = nullptr;
@@ -114,6 +130,23 @@ struct Conn {
 		std::printf("MEM id=%u rw_fnv=%016llx ro_intact=%d\n", id,
 			    (unsigned long long)fnv1a(rw.data(), rw.size()),
 			    ro_ok ? 1 : 0);
+	}
+
+	void report_qp_state() const
+	{
+		static const char *const names[] = {
+			"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
+		};
+		ibv_qp_attr a = {};
+		ibv_qp_init_attr ia = {};
+
+		if (!cm || !cm->qp ||
+		    ibv_query_qp(cm->qp, &a, IBV_QP_STATE, &ia)) {
+			std::printf("QPSTATE id=%u state=UNKNOWN\n", id);
+			return;
+		}
+		std::printf("QPSTATE id=%u state=%s\n", id,
+			    a.qp_state <= IBV_QPS_ERR ? names[a.qp_state] : "?");
 	}
 
 	void drain_cq()
@@ -244,6 +277,8 @@ int main(int argc, char **argv)
 	auto deadline = std::chrono::steady_clock::now() +
 			std::chrono::seconds(timeout);
 
+	ibv_context *ctx = nullptr;	// the device's, for async events
+
 	while (done < conns) {
 		for (auto &[id, c] : live)
 			if (c->connected)
@@ -252,9 +287,27 @@ int main(int argc, char **argv)
 			std::printf("TIMEOUT\n");
 			return 1;
 		}
-		pollfd pfd = { ch->fd, POLLIN, 0 };
+		pollfd pfd[2] = { { ch->fd, POLLIN, 0 },
+				  { ctx ? ctx->async_fd : -1, POLLIN, 0 } };
 
-		if (poll(&pfd, 1, 50) <= 0)
+		if (poll(pfd, 2, 50) <= 0)
+			continue;
+		if (pfd[1].revents & POLLIN) {
+			ibv_async_event ae;
+
+			if (!ibv_get_async_event(ctx, &ae)) {
+				unsigned cid = 0;
+
+				for (auto &[id, c] : live)
+					if (c->cm && c->cm->qp &&
+					    ae.element.qp == c->cm->qp)
+						cid = c->id;
+				std::printf("ASYNC id=%u %s\n", cid,
+					    async_name(ae.event_type));
+				ibv_ack_async_event(&ae);
+			}
+		}
+		if (!(pfd[0].revents & POLLIN))
 			continue;
 		rdma_cm_event *ev;
 
@@ -278,6 +331,12 @@ int main(int argc, char **argv)
 				done++;
 				break;
 			}
+			if (!ctx) {
+				ctx = id->verbs;
+				int fl = fcntl(ctx->async_fd, F_GETFL);
+
+				fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+			}
 			live[id] = std::move(c);
 			break;
 		}
@@ -297,6 +356,7 @@ int main(int argc, char **argv)
 				c.drain_cq();
 				std::printf("EVENT id=%u %s status=%d\n", c.id,
 					    rdma_event_str(type), status);
+				c.report_qp_state();
 				c.report_mem();
 				live.erase(id);
 				done++;

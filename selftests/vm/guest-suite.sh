@@ -35,9 +35,14 @@ mkdir -p "$out/tests"
 
 # Kernel log lines that fail a test (extended regex).
 bad_re='WARNING:|BUG:|Oops|KFENCE|refcount_t|list_add corruption|list_del corruption'
-bad_re+='|general protection|kernel BUG|UBSAN|KASAN|hung_task|blocked for more than'
+# User-space faults are the test's business (exit status), except inside
+# the provider: "general protection fault[,:]" and "invalid opcode: " are
+# the kernel's own oops forms ("traps: PROG[PID] general protection fault
+# ip:..." is a user process).
+bad_re+='|general protection fault[,:]|kernel BUG|UBSAN|KASAN|hung_task|blocked for more than'
 bad_re+='|Kernel panic|Call Trace:|rcu_.*stall|detected stalls|cannot create duplicate filename'
-bad_re+='|unreferenced object|invalid opcode|Unable to handle|segfault at .* in xiw'
+bad_re+='|unreferenced object|invalid opcode: |Unable to handle'
+bad_re+='|segfault at .* in (lib)?xiw|traps: .* in (lib)?xiw'
 # Taint bits that fail a test when they appear: B bad page (5), D die (7),
 # W warning (9), L soft lockup (14).
 bad_taint_mask=$(( (1 << 5) | (1 << 7) | (1 << 9) | (1 << 14) ))

@@ -1,0 +1,825 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// xiw_badpeer: a hostile iWARP peer on a raw TCP socket.
+//
+// Connects to xiw_target (an rdma_cm server on xiw), negotiates MPA
+// revision 2 by hand (RFC 5044 / RFC 6581, frames from kernel/xiw_wire.h),
+// sends the RTR, then sends the FPDU(s) of one case and reads what comes
+// back until EOF, printing one machine-checkable line per fact:
+//
+//   INFO conn_id=3 crc=1 rw_stag=0x... rw_addr=0x... ro_stag=0x...
+//   SENT case=oob hdr=<hex of the offending header, from the MPA length>
+//   TERM layer=1 type=1 code=0x01 hdrct=0xc0 qn=2 msn=1 mo=0 last=1 len=ok seglen=82 copied=match
+//   RRESP len=64 stag=0x... to=0x... data=ok     (good case)
+//   FPDU op=0x.. len=N                           (anything else received)
+//   NOTERM                                        (stream ended without a Terminate)
+//   EOF | RESET | TIMEOUT
+//   EXPECT rw_fnv=...                             (the target's RW region if xiw is right)
+//
+// Usage: xiw_badpeer ADDR PORT --case NAME [--crc] [--rtr write|send|read|none]
+//                    [--timeout MS] [--hold FILE] [--foreign STAG:ADDR]
+//   --case good     valid Send, Write into the RW region and Read of the RO region
+//   --hold FILE     (good) after one round, wait for FILE to exist, check that
+//                   nothing arrived meanwhile, do a second round, then close
+//   --foreign       STag and address of another connection (case foreign)
+//   --list          print the case names
+//   --fnv-zero      print the FNV-1a of an untouched (zero) RW region
+// Exit: 0 when the exchange ran (whatever xiw answered; the test judges the
+// output), 1 when the good case saw something wrong, 2 on a usage or system error.
+#include "kcompat.h"
+#include "xiw_wire.h"
+
+#include <algorithm>
+#include <arpa/inet.h>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string>
+#include <string_view>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Bytes = std::vector<u8>;
+
+constexpr u32 kMagic = 0x58495754; // "XIWT"
+constexpr size_t kRegion = 4096;
+constexpr u32 kSinkStag = 0x12345601; // our "sink" STag for Read Requests
+constexpr u64 kSinkTo = 0x100000;
+
+[[noreturn]] void die(const char *what)
+{
+	std::perror(what);
+	std::exit(2);
+}
+
+// xiw_target's accept private data (big-endian).
+struct TargetInfo {
+	__be32 magic;
+	__be32 conn_id;
+	__be64 rw_addr;
+	__be32 rw_stag;
+	__be32 rw_len;
+	__be64 ro_addr;
+	__be32 ro_stag;
+	__be32 ro_len;
+} __attribute__((packed));
+static_assert(sizeof(TargetInfo) == 40);
+
+struct Peer {
+	int fd = -1;
+	bool crc = false;
+	u32 msn[XIW_QN_COUNT] = {1, 1, 1, 1};
+	u32 conn_id = 0;
+	u64 rw_addr = 0, ro_addr = 0;
+	u32 rw_stag = 0, rw_len = 0, ro_stag = 0, ro_len = 0;
+	Bytes rw_model = Bytes(kRegion, 0); // what the RW region should hold
+	Bytes last_hdr;			// header of the last FPDU sent
+	Bytes rx;			// received, not yet parsed
+	bool eof = false, reset = false;
+};
+
+uint64_t fnv1a(const u8 *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+std::string hex(const u8 *p, size_t n)
+{
+	std::string s;
+	char b[3];
+
+	for (size_t i = 0; i < n; i++) {
+		std::snprintf(b, sizeof(b), "%02x", p[i]);
+		s += b;
+	}
+	return s;
+}
+
+void send_all(int fd, const u8 *p, size_t n)
+{
+	while (n) {
+		ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			// The target may have given up on us already (RST):
+			// that is for the test to judge from what we read.
+			std::printf("SENDFAIL errno=%d\n", errno);
+			return;
+		}
+		p += r;
+		n -= r;
+	}
+}
+
+void send_all(int fd, const Bytes &b)
+{
+	send_all(fd, b.data(), b.size());
+}
+
+// Read more stream bytes into p.rx; false on EOF/reset/timeout.
+bool fill(Peer &p, int timeout_ms)
+{
+	if (p.eof)
+		return false;
+	pollfd pfd{p.fd, POLLIN, 0};
+	int r = poll(&pfd, 1, timeout_ms);
+
+	if (r <= 0)
+		return false;
+	u8 buf[65536];
+	ssize_t n = recv(p.fd, buf, sizeof(buf), 0);
+	if (n <= 0) {
+		p.eof = true;
+		p.reset = n < 0;
+		return false;
+	}
+	p.rx.insert(p.rx.end(), buf, buf + n);
+	return true;
+}
+
+bool need(Peer &p, size_t n, Clock::time_point end)
+{
+	while (p.rx.size() < n) {
+		int left = std::chrono::duration_cast<std::chrono::milliseconds>(
+				   end - Clock::now()).count();
+		if (left <= 0 || !fill(p, left))
+			return false;
+	}
+	return true;
+}
+
+// ---------------------------------------------------------------------------
+// MPA negotiation
+
+Bytes mpa_request(bool crc, u16 ird, u16 ord, bool enhanced)
+{
+	xiw_mpa_rr rr{};
+	Bytes b(sizeof(rr) + (enhanced ? sizeof(xiw_mpa_v2) : 0));
+
+	std::memcpy(rr.key, XIW_MPA_KEY_REQ, XIW_MPA_KEY_LEN);
+	rr.flags = (crc ? XIW_MPA_FLAG_C : 0) |
+		   (enhanced ? XIW_MPA_FLAG_ENHANCED : 0);
+	rr.rev = enhanced ? XIW_MPA_REV2 : XIW_MPA_REV1;
+	rr.pd_len = cpu_to_be16(enhanced ? sizeof(xiw_mpa_v2) : 0);
+	std::memcpy(b.data(), &rr, sizeof(rr));
+	if (enhanced) {
+		xiw_mpa_v2 v2{cpu_to_be16(ird), cpu_to_be16(ord)};
+		std::memcpy(b.data() + sizeof(rr), &v2, sizeof(v2));
+	}
+	return b;
+}
+
+// ---------------------------------------------------------------------------
+// FPDU framing
+
+// FPDU from a header (starting at the MPA length, which is filled in) and
+// a payload; @crc_flip corrupts the CRC trailer.
+Bytes fpdu(Peer &p, Bytes hdr, const Bytes &payload, bool crc_flip = false,
+	   int ulpdu_override = -1)
+{
+	u32 ulpdu = hdr.size() - XIW_MPA_HDR_LEN + payload.size();
+	u16 len = ulpdu_override >= 0 ? ulpdu_override : ulpdu;
+	__be16 be = cpu_to_be16(len);
+
+	std::memcpy(hdr.data(), &be, 2);
+	p.last_hdr = hdr;
+	Bytes b = hdr;
+	b.insert(b.end(), payload.begin(), payload.end());
+	b.resize(b.size() + xiw_mpa_pad(ulpdu), 0);
+	u32 crc = 0;
+	if (p.crc)
+		crc = le32_to_cpu(xiw_crc_trailer(
+			xiw_crc_update(XIW_CRC32C_SEED, b.data(), b.size())));
+	if (crc_flip)
+		crc ^= 0x1;
+	__le32 t = cpu_to_le32(crc);
+	const u8 *tp = reinterpret_cast<const u8 *>(&t);
+	b.insert(b.end(), tp, tp + 4);
+	return b;
+}
+
+Bytes tagged_hdr(unsigned op, u32 stag, u64 to, bool last = true,
+		 u8 ddp_ver = XIW_DDP_VERSION)
+{
+	xiw_ddp_tagged h{};
+
+	h.ctrl.ddp = (xiw_ddp_ctrl(true, last) & ~XIW_DDP_DV_MASK) |
+		     (ddp_ver & XIW_DDP_DV_MASK);
+	h.ctrl.rdmap = xiw_rdmap_ctrl(op);
+	h.stag = cpu_to_be32(stag);
+	h.to = cpu_to_be64(to);
+	Bytes b(sizeof(h));
+	std::memcpy(b.data(), &h, sizeof(h));
+	return b;
+}
+
+Bytes untagged_hdr(u8 rdmap_ctrl, u32 qn, u32 msn, u32 mo = 0,
+		   bool last = true, u8 ddp_ver = XIW_DDP_VERSION,
+		   bool tagged_flag = false)
+{
+	xiw_ddp_untagged h{};
+
+	h.ctrl.ddp = (xiw_ddp_ctrl(tagged_flag, last) & ~XIW_DDP_DV_MASK) |
+		     (ddp_ver & XIW_DDP_DV_MASK);
+	h.ctrl.rdmap = rdmap_ctrl;
+	h.qn = cpu_to_be32(qn);
+	h.msn = cpu_to_be32(msn);
+	h.mo = cpu_to_be32(mo);
+	Bytes b(sizeof(h));
+	std::memcpy(b.data(), &h, sizeof(h));
+	return b;
+}
+
+Bytes send_hdr(Peer &p, u32 mo = 0, bool last = true)
+{
+	return untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_SEND), XIW_QN_SEND,
+			    p.msn[XIW_QN_SEND], mo, last);
+}
+
+Bytes rreq_hdr(Peer &p, u32 src_stag, u64 src_to, u32 size)
+{
+	Bytes b = untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_READ_REQ),
+			       XIW_QN_REQ, p.msn[XIW_QN_REQ]);
+	xiw_rdmap_rreq r{};
+
+	std::memcpy(&r, b.data(), b.size());
+	r.sink_stag = cpu_to_be32(kSinkStag);
+	r.sink_to = cpu_to_be64(kSinkTo);
+	r.read_size = cpu_to_be32(size);
+	r.src_stag = cpu_to_be32(src_stag);
+	r.src_to = cpu_to_be64(src_to);
+	b.resize(sizeof(r));
+	std::memcpy(b.data(), &r, sizeof(r));
+	return b;
+}
+
+Bytes pattern(size_t n, u8 seed)
+{
+	Bytes b(n);
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = u8(seed + i * 7);
+	return b;
+}
+
+// ---------------------------------------------------------------------------
+// Receive side: parse FPDUs, print them
+
+struct RxResult {
+	int terms = 0;
+	int rresps = 0;
+	int other = 0;
+	bool rresp_ok = true;
+};
+
+void print_term(Peer &p, const Bytes &f, u32 ulpdu)
+{
+	xiw_rdmap_term t{};
+
+	std::memcpy(&t, f.data(), std::min(f.size(), sizeof(t)));
+	xiw_term_code tc;
+	xiw_term_parse(t.term_ctrl, &tc);
+	u32 rlen = ulpdu - XIW_DDP_UNTAGGED_HDR_LEN;
+	bool tagged = (tc.hdrct & XIW_TERM_HDRCT_D) && (t.term_hdrs[0] & XIW_DDP_T);
+	bool len_ok = rlen == xiw_term_len(tc.hdrct, tagged);
+	std::string copied = "none", seglen = "-";
+
+	if (tc.hdrct & (XIW_TERM_HDRCT_M | XIW_TERM_HDRCT_D))
+		seglen = std::to_string(be16_to_cpu(t.ddp_seg_len));
+	if ((tc.hdrct & XIW_TERM_HDRCT_D) && len_ok) {
+		size_t n = rlen - XIW_RDMAP_TERM_MIN - 2;
+		bool same = p.last_hdr.size() >= XIW_MPA_HDR_LEN + n &&
+			    !std::memcmp(t.term_hdrs,
+					 p.last_hdr.data() + XIW_MPA_HDR_LEN, n);
+		copied = same ? "match" : "mismatch:" + hex(t.term_hdrs, n);
+	}
+	std::printf("TERM layer=%u type=%u code=0x%02x hdrct=0x%02x qn=%u msn=%u "
+		    "mo=%u last=%d len=%s seglen=%s copied=%s\n",
+		    tc.layer, tc.etype, tc.ecode, tc.hdrct,
+		    be32_to_cpu(t.hdr.qn), be32_to_cpu(t.hdr.msn),
+		    be32_to_cpu(t.hdr.mo), !!(t.hdr.ctrl.ddp & XIW_DDP_L),
+		    len_ok ? "ok" : "bad", seglen.c_str(), copied.c_str());
+}
+
+// Parse and print everything received; stop at EOF, at @end, or (if
+// @until_rresp) after that many Read Responses with L set.
+RxResult rx_loop(Peer &p, Clock::time_point end, int until_rresp = 0)
+{
+	RxResult res;
+	int rresp_last = 0;
+
+	for (;;) {
+		if (until_rresp && rresp_last >= until_rresp)
+			return res;
+		if (!need(p, 2, end))
+			break;
+		u32 ulpdu = be16_to_cpu(*reinterpret_cast<const __be16 *>(p.rx.data()));
+		size_t flen = xiw_mpa_fpdu_len(ulpdu);
+		if (!need(p, flen, end))
+			break;
+		Bytes f(p.rx.begin(), p.rx.begin() + flen);
+		p.rx.erase(p.rx.begin(), p.rx.begin() + flen);
+		if (p.crc) {
+			__le32 want = xiw_crc_trailer(
+				xiw_crc_update(XIW_CRC32C_SEED, f.data(), flen - 4));
+			if (std::memcmp(&want, f.data() + flen - 4, 4))
+				std::printf("BADCRC\n");
+		}
+		u8 ddp = f.size() > 2 ? f[2] : 0, rd = f.size() > 3 ? f[3] : 0;
+		int op = xiw_rdmap_opcode(rd);
+		if (ulpdu < xiw_ddp_hdr_len(ddp)) {
+			std::printf("FPDU short len=%u\n", ulpdu);
+			res.other++;
+			continue;
+		}
+		if (!(ddp & XIW_DDP_T) && op == XIW_RDMAP_OP_TERMINATE &&
+		    ulpdu >= XIW_DDP_UNTAGGED_HDR_LEN + XIW_RDMAP_TERM_MIN) {
+			print_term(p, f, ulpdu);
+			res.terms++;
+		} else if ((ddp & XIW_DDP_T) && op == XIW_RDMAP_OP_READ_RESP) {
+			xiw_ddp_tagged h;
+			std::memcpy(&h, f.data(), sizeof(h));
+			u32 n = ulpdu - XIW_DDP_TAGGED_HDR_LEN;
+			u32 stag = be32_to_cpu(h.stag);
+			u64 to = be64_to_cpu(h.to);
+			bool ok = true;
+			for (u32 i = 0; i < n; i++)
+				ok &= f[sizeof(h) + i] == 0xa5;
+			std::printf("RRESP len=%u stag=0x%x to=0x%llx last=%d data=%s\n",
+				    n, stag, (unsigned long long)to,
+				    !!(ddp & XIW_DDP_L), ok ? "ok" : "bad");
+			res.rresps++;
+			if (ddp & XIW_DDP_L)
+				rresp_last++;
+			res.rresp_ok &= ok;
+		} else {
+			std::printf("FPDU ddp=0x%02x rdmap=0x%02x len=%u\n", ddp, rd,
+				    ulpdu);
+			res.other++;
+		}
+	}
+	if (p.eof)
+		std::printf("%s\n", p.reset ? "RESET" : "EOF");
+	else if (!until_rresp || rresp_last < until_rresp)
+		std::printf("TIMEOUT rest=%zu\n", p.rx.size());
+	return res;
+}
+
+// ---------------------------------------------------------------------------
+// Cases
+
+struct Opts {
+	std::string host, port, name;
+	bool crc = false;
+	std::string rtr = "write";
+	int timeout_ms = 8000;
+	std::string hold;
+	u32 foreign_stag = 0;
+	u64 foreign_addr = 0;
+};
+
+void send_fpdu(Peer &p, const Bytes &hdr, const Bytes &payload = {},
+	       bool crc_flip = false)
+{
+	send_all(p.fd, fpdu(p, hdr, payload, crc_flip));
+}
+
+// One valid round: Send, Write, Read. Returns false if the Read failed.
+bool good_round(Peer &p, int round, int timeout_ms)
+{
+	Bytes msg = pattern(16 + round, u8(0x40 + round));
+	send_fpdu(p, send_hdr(p), msg);
+	p.msn[XIW_QN_SEND]++;
+	u32 off = 128 + round * 256;
+	Bytes w = pattern(200, u8(0x11 * (round + 1)));
+	send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag, p.rw_addr + off), w);
+	std::memcpy(p.rw_model.data() + off, w.data(), w.size());
+	// a two-segment Write at the end of the region (exact bounds)
+	Bytes w1 = pattern(24, u8(0x77 + round)), w2 = pattern(40, u8(0x99 + round));
+	u64 end = p.rw_addr + p.rw_len;
+	send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag, end - 64, false), w1);
+	send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag, end - 40, true), w2);
+	std::memcpy(p.rw_model.data() + kRegion - 64, w1.data(), w1.size());
+	std::memcpy(p.rw_model.data() + kRegion - 40, w2.data(), w2.size());
+	send_fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr + 100, 64));
+	p.msn[XIW_QN_REQ]++;
+	std::printf("SENT case=good round=%d\n", round);
+	RxResult r = rx_loop(p, Clock::now() + std::chrono::milliseconds(timeout_ms), 1);
+	bool ok = r.rresps == 1 && r.rresp_ok && !r.terms && !r.other;
+	std::printf("ROUND %d %s\n", round, ok ? "ok" : "FAILED");
+	return ok;
+}
+
+bool file_exists(const std::string &f)
+{
+	struct stat st;
+
+	return !stat(f.c_str(), &st);
+}
+
+using CaseFn = std::function<void(Peer &, const Opts &)>;
+
+struct Case {
+	const char *name;
+	const char *what;
+	CaseFn fn;
+};
+
+const Case kCases[] = {
+	{"badcrc", "Send with a wrong CRC (needs --crc)", [](Peer &p, const Opts &) {
+		send_fpdu(p, send_hdr(p), pattern(16, 1), true);
+	}},
+	{"ddpver", "untagged Send with DDP version 0", [](Peer &p, const Opts &) {
+		send_fpdu(p, untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_SEND), 0,
+					  p.msn[0], 0, true, 0), pattern(16, 2));
+	}},
+	{"ddpver-t", "tagged Write with DDP version 2", [](Peer &p, const Opts &) {
+		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag, p.rw_addr,
+					true, 2), pattern(16, 3));
+	}},
+	{"rdmapver", "Send with RDMAP version 0", [](Peer &p, const Opts &) {
+		send_fpdu(p, untagged_hdr(XIW_RDMAP_OP_SEND, 0, p.msn[0]),
+			  pattern(16, 4));
+	}},
+	{"rdmapver2", "Write with RDMAP version 2", [](Peer &p, const Opts &) {
+		Bytes h = tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag, p.rw_addr);
+		h[3] = (2 << XIW_RDMAP_RV_SHIFT) | XIW_RDMAP_OP_WRITE;
+		send_fpdu(p, h, pattern(16, 5));
+	}},
+	{"badopcode", "opcode 0xf (Verify Response) on QN 3, nothing requested",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_VERIFY_RESP),
+					  XIW_QN_RESP, p.msn[XIW_QN_RESP]));
+	}},
+	{"tbit", "Read Request with the T flag (tagged)", [](Peer &p, const Opts &) {
+		Bytes h = rreq_hdr(p, p.ro_stag, p.ro_addr, 64);
+		h[2] |= XIW_DDP_T;
+		send_fpdu(p, h);
+	}},
+	{"badqn", "Send on QN 7", [](Peer &p, const Opts &) {
+		send_fpdu(p, untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_SEND), 7, 1),
+			  pattern(16, 6));
+	}},
+	{"badmsn", "Send with MSN 5 (1 expected)", [](Peer &p, const Opts &) {
+		send_fpdu(p, untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_SEND), 0, 5),
+			  pattern(16, 7));
+	}},
+	{"badmo", "first Send segment with MO 100", [](Peer &p, const Opts &) {
+		send_fpdu(p, send_hdr(p, 100), pattern(16, 8));
+	}},
+	{"badstag", "Write to an STag that does not exist", [](Peer &p, const Opts &) {
+		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag ^ 0x7fffff00,
+					p.rw_addr), pattern(64, 9));
+	}},
+	{"oob", "Write crossing the end of the RW region", [](Peer &p, const Opts &) {
+		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag,
+					p.rw_addr + p.rw_len - 16), pattern(64, 10));
+	}},
+	{"oob-low", "Write starting 8 bytes before the RW region", [](Peer &p, const Opts &) {
+		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag,
+					p.rw_addr - 8), pattern(64, 11));
+	}},
+	{"towrap", "Write whose TO + length wraps 2^64", [](Peer &p, const Opts &) {
+		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag,
+					~0ULL - 15), pattern(64, 12));
+	}},
+	{"rowrite", "Write to the read-only region", [](Peer &p, const Opts &) {
+		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.ro_stag, p.ro_addr),
+			  pattern(64, 13));
+	}},
+	{"foreign", "Write to another connection's RW STag (--foreign)",
+	 [](Peer &p, const Opts &o) {
+		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, o.foreign_stag,
+					o.foreign_addr), pattern(64, 14));
+	}},
+	{"rresp", "Read Response with no Read Request", [](Peer &p, const Opts &) {
+		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_READ_RESP, p.rw_stag, p.rw_addr),
+			  pattern(64, 15));
+	}},
+	{"rreq-badstag", "Read Request, source STag does not exist",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, rreq_hdr(p, p.ro_stag ^ 0x7fffff00, p.ro_addr, 64));
+	}},
+	{"rreq-oob", "Read Request past the end of the RO region",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr + p.ro_len - 32, 64));
+	}},
+	{"rreq-foreign", "Read Request of another connection's region (--foreign)",
+	 [](Peer &p, const Opts &o) {
+		send_fpdu(p, rreq_hdr(p, o.foreign_stag, o.foreign_addr, 64));
+	}},
+	{"irdovf", "8 Read Requests at once, IRD is 4", [](Peer &p, const Opts &) {
+		Bytes all, fifth;
+
+		for (int i = 0; i < 8; i++) {
+			Bytes f = fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr, 1024), {});
+			if (i == 4)
+				fifth = p.last_hdr;
+			p.msn[XIW_QN_REQ]++;
+			all.insert(all.end(), f.begin(), f.end());
+		}
+		p.last_hdr = fifth;	// the first one over the limit
+		send_all(p.fd, all);
+	}},
+	{"sendinv", "Send with Invalidate of the RW STag (not invalidatable)",
+	 [](Peer &p, const Opts &) {
+		Bytes h = untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_SEND_INV),
+				       XIW_QN_SEND, p.msn[XIW_QN_SEND]);
+		__be32 st = cpu_to_be32(p.rw_stag);
+		std::memcpy(h.data() + offsetof(xiw_ddp_untagged, inval_stag), &st, 4);
+		send_fpdu(p, h, pattern(16, 21));
+	}},
+	{"bigsend", "one 65534-byte ULPDU Send into a 4 KiB receive buffer",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, send_hdr(p), pattern(XIW_MPA_ULPDU_MAX -
+						  XIW_DDP_UNTAGGED_HDR_LEN, 16));
+	}},
+	{"bigsend2", "Send of 3000 + 3000 bytes (two segments), 4 KiB buffer",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, send_hdr(p, 0, false), pattern(3000, 17));
+		send_fpdu(p, send_hdr(p, 3000, true), pattern(3000, 18));
+	}},
+	{"shortseg", "ULPDU_Length 10, shorter than the DDP header",
+	 [](Peer &p, const Opts &) {
+		Bytes h = send_hdr(p);
+		h.resize(12);
+		send_fpdu(p, h);
+	}},
+	{"trunc", "Send header announcing 1000 bytes, 100 sent, then FIN",
+	 [](Peer &p, const Opts &) {
+		Bytes f = fpdu(p, send_hdr(p), pattern(1000, 19));
+		f.resize(sizeof(xiw_ddp_untagged) + 100);
+		send_all(p.fd, f);
+		shutdown(p.fd, SHUT_WR);
+	}},
+	{"term", "a Terminate from the peer (RDMAP catastrophic)",
+	 [](Peer &p, const Opts &) {
+		Bytes h = untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_TERMINATE),
+				       XIW_QN_TERM, 1);
+		xiw_term_code tc{XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_CATASTROPHIC, 0, 0};
+		__be32 c = xiw_term_ctrl(&tc);
+		const u8 *cp = reinterpret_cast<const u8 *>(&c);
+		h.insert(h.end(), cp, cp + 4);
+		send_fpdu(p, h);
+	}},
+	{"nortr", "(--rtr write) a Send before the RTR", [](Peer &p, const Opts &) {
+		send_fpdu(p, send_hdr(p), pattern(16, 20));
+	}},
+};
+
+const Case *find_case(std::string_view n)
+{
+	for (const Case &c : kCases)
+		if (n == c.name)
+			return &c;
+	return nullptr;
+}
+
+int run(const Opts &o)
+{
+	const Case *c = o.name == "good" ? nullptr : find_case(o.name);
+
+	if (o.name != "good" && !c) {
+		std::fprintf(stderr, "unknown case %s (--list)\n", o.name.c_str());
+		return 2;
+	}
+	addrinfo hints{}, *ai;
+	hints.ai_socktype = SOCK_STREAM;
+	if (int rv = getaddrinfo(o.host.c_str(), o.port.c_str(), &hints, &ai); rv) {
+		std::fprintf(stderr, "getaddrinfo: %s\n", gai_strerror(rv));
+		return 2;
+	}
+	Peer p;
+	int one = 1;
+	p.fd = socket(ai->ai_family, SOCK_STREAM, 0);
+	if (p.fd < 0)
+		die("socket");
+	if (connect(p.fd, ai->ai_addr, ai->ai_addrlen))
+		die("connect");
+	freeaddrinfo(ai);
+	setsockopt(p.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+
+	// MPA Request: rev 2 + p2p with the chosen RTR, or rev 1 (--rtr none)
+	bool enhanced = o.rtr != "none";
+	u16 ird = 4, ord = 4;
+	if (o.rtr == "write")
+		ord |= XIW_MPA_V2_RTR_WRITE;
+	else if (o.rtr == "read")
+		ord |= XIW_MPA_V2_RTR_READ;
+	else if (o.rtr == "send")
+		ird |= XIW_MPA_V2_RTR_SEND;
+	if (enhanced)
+		ird |= XIW_MPA_V2_P2P;
+	send_all(p.fd, mpa_request(o.crc, ird, ord, enhanced));
+
+	auto end = Clock::now() + std::chrono::milliseconds(o.timeout_ms);
+	if (!need(p, sizeof(xiw_mpa_rr), end)) {
+		std::printf("NOREPLY\n");
+		return 1;
+	}
+	xiw_mpa_rr rr;
+	std::memcpy(&rr, p.rx.data(), sizeof(rr));
+	u16 pdl = be16_to_cpu(rr.pd_len);
+	if (!need(p, sizeof(rr) + pdl, end)) {
+		std::printf("NOREPLY truncated\n");
+		return 1;
+	}
+	Bytes pd(p.rx.begin() + sizeof(rr), p.rx.begin() + sizeof(rr) + pdl);
+	p.rx.erase(p.rx.begin(), p.rx.begin() + sizeof(rr) + pdl);
+	if (std::memcmp(rr.key, XIW_MPA_KEY_REP, XIW_MPA_KEY_LEN) ||
+	    (rr.flags & XIW_MPA_FLAG_R)) {
+		std::printf("REJECTED flags=0x%02x\n", rr.flags);
+		return 1;
+	}
+	p.crc = rr.flags & XIW_MPA_FLAG_C;
+	size_t off = 0;
+	u16 rep_ord = 0, rep_ird = 0;
+	if (rr.flags & XIW_MPA_FLAG_ENHANCED) {
+		xiw_mpa_v2 v2;
+		if (pdl < sizeof(v2)) {
+			std::printf("BADREPLY pd=%u\n", pdl);
+			return 1;
+		}
+		std::memcpy(&v2, pd.data(), sizeof(v2));
+		rep_ird = be16_to_cpu(v2.ird);
+		rep_ord = be16_to_cpu(v2.ord);
+		off = sizeof(v2);
+	}
+	TargetInfo ti;
+	if (pdl - off < sizeof(ti)) {
+		std::printf("BADREPLY pd=%u\n", pdl);
+		return 1;
+	}
+	std::memcpy(&ti, pd.data() + off, sizeof(ti));
+	if (be32_to_cpu(ti.magic) != kMagic) {
+		std::printf("BADREPLY magic\n");
+		return 1;
+	}
+	p.conn_id = be32_to_cpu(ti.conn_id);
+	p.rw_addr = be64_to_cpu(ti.rw_addr);
+	p.rw_stag = be32_to_cpu(ti.rw_stag);
+	p.rw_len = be32_to_cpu(ti.rw_len);
+	p.ro_addr = be64_to_cpu(ti.ro_addr);
+	p.ro_stag = be32_to_cpu(ti.ro_stag);
+	p.ro_len = be32_to_cpu(ti.ro_len);
+	if (p.rw_len != kRegion || p.ro_len != kRegion) {
+		std::printf("BADREPLY region sizes %u %u\n", p.rw_len, p.ro_len);
+		return 1;
+	}
+	std::printf("INFO conn_id=%u crc=%d ird=0x%04x ord=0x%04x rw_stag=0x%x "
+		    "rw_addr=0x%llx ro_stag=0x%x ro_addr=0x%llx\n",
+		    p.conn_id, p.crc, rep_ird, rep_ord, p.rw_stag,
+		    (unsigned long long)p.rw_addr, p.ro_stag,
+		    (unsigned long long)p.ro_addr);
+
+	// RTR (RFC 6581): the responder's choice is in its reply
+	if (enhanced && o.name != "nortr") {
+		if (rep_ord & XIW_MPA_V2_RTR_WRITE) {
+			send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, XIW_RTR_READ_STAG, 0));
+		} else if (rep_ord & XIW_MPA_V2_RTR_READ) {
+			Bytes h = untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_READ_REQ),
+					       XIW_QN_REQ, p.msn[XIW_QN_REQ]);
+			xiw_rdmap_rreq r{};
+			std::memcpy(&r, h.data(), h.size());
+			r.sink_stag = cpu_to_be32(XIW_RTR_READ_STAG);
+			r.src_stag = cpu_to_be32(XIW_RTR_READ_STAG);
+			h.resize(sizeof(r));
+			std::memcpy(h.data(), &r, sizeof(r));
+			send_fpdu(p, h);
+			p.msn[XIW_QN_REQ]++;
+			// its zero-length Read Response
+			rx_loop(p, Clock::now() + std::chrono::milliseconds(o.timeout_ms), 1);
+		} else if (rep_ird & XIW_MPA_V2_RTR_SEND) {
+			send_fpdu(p, send_hdr(p));
+			p.msn[XIW_QN_SEND]++;
+		} else {
+			std::printf("BADREPLY no RTR type chosen\n");
+			return 1;
+		}
+	}
+
+	int rv = 0;
+	if (!c) {
+		if (!good_round(p, 0, o.timeout_ms))
+			rv = 1;
+		if (!o.hold.empty()) {
+			std::printf("HOLDING\n");
+			auto hend = Clock::now() + std::chrono::seconds(300);
+			while (!file_exists(o.hold) && Clock::now() < hend) {
+				// nothing may arrive meanwhile
+				if (fill(p, 50) || p.eof) {
+					std::printf("UNEXPECTED while holding\n");
+					rx_loop(p, Clock::now());
+					return 1;
+				}
+			}
+			if (!good_round(p, 1, o.timeout_ms))
+				rv = 1;
+		}
+		std::printf("EXPECT rw_fnv=%016llx\n",
+			    (unsigned long long)fnv1a(p.rw_model.data(), kRegion));
+		shutdown(p.fd, SHUT_WR);
+		RxResult r = rx_loop(p, Clock::now() + std::chrono::milliseconds(o.timeout_ms));
+		if (r.terms || r.other || !p.eof) {
+			std::printf("GOOD FAILED at close\n");
+			rv = 1;
+		}
+		if (!rv)
+			std::printf("GOOD ok\n");
+		close(p.fd);
+		return rv;
+	}
+
+	c->fn(p, o);
+	std::printf("SENT case=%s hdr=%s\n", c->name,
+		    hex(p.last_hdr.data(), p.last_hdr.size()).c_str());
+	std::printf("EXPECT rw_fnv=%016llx\n",
+		    (unsigned long long)fnv1a(p.rw_model.data(), kRegion));
+	RxResult r = rx_loop(p, Clock::now() + std::chrono::milliseconds(o.timeout_ms));
+	if (!r.terms)
+		std::printf("NOTERM\n");
+	close(p.fd);
+	return 0;
+}
+
+void usage()
+{
+	std::fprintf(stderr,
+		     "usage: xiw_badpeer ADDR PORT --case NAME [--crc] "
+		     "[--rtr write|send|read|none] [--timeout MS] [--hold FILE] "
+		     "[--foreign STAG:ADDR] | --list\n");
+	std::exit(2);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, nullptr, _IOLBF, 0);
+	Opts o;
+	std::vector<std::string> pos;
+
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		auto val = [&]() -> std::string {
+			if (i + 1 >= argc)
+				usage();
+			return argv[++i];
+		};
+		if (a == "--fnv-zero") {
+			Bytes z(kRegion, 0);
+			std::printf("%016llx\n", (unsigned long long)fnv1a(z.data(), z.size()));
+			return 0;
+		}
+		if (a == "--list") {
+			std::printf("good\tvalid Send, Write and Read\n");
+			for (const Case &c : kCases)
+				std::printf("%s\t%s\n", c.name, c.what);
+			return 0;
+		} else if (a == "--case") {
+			o.name = val();
+		} else if (a == "--crc") {
+			o.crc = true;
+		} else if (a == "--rtr") {
+			o.rtr = val();
+			if (o.rtr != "write" && o.rtr != "read" && o.rtr != "send" &&
+			    o.rtr != "none")
+				usage();
+		} else if (a == "--timeout") {
+			o.timeout_ms = std::stoi(val());
+		} else if (a == "--hold") {
+			o.hold = val();
+		} else if (a == "--foreign") {
+			std::string v = val();
+			size_t colon = v.find(':');
+			if (colon == std::string::npos)
+				usage();
+			o.foreign_stag = std::stoul(v.substr(0, colon), nullptr, 0);
+			o.foreign_addr = std::stoull(v.substr(colon + 1), nullptr, 0);
+		} else if (!a.empty() && a[0] == '-') {
+			usage();
+		} else {
+			pos.push_back(a);
+		}
+	}
+	if (pos.size() != 2 || o.name.empty())
+		usage();
+	o.host = pos[0];
+	o.port = pos[1];
+	return run(o);
+}
