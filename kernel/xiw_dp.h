@@ -65,7 +65,11 @@ struct xiw_dp_cmpl {
 	bool signaled;
 };
 
-/* Outstanding RDMA Read Request of ours (depth ORD). */
+/*
+ * Outstanding RDMA Read or Atomic Request of ours (they share ORD, RFC
+ * 7306 section 5.2). For an atomic, sink_stag/sink_to name the 8-byte
+ * result buffer (an lkey) and req_id is the Request Identifier sent.
+ */
 struct xiw_orqe {
 	u32 cidx;		/* completion-order ring index */
 	u32 sink_stag;		/* our lkey advertised as Data Sink STag */
@@ -73,17 +77,25 @@ struct xiw_orqe {
 	u32 len;
 	u32 placed;
 	u32 inv_stag;		/* READ_WITH_INV: STag to invalidate */
+	u32 req_id;		/* atomic: Request Identifier */
 	bool inv;
 	bool rtr;		/* zero-length RTR read: completes silently */
+	bool atomic;
 };
 
-/* Inbound RDMA Read Request to answer (depth IRD). */
+/*
+ * Inbound RDMA Read Request to answer, or executed Atomic Request whose
+ * Response is due (depth IRD; answered in arrival order, section 5.4).
+ */
 struct xiw_irqe {
 	u32 sink_stag;
 	u64 sink_to;
 	u32 src_stag;
 	u64 src_to;
 	u32 len;
+	bool atomic;
+	u32 req_id;		/* atomic: Original Request Identifier */
+	u64 orig;		/* atomic: Original Remote Data Value */
 };
 
 /* A local SGE checked against its MR, reference held. */
@@ -160,6 +172,10 @@ struct xiw_rx_ctx {
 	/* Tagged segment target. */
 	struct xiw_mr *tmr;
 	u64 tto;
+
+	/* Bytes of the last RDMA Write message (Immediate Data byte_len). */
+	u32 write_len;
+	bool write_open;	/* that Write message is not complete yet */
 
 	/* Untagged Send message in progress. */
 	bool msg_active;

@@ -629,6 +629,44 @@ static int xiw_copy_inline(struct xiw_sqe *sqe, const struct ib_send_wr *wr,
 	return 0;
 }
 
+/* RFC 7306 atomics: one 8-byte result SGE, operands in the SQE. */
+static int xiw_atomic_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
+				const struct ib_send_wr *wr)
+{
+	const struct ib_atomic_wr *a = atomic_wr(wr);
+
+	if (wr->num_sge != 1 || wr->sg_list[0].length != sizeof(u64) ||
+	    (wr->send_flags & IB_SEND_INLINE)) {
+		xiw_qp_dbg(qp, "atomic needs one 8-byte result SGE\n");
+		return -EINVAL;
+	}
+	switch (wr->opcode) {
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		sqe->opcode = XIW_OP_ATOMIC_CSWAP;
+		break;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		sqe->opcode = XIW_OP_ATOMIC_FADD;
+		break;
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		sqe->opcode = XIW_OP_ATOMIC_MASKED_CSWAP;
+		break;
+	default:
+		sqe->opcode = XIW_OP_ATOMIC_MASKED_FADD;
+		break;
+	}
+	sqe->rkey = a->rkey;
+	sqe->raddr = a->remote_addr;
+	sqe->atomic.sge.addr = wr->sg_list[0].addr;
+	sqe->atomic.sge.length = wr->sg_list[0].length;
+	sqe->atomic.sge.lkey = wr->sg_list[0].lkey;
+	sqe->num_sge = 1;
+	sqe->atomic.compare_add = a->compare_add;
+	sqe->atomic.swap = a->swap;
+	sqe->atomic.compare_add_mask = a->compare_add_mask;
+	sqe->atomic.swap_mask = a->swap_mask;
+	return 0;
+}
+
 static int xiw_send_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
 			      const struct ib_send_wr *wr)
 {
@@ -670,6 +708,18 @@ static int xiw_send_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
 		if (wr->opcode == IB_WR_RDMA_READ_WITH_INV)
 			sqe->imm = wr->ex.invalidate_rkey;
 		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		sqe->opcode = XIW_OP_WRITE_IMM;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		/* 32-bit verbs immediate: low half of the RFC 7306 one */
+		sqe->imm = be32_to_cpu(wr->ex.imm_data);
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return xiw_atomic_wr_to_sqe(qp, sqe, wr);
 	case IB_WR_REG_MR:
 		sqe->opcode = XIW_OP_REG_MR;
 		sqe->raddr = (uintptr_t)reg_wr(wr)->mr;
@@ -681,7 +731,7 @@ static int xiw_send_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
 		sqe->rkey = wr->ex.invalidate_rkey;
 		return 0;
 	default:
-		/* Atomics and immediate data arrive with RFC 7306 support. */
+		/* e.g. SEND_WITH_IMM: RFC 7306 has Immediate Data only alone */
 		xiw_qp_dbg(qp, "work request opcode %d unsupported\n",
 			   wr->opcode);
 		return -EINVAL;
@@ -695,7 +745,8 @@ static int xiw_send_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
 	if (wr->send_flags & IB_SEND_INLINE) {
 		if (sqe->opcode != XIW_OP_SEND &&
 		    sqe->opcode != XIW_OP_SEND_INV &&
-		    sqe->opcode != XIW_OP_WRITE) {
+		    sqe->opcode != XIW_OP_WRITE &&
+		    sqe->opcode != XIW_OP_WRITE_IMM) {
 			xiw_qp_dbg(qp, "inline only for SEND and WRITE\n");
 			return -EINVAL;
 		}

@@ -26,7 +26,8 @@
 
 #include "xiw_dp.h"
 
-#define XIW_RX_OPS	XIW_OPMASK_RFC5040
+/* RFC 5040 and the RFC 7306 extensions (Immediate Data, atomics) */
+#define XIW_RX_OPS	(XIW_OPMASK_RFC5040 | XIW_OPMASK_IMM | XIW_OPMASK_ATOMIC)
 
 /*
  * The event a Terminate we send implies for our consumer: protection
@@ -100,7 +101,13 @@ static void xiw_rx_term_tagged(struct xiw_qp_dp *dp, enum xiw_mem_err err)
 }
 
 /* Terminate for a failed Read Request source STag check (RDMAP layer). */
-static void xiw_rx_term_rreq(struct xiw_qp_dp *dp, enum xiw_mem_err err)
+/*
+ * A request naming remote memory (Read, Atomic) failed the STag check:
+ * RDMAP remote protection error. @hdrct: headers copied (an Atomic's
+ * RDMAP header is not, RFC 7306 section 8.1).
+ */
+static void xiw_rx_term_prot(struct xiw_qp_dp *dp, enum xiw_mem_err err,
+			     u8 hdrct)
 {
 	static const u8 code[] = {
 		[XIW_MEM_INV_STAG] = XIW_RDMAP_EC_INV_STAG,
@@ -111,7 +118,7 @@ static void xiw_rx_term_rreq(struct xiw_qp_dp *dp, enum xiw_mem_err err)
 	};
 
 	xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_PROT,
-		    code[err], XIW_HDRCT_MD | XIW_TERM_HDRCT_R);
+		    code[err], hdrct);
 }
 
 static void xiw_rx_untagged_err(struct xiw_qp_dp *dp, u8 ecode)
@@ -381,6 +388,22 @@ static bool xiw_rx_hdr_send(struct xiw_qp_dp *dp, u32 payload)
 	return true;
 }
 
+/* IRD is shared by Read and Atomic Requests (RFC 7306 section 5.2). */
+static bool xiw_rx_ird_full(struct xiw_qp_dp *dp, u8 hdrct)
+{
+	u32 busy;
+
+	spin_lock_bh(&dp->lock);
+	busy = dp->irq_tail - dp->irq_head;
+	spin_unlock_bh(&dp->lock);
+	if (busy < max_t(u32, dp->ird, 1))
+		return false;
+	xiw_dp_dbg(dp, "IRD %u exceeded\n", dp->ird);
+	xiw_rx_term(dp, XIW_TERM_LAYER_DDP, XIW_DDP_ET_UNTAGGED,
+		    XIW_DDP_EC_UT_MSN_RANGE, hdrct);
+	return true;
+}
+
 static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
 {
 	struct xiw_rdmap_rreq *r = &dp->rx.hdr.rreq;
@@ -388,18 +411,9 @@ static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
 	u32 len = be32_to_cpu(r->read_size);
 	enum xiw_mem_err err;
 	struct xiw_mr *mr;
-	u32 busy;
 
-	spin_lock_bh(&dp->lock);
-	busy = dp->irq_tail - dp->irq_head;
-	spin_unlock_bh(&dp->lock);
-	if (busy >= max_t(u32, dp->ird, 1)) {
-		xiw_dp_dbg(dp, "IRD %u exceeded\n", dp->ird);
-		xiw_rx_term(dp, XIW_TERM_LAYER_DDP, XIW_DDP_ET_UNTAGGED,
-			    XIW_DDP_EC_UT_MSN_RANGE,
-			    XIW_HDRCT_MD | XIW_TERM_HDRCT_R);
+	if (xiw_rx_ird_full(dp, XIW_HDRCT_MD | XIW_TERM_HDRCT_R))
 		return false;
-	}
 	if (!len)
 		return true;	/* zero-length Read: no STag check */
 	mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
@@ -408,11 +422,86 @@ static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
 	if (!mr) {
 		xiw_dp_dbg(dp, "Read source STag %#x: error %d\n",
 			   be32_to_cpu(r->src_stag), err);
-		xiw_rx_term_rreq(dp, err);
+		xiw_rx_term_prot(dp, err, XIW_HDRCT_MD | XIW_TERM_HDRCT_R);
 		return false;
 	}
 	xiw_mr_put(mr);
 	return true;
+}
+
+/*
+ * Atomic Request header: IRD, AOpCode, alignment (of the TO and of the
+ * memory behind it), STag with remote-atomic right and bounds. Nothing is
+ * touched before the whole FPDU is in and its CRC checked (section 5.4
+ * rule 3); the MR reference is kept for that in rx->tmr.
+ */
+static bool xiw_rx_hdr_atomic(struct xiw_qp_dp *dp)
+{
+	struct xiw_rdmap_atomic_req *r = &dp->rx.hdr.atomic_req;
+	struct xiw_qp *qp = dp->qp;
+	u64 to = be64_to_cpu(r->to);
+	struct xiw_term_code tc;
+	enum xiw_mem_err err;
+	struct xiw_mr *mr;
+	u32 poff, avail;
+
+	if (xiw_rx_ird_full(dp, XIW_HDRCT_MD))
+		return false;
+	if (!xiw_atomic_req_check(be32_to_cpu(r->aopcode), to, &tc)) {
+		xiw_dp_dbg(dp, "Atomic Request: AOpCode %#x TO %#llx refused\n",
+			   be32_to_cpu(r->aopcode), to);
+		xiw_rx_fail(dp, &tc);
+		return false;
+	}
+	mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
+			    be32_to_cpu(r->stag), IB_ACCESS_REMOTE_ATOMIC, to,
+			    sizeof(u64), &err);
+	if (!mr) {
+		xiw_dp_dbg(dp, "Atomic STag %#x TO %#llx: error %d\n",
+			   be32_to_cpu(r->stag), to, err);
+		xiw_rx_term_prot(dp, err, XIW_HDRCT_MD);
+		return false;
+	}
+	/* an MR whose IOVA and memory differ in the low bits */
+	if (!xiw_mr_page(mr, to, &poff, &avail) ||
+	    poff & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64)) {
+		xiw_mr_put(mr);
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
+			    XIW_RDMAP_EC_CATASTROPHIC_STREAM, XIW_HDRCT_MD);
+		return false;
+	}
+	dp->rx.tmr = mr;
+	return true;
+}
+
+/* Atomic Response header: it must answer the oldest ORQ entry. */
+static bool xiw_rx_hdr_aresp(struct xiw_qp_dp *dp)
+{
+	u32 id = be32_to_cpu(dp->rx.hdr.atomic_resp.req_id);
+	struct xiw_orqe *o;
+	bool ok;
+
+	spin_lock_bh(&dp->lock);
+	o = xiw_orq_head(dp);
+	ok = o && o->atomic && o->req_id == id;
+	spin_unlock_bh(&dp->lock);
+	if (!ok) {
+		xiw_dp_dbg(dp, "Atomic Response %u answers nothing\n", id);
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
+			    XIW_RDMAP_EC_OPCODE, XIW_HDRCT_MD);
+	}
+	return ok;
+}
+
+/* Immediate Data [with SE]: one untagged buffer (RQE) per message. */
+static bool xiw_rx_hdr_imm(struct xiw_qp_dp *dp)
+{
+	if (dp->rx.msg_active) {
+		/* a Send in progress owns the MSN the peer reused */
+		xiw_rx_untagged_err(dp, XIW_DDP_EC_UT_MSN_RANGE);
+		return false;
+	}
+	return xiw_rx_start_send(dp);
 }
 
 /* Is this the RTR the passive side waits for? */
@@ -473,6 +562,13 @@ static bool xiw_rx_hdr_done(struct xiw_qp_dp *dp)
 		return xiw_rx_hdr_send(dp, payload);
 	case XIW_RDMAP_OP_READ_REQ:
 		return xiw_rx_hdr_rreq(dp);
+	case XIW_RDMAP_OP_IMM:
+	case XIW_RDMAP_OP_IMM_SE:
+		return xiw_rx_hdr_imm(dp);
+	case XIW_RDMAP_OP_ATOMIC_REQ:
+		return xiw_rx_hdr_atomic(dp);
+	case XIW_RDMAP_OP_ATOMIC_RESP:
+		return xiw_rx_hdr_aresp(dp);
 	case XIW_RDMAP_OP_TERMINATE:
 		return true;
 	default:
@@ -566,6 +662,7 @@ static void xiw_rx_send_done(struct xiw_qp_dp *dp)
 			rx->op == XIW_RDMAP_OP_SEND_SE_INV;
 
 	rx->msn[XIW_QN_SEND]++;
+	rx->write_len = 0;
 	if (rx->rtr_send) {
 		rx->rtr_send = false;
 		rx->msg_active = false;
@@ -653,6 +750,164 @@ static void xiw_rx_rreq_done(struct xiw_qp_dp *dp)
 		xiw_dp_tx_kick(dp, false);
 }
 
+/*
+ * Immediate Data delivered: complete the RQE as RECV_RDMA_WITH_IMM with
+ * the whole 64-bit value (kernel ULPs and verbs see its low 32 bits).
+ * byte_len is the length of the last RDMA Write message received before
+ * it, 0 if a Send or another Immediate Data came in between.
+ */
+static void xiw_rx_imm_done(struct xiw_qp_dp *dp)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	struct xiw_cqe cqe = {
+		.wr_id = rx->wr_id,
+		.opcode = IB_WC_RECV_RDMA_WITH_IMM,
+		.status = IB_WC_SUCCESS,
+		.byte_len = rx->write_open ? 0 : rx->write_len,
+		.flags = XIW_CQE_WITH_IMM,
+		.imm = be64_to_cpu(rx->hdr.imm.data),
+	};
+
+	rx->msn[XIW_QN_SEND]++;
+	rx->write_len = 0;
+	xiw_cq_add(dp->qp->rcq, dp->qp, &cqe,
+		   rx->op == XIW_RDMAP_OP_IMM_SE);
+	xiw_rx_end_send(dp);
+}
+
+/*
+ * Execute a delivered Atomic Request on the target memory with the CPU's
+ * 64-bit compare-and-exchange, so it is atomic against other QPs, other
+ * devices and the local CPUs alike; the value is in the CPU's byte order
+ * in memory, big-endian on the wire. A CmpSwap that does not match (or a
+ * FetchAdd of nothing) stores nothing. Returns the original value.
+ */
+static bool xiw_rx_do_atomic(struct xiw_mr *mr,
+			     const struct xiw_rdmap_atomic_req *r, u64 *orig)
+{
+	bool fadd = (be32_to_cpu(r->aopcode) & XIW_AOP_MASK) ==
+		    XIW_AOP_FETCH_ADD;
+	u64 add_swap = be64_to_cpu(r->add_swap);
+	u64 as_mask = be64_to_cpu(r->add_swap_mask);
+	u64 cmp = be64_to_cpu(r->cmp);
+	u64 cmp_mask = be64_to_cpu(r->cmp_mask);
+	u64 *p, old, new;
+	struct page *page;
+	u32 poff, avail;
+	void *va;
+
+	page = xiw_mr_page(mr, be64_to_cpu(r->to), &poff, &avail);
+	if (!page || poff & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64))
+		return false;
+	va = kmap_local_page(page);
+	p = va + poff;
+	old = READ_ONCE(*p);
+	do {
+		new = fadd ? xiw_masked_fadd(old, add_swap, as_mask) :
+			     xiw_masked_cswap(old, cmp, cmp_mask, add_swap,
+					      as_mask);
+		if (new == old)
+			break;
+	} while (!try_cmpxchg64(p, &old, new));
+	kunmap_local(va);
+	*orig = old;
+	return true;
+}
+
+static void xiw_rx_atomic_done(struct xiw_qp_dp *dp)
+{
+	struct xiw_rdmap_atomic_req *r = &dp->rx.hdr.atomic_req;
+	u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
+	struct xiw_mr *mr = dp->rx.tmr;
+	struct xiw_irqe *e;
+	bool ok;
+	u64 orig;
+
+	dp->rx.msn[XIW_QN_REQ]++;
+	dp->rx.tmr = NULL;
+	ok = mr && xiw_rx_do_atomic(mr, r, &orig);
+	if (mr)
+		xiw_mr_put(mr);
+	if (!ok) {
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
+			    XIW_RDMAP_EC_CATASTROPHIC_STREAM, XIW_HDRCT_MD);
+		return;
+	}
+	spin_lock_bh(&dp->lock);
+	e = &dp->irq[dp->irq_tail & (n - 1)];
+	memset(e, 0, sizeof(*e));
+	e->atomic = true;
+	e->req_id = be32_to_cpu(r->req_id);
+	e->orig = orig;
+	dp->irq_tail++;
+	spin_unlock_bh(&dp->lock);
+	xiw_dp_tx_kick(dp, false);
+}
+
+/* Copy @n bytes of kernel memory into an MR. */
+static int xiw_rx_mr_write(struct xiw_mr *mr, u64 va, const void *src, u32 n)
+{
+	while (n) {
+		u32 poff, avail, chunk;
+		struct page *page = xiw_mr_page(mr, va, &poff, &avail);
+		void *p;
+
+		if (!page)
+			return -EFAULT;
+		chunk = min(avail, n);
+		p = kmap_local_page(page);
+		memcpy(p + poff, src, chunk);
+		kunmap_local(p);
+		va += chunk;
+		src += chunk;
+		n -= chunk;
+	}
+	return 0;
+}
+
+/*
+ * Atomic Response delivered: the original value goes to the WR's result
+ * buffer in the CPU's byte order, and the WR completes (section 5.4
+ * rule 7: not before this).
+ */
+static void xiw_rx_aresp_done(struct xiw_qp_dp *dp)
+{
+	u64 orig = be64_to_cpu(dp->rx.hdr.atomic_resp.orig);
+	struct xiw_qp *qp = dp->qp;
+	struct xiw_orqe *o, orqe;
+	enum xiw_mem_err err;
+	struct xiw_mr *mr;
+	u8 st = IB_WC_SUCCESS;
+
+	dp->rx.msn[XIW_QN_RESP]++;
+	spin_lock_bh(&dp->lock);
+	o = xiw_orq_head(dp);
+	if (!o) {
+		spin_unlock_bh(&dp->lock);
+		return;		/* flushed meanwhile */
+	}
+	orqe = *o;
+	dp->orq_head++;
+	spin_unlock_bh(&dp->lock);
+	mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
+			    orqe.sink_stag, IB_ACCESS_LOCAL_WRITE, orqe.sink_to,
+			    sizeof(orig), &err);
+	if (!mr || xiw_rx_mr_write(mr, orqe.sink_to, &orig, sizeof(orig)))
+		st = IB_WC_LOC_PROT_ERR;
+	if (mr)
+		xiw_mr_put(mr);
+	xiw_dp_cmpl_done(dp, orqe.cidx, st, st ? 0 : sizeof(orig));
+	if (st != IB_WC_SUCCESS) {
+		xiw_dp_dbg(dp, "atomic result buffer %#x gone\n",
+			   orqe.sink_stag);
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_CATASTROPHIC,
+			    0, 0);
+		return;
+	}
+	/* An ORD slot is free and a fence may have lifted. */
+	xiw_dp_tx_kick(dp, false);
+}
+
 static void xiw_rx_term_done(struct xiw_qp_dp *dp)
 {
 	struct xiw_term_code tc;
@@ -682,6 +937,10 @@ static void xiw_rx_fpdu_done(struct xiw_qp_dp *dp)
 			xiw_mr_put(rx->tmr);
 			rx->tmr = NULL;
 		}
+		if (!rx->write_open)
+			rx->write_len = 0;
+		rx->write_len += payload;
+		rx->write_open = !last;
 		if (test_bit(XIW_DP_RTR_WAIT, &dp->flags))
 			xiw_rx_rtr_done(dp);
 		break;
@@ -701,6 +960,16 @@ static void xiw_rx_fpdu_done(struct xiw_qp_dp *dp)
 		break;
 	case XIW_RDMAP_OP_READ_REQ:
 		xiw_rx_rreq_done(dp);
+		break;
+	case XIW_RDMAP_OP_IMM:
+	case XIW_RDMAP_OP_IMM_SE:
+		xiw_rx_imm_done(dp);
+		break;
+	case XIW_RDMAP_OP_ATOMIC_REQ:
+		xiw_rx_atomic_done(dp);
+		break;
+	case XIW_RDMAP_OP_ATOMIC_RESP:
+		xiw_rx_aresp_done(dp);
 		break;
 	case XIW_RDMAP_OP_TERMINATE:
 		xiw_rx_term_done(dp);

@@ -347,6 +347,20 @@ static void xiw_tx_tagged(struct xiw_qp_dp *dp, unsigned int op, u32 stag,
 	h->to = cpu_to_be64(to);
 }
 
+static bool xiw_op_atomic(u8 opcode)
+{
+	return opcode == XIW_OP_ATOMIC_FADD || opcode == XIW_OP_ATOMIC_CSWAP ||
+	       opcode == XIW_OP_ATOMIC_MASKED_FADD ||
+	       opcode == XIW_OP_ATOMIC_MASKED_CSWAP;
+}
+
+/* SQ WRs that complete when the peer's response arrives (use ORD). */
+static bool xiw_op_needs_ord(u8 opcode)
+{
+	return opcode == XIW_OP_READ || opcode == XIW_OP_READ_INV ||
+	       xiw_op_atomic(opcode);
+}
+
 /* Send the current FPDU. 0 when it is all in TCP, -EAGAIN, or an error. */
 static int xiw_tx_push(struct xiw_qp_dp *dp)
 {
@@ -583,6 +597,21 @@ static void xiw_tx_set_wc_opcode(struct xiw_qp_dp *dp, u8 opcode)
 	spin_unlock_bh(&dp->lock);
 }
 
+/* Completion opcode of an atomic (user CQEs know no masked ones). */
+static u8 xiw_tx_atomic_wc_opcode(struct xiw_qp *qp, u8 opcode)
+{
+	switch (opcode) {
+	case XIW_OP_ATOMIC_MASKED_FADD:
+		return qp->user ? IB_WC_FETCH_ADD : IB_WC_MASKED_FETCH_ADD;
+	case XIW_OP_ATOMIC_MASKED_CSWAP:
+		return qp->user ? IB_WC_COMP_SWAP : IB_WC_MASKED_COMP_SWAP;
+	case XIW_OP_ATOMIC_FADD:
+		return IB_WC_FETCH_ADD;
+	default:
+		return IB_WC_COMP_SWAP;
+	}
+}
+
 /*
  * Validate the fetched SQE and resolve its buffers. Returns 0, or an
  * ib_wc status to complete it with. Local operations are executed here.
@@ -611,6 +640,25 @@ static int xiw_tx_start_sqe(struct xiw_qp_dp *dp)
 	case XIW_OP_READ_INV:
 		xiw_tx_set_wc_opcode(dp, IB_WC_RDMA_READ);
 		if (s->flags & XIW_WQE_INLINE || s->num_sge > XIW_MAX_SGE_RD)
+			return IB_WC_LOC_QP_OP_ERR;
+		access = IB_ACCESS_LOCAL_WRITE;
+		break;
+	case XIW_OP_WRITE_IMM:
+		xiw_tx_set_wc_opcode(dp, IB_WC_RDMA_WRITE);
+		break;
+	case XIW_OP_IMM:
+		/* Immediate Data alone: an untagged message without data */
+		if (s->flags & XIW_WQE_INLINE || s->num_sge)
+			return IB_WC_LOC_QP_OP_ERR;
+		tx->len = 0;
+		return 0;
+	case XIW_OP_ATOMIC_FADD:
+	case XIW_OP_ATOMIC_CSWAP:
+	case XIW_OP_ATOMIC_MASKED_FADD:
+	case XIW_OP_ATOMIC_MASKED_CSWAP:
+		xiw_tx_set_wc_opcode(dp, xiw_tx_atomic_wc_opcode(qp, s->opcode));
+		if (s->flags & XIW_WQE_INLINE || s->num_sge != 1 ||
+		    s->atomic.sge.length != sizeof(u64))
 			return IB_WC_LOC_QP_OP_ERR;
 		access = IB_ACCESS_LOCAL_WRITE;
 		break;
@@ -645,8 +693,9 @@ static int xiw_tx_start_sqe(struct xiw_qp_dp *dp)
 }
 
 /*
- * May the SQ WR in the context go now? Read fence: wait until no Read is
- * outstanding; Reads: wait for a free ORD slot. Local fence (every prior
+ * May the SQ WR in the context go now? Read fence: wait until no Read or
+ * Atomic is outstanding; Reads and Atomics: wait for a free ORD slot
+ * (RFC 7306: they share ORD/IRD). Local fence (every prior
  * WR complete): WRs before this one have been handed to TCP in order, and
  * the only ones that can still be incomplete are Reads waiting for their
  * Response, so it waits for the same condition as the read fence.
@@ -654,7 +703,7 @@ static int xiw_tx_start_sqe(struct xiw_qp_dp *dp)
 static bool xiw_tx_sq_blocked(struct xiw_qp_dp *dp)
 {
 	struct xiw_sqe *s = &dp->tx.sqe;
-	bool read = s->opcode == XIW_OP_READ || s->opcode == XIW_OP_READ_INV;
+	bool read = xiw_op_needs_ord(s->opcode);
 	bool fence = s->flags & (XIW_WQE_READ_FENCE | XIW_WQE_LOCAL_FENCE);
 	u32 busy;
 
@@ -668,12 +717,80 @@ static bool xiw_tx_sq_blocked(struct xiw_qp_dp *dp)
 	return read && busy >= max_t(u32, dp->ord, 1);
 }
 
+/* RFC 7306 Immediate Data [with SE]: untagged, QN 0, 8 bytes. */
+static void xiw_tx_build_imm(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_rdmap_imm *h = &tx->hdr.imm;
+	bool se = tx->sqe.flags & XIW_WQE_SOLICITED;
+
+	xiw_tx_untagged(dp, se ? XIW_RDMAP_OP_IMM_SE : XIW_RDMAP_OP_IMM,
+			XIW_QN_SEND, 0, true, 0);
+	h->data = cpu_to_be64(tx->sqe.imm);
+	tx->zcopy = false;
+	xiw_tx_seal(dp, sizeof(*h), 0);
+	tx->fpdu_last = true;
+}
+
+/*
+ * RFC 7306 Atomic Request: untagged on QN 1 like a Read Request, one ORD
+ * slot. Unmasked operations go on the wire in their masked form: FetchAdd
+ * with Add Mask 0 (one 64-bit field), CmpSwap with all-ones masks.
+ */
+static void xiw_tx_build_atomic(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_sqe *s = &tx->sqe;
+	struct xiw_rdmap_atomic_req *r = &tx->hdr.atomic_req;
+	bool masked = s->opcode == XIW_OP_ATOMIC_MASKED_FADD ||
+		      s->opcode == XIW_OP_ATOMIC_MASKED_CSWAP;
+	struct xiw_orqe *o;
+	u32 req_id;
+
+	xiw_tx_untagged(dp, XIW_RDMAP_OP_ATOMIC_REQ, XIW_QN_REQ, 0, true, 0);
+	spin_lock_bh(&dp->lock);
+	req_id = dp->orq_tail;
+	o = xiw_orq_add(dp);
+	o->cidx = tx->cidx;
+	o->atomic = true;
+	o->req_id = req_id;
+	o->sink_stag = tx->sge[0].mr->base.lkey;
+	o->sink_to = tx->sge[0].addr;
+	o->len = sizeof(u64);
+	spin_unlock_bh(&dp->lock);
+
+	r->req_id = cpu_to_be32(req_id);
+	r->stag = cpu_to_be32(s->rkey);
+	r->to = cpu_to_be64(s->raddr);
+	if (s->opcode == XIW_OP_ATOMIC_CSWAP ||
+	    s->opcode == XIW_OP_ATOMIC_MASKED_CSWAP) {
+		r->aopcode = cpu_to_be32(XIW_AOP_CMP_SWAP);
+		r->add_swap = cpu_to_be64(s->atomic.swap);
+		r->add_swap_mask = cpu_to_be64(masked ? s->atomic.swap_mask :
+						~0ULL);
+		r->cmp = cpu_to_be64(s->atomic.compare_add);
+		r->cmp_mask = cpu_to_be64(masked ?
+					  s->atomic.compare_add_mask : ~0ULL);
+	} else {
+		r->aopcode = cpu_to_be32(XIW_AOP_FETCH_ADD);
+		r->add_swap = cpu_to_be64(s->atomic.compare_add);
+		r->add_swap_mask = cpu_to_be64(masked ?
+					       s->atomic.compare_add_mask : 0);
+		r->cmp = 0;
+		r->cmp_mask = cpu_to_be64(~0ULL);
+	}
+	tx->zcopy = false;
+	xiw_tx_seal(dp, sizeof(*r), 0);
+	tx->fpdu_last = true;
+}
+
 /* Frame the next FPDU of the SQ WR. */
 static int xiw_tx_build_sq(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_sqe *s = &tx->sqe;
-	bool tagged = s->opcode == XIW_OP_WRITE;
+	bool tagged = s->opcode == XIW_OP_WRITE ||
+		      s->opcode == XIW_OP_WRITE_IMM;
 	bool splice_ok = dp->qp->user && !dp->crc && tx->len >= PAGE_SIZE &&
 			 !(s->flags & (XIW_WQE_SIGNALED | XIW_WQE_INLINE));
 	u32 n, hlen;
@@ -681,6 +798,16 @@ static int xiw_tx_build_sq(struct xiw_qp_dp *dp)
 
 	memset(&tx->hdr, 0, sizeof(tx->hdr));
 	tx->nbv = 1;
+	if (xiw_op_atomic(s->opcode)) {
+		xiw_tx_build_atomic(dp);
+		return 0;
+	}
+	/* Write with Immediate: the Write's FPDUs, then Immediate Data. */
+	if (s->opcode == XIW_OP_IMM ||
+	    (s->opcode == XIW_OP_WRITE_IMM && tx->done == tx->len)) {
+		xiw_tx_build_imm(dp);
+		return 0;
+	}
 	if (s->opcode == XIW_OP_READ || s->opcode == XIW_OP_READ_INV) {
 		struct xiw_rdmap_rreq *r = &tx->hdr.rreq;
 		struct xiw_orqe *o;
@@ -731,6 +858,9 @@ static int xiw_tx_build_sq(struct xiw_qp_dp *dp)
 	if (tagged) {
 		xiw_tx_tagged(dp, XIW_RDMAP_OP_WRITE, s->rkey,
 			      s->raddr + tx->done, tx->fpdu_last);
+		/* the WR ends with the Immediate Data that follows */
+		if (s->opcode == XIW_OP_WRITE_IMM)
+			tx->fpdu_last = false;
 	} else {
 		bool inv = s->opcode == XIW_OP_SEND_INV;
 		bool se = s->flags & XIW_WQE_SOLICITED;
@@ -769,7 +899,7 @@ static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 	tx->rr_sge.mr = NULL;
 	tx->rr_sge.len = tx->irqe.len;
 	tx->rr_sge.addr = tx->irqe.src_to;
-	if (tx->irqe.len) {
+	if (!tx->irqe.atomic && tx->irqe.len) {
 		/* Checked by RX already; the MR may have changed since. */
 		tx->rr_sge.mr = xiw_mr_resolve(dp_xdev(dp), dp->qp->pd,
 					       tx->irqe.src_stag,
@@ -795,6 +925,36 @@ static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 	return true;
 }
 
+/*
+ * Free the IRD slot of the response being sent, before its last FPDU can
+ * reach the peer: once it has the whole response it may send the next
+ * request at once. tx->irqe is our own copy.
+ */
+static void xiw_tx_irq_pop(struct xiw_qp_dp *dp)
+{
+	spin_lock_bh(&dp->lock);
+	if (dp->irq_head != dp->irq_tail)
+		dp->irq_head++;
+	spin_unlock_bh(&dp->lock);
+}
+
+/* RFC 7306 Atomic Response: untagged, QN 3, matched by its MSN. */
+static int xiw_tx_build_aresp(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_rdmap_atomic_resp *r = &tx->hdr.atomic_resp;
+
+	xiw_tx_irq_pop(dp);
+	xiw_tx_untagged(dp, XIW_RDMAP_OP_ATOMIC_RESP, XIW_QN_RESP, 0, true, 0);
+	r->req_id = cpu_to_be32(tx->irqe.req_id);
+	r->orig = cpu_to_be64(tx->irqe.orig);
+	tx->zcopy = false;
+	xiw_tx_seal(dp, sizeof(*r), 0);
+	tx->fpdu_last = true;
+	tx->kind = XIW_TX_RRESP;
+	return 1;
+}
+
 static int xiw_tx_build_rresp(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
@@ -805,6 +965,8 @@ static int xiw_tx_build_rresp(struct xiw_qp_dp *dp)
 
 	memset(&tx->hdr, 0, sizeof(tx->hdr));
 	tx->nbv = 1;
+	if (tx->irqe.atomic)
+		return xiw_tx_build_aresp(dp);
 	n = min(len - tx->rr_done, xiw_ddp_max_payload(dp->mss, true));
 	if (n) {
 		rv = xiw_tx_add_sges(tx, &tx->rr_sge, 1, tx->rr_done, n,
@@ -814,17 +976,8 @@ static int xiw_tx_build_rresp(struct xiw_qp_dp *dp)
 		n = rv;
 	}
 	tx->fpdu_last = tx->rr_done + n == len;
-	if (tx->fpdu_last) {
-		/*
-		 * Free the IRD slot before the last FPDU can reach the
-		 * peer: once it has the whole response it may send the
-		 * next Read Request at once. tx->irqe is our own copy.
-		 */
-		spin_lock_bh(&dp->lock);
-		if (dp->irq_head != dp->irq_tail)
-			dp->irq_head++;
-		spin_unlock_bh(&dp->lock);
-	}
+	if (tx->fpdu_last)
+		xiw_tx_irq_pop(dp);
 	xiw_tx_tagged(dp, XIW_RDMAP_OP_READ_RESP, tx->irqe.sink_stag,
 		      tx->irqe.sink_to + tx->rr_done, tx->fpdu_last);
 	/*
@@ -851,8 +1004,7 @@ static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
 	case XIW_TX_SQ:
 		if (!tx->fpdu_last)
 			break;
-		if (tx->sqe.opcode == XIW_OP_READ ||
-		    tx->sqe.opcode == XIW_OP_READ_INV)
+		if (xiw_op_needs_ord(tx->sqe.opcode))
 			xiw_tx_wqe_end(dp);	/* RX completes it */
 		else
 			xiw_tx_wqe_complete(dp, IB_WC_SUCCESS);

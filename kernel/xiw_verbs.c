@@ -43,8 +43,13 @@ int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_rd_atom = XIW_MAX_IRD;
 	attr->max_qp_init_rd_atom = XIW_MAX_ORD;
 	attr->max_res_rd_atom = XIW_MAX_QP * XIW_MAX_IRD;
-	attr->atomic_cap = IB_ATOMIC_NONE;
-	attr->masked_atomic_cap = IB_ATOMIC_NONE;
+	/*
+	 * RFC 7306 atomics run as CPU atomics on the target page, so they
+	 * are atomic against the local CPUs too; IB_ATOMIC_GLOB is claimed
+	 * only once a test proves it (issue #6).
+	 */
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->masked_atomic_cap = IB_ATOMIC_HCA;
 	attr->max_srq = XIW_MAX_SRQ;
 	attr->max_srq_wr = XIW_MAX_SRQ_WR;
 	attr->max_srq_sge = XIW_MAX_SGE;

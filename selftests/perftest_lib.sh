@@ -51,7 +51,7 @@ perftest_local() {
 		wait "$srv" || rc=$((rc ? rc : 1))
 		[ $rc != 0 ] || break
 		if ! perftest_r2_noise cli.log srv.log; then
-			sed 's/^/#   /' cli.log srv.log
+			sed 's/^/#   /' cli.log srv.log >&2
 			fail "$t $* failed ($rc)"
 		fi
 		log "$t $*: perftest clock calibration noise, again" >&2
@@ -66,7 +66,7 @@ perftest_local() {
 perftest_result() {
 	local line
 	line=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { l = $0 } END { print l }' "$1")
-	[ -n "$line" ] || { sed 's/^/#   /' "$1"; fail "$2: no result line"; }
+	[ -n "$line" ] || { sed 's/^/#   /' "$1" >&2; fail "$2: no result line"; }
 	awk -v l="$line" 'BEGIN { split(l, f); exit !(f[4] > 0) }' ||
 		fail "$2: zero result: $line"
 	echo "$line"
