@@ -20,6 +20,7 @@
 #include <rdma/xiw-abi.h>
 
 #include "xiw_pabi.h"
+#include "xiwdv.h"
 
 #define XIW_NODE_DESC		"xiw software iWARP"
 
@@ -197,6 +198,9 @@ static inline struct xiw_qp *qpex_to_xqp(struct ibv_qp_ex *qpex)
 {
 	return xiw_container_of(qpex, struct xiw_qp, vqp.qp_ex);
 }
+
+/* Symbols of the xiwdv.h API: the only ones the library exports. */
+#define XIW_EXPORT __attribute__((visibility("default")))
 
 /* ---- xiw_ring.c -------------------------------------------------------- */
 

@@ -151,6 +151,91 @@ static void xiw_wr_atomic_fetch_add(struct ibv_qp_ex *qpex, uint32_t rkey,
 	xiw_wr_atomic(qpex, XIW_OP_ATOMIC_FADD, rkey, remote_addr, add, 0);
 }
 
+/* ---- xiwdv.h builders -------------------------------------------------- */
+
+/* A builder of xiwdv.h on a QP of another provider latches nothing. */
+static struct xiw_qp *xiwdv_qp(struct ibv_qp_ex *qpx)
+{
+	if (!xiwdv_is_xiw_context(qpx->qp_base.context))
+		return NULL;
+	return qpex_to_xqp(qpx);
+}
+
+XIW_EXPORT void xiwdv_wr_masked_atomic_fetch_add(struct ibv_qp_ex *qpx,
+						 uint32_t rkey,
+						 uint64_t remote_addr,
+						 uint64_t add,
+						 uint64_t field_msbs)
+{
+	struct xiw_qp *qp = xiwdv_qp(qpx);
+	struct xiw_sqe *sqe;
+
+	if (!qp)
+		return;
+	sqe = xiw_wr_new(qp, XIW_OP_ATOMIC_MASKED_FADD);
+	if (sqe) {
+		sqe->rkey = rkey;
+		sqe->raddr = remote_addr;
+		sqe->atomic.compare_add = add;
+		sqe->atomic.compare_add_mask = field_msbs;
+		sqe->atomic.swap = 0;
+		sqe->atomic.swap_mask = 0;
+	}
+}
+
+XIW_EXPORT void xiwdv_wr_masked_atomic_cmp_swp(struct ibv_qp_ex *qpx,
+					       uint32_t rkey,
+					       uint64_t remote_addr,
+					       uint64_t compare,
+					       uint64_t compare_mask,
+					       uint64_t swap,
+					       uint64_t swap_mask)
+{
+	struct xiw_qp *qp = xiwdv_qp(qpx);
+	struct xiw_sqe *sqe;
+
+	if (!qp)
+		return;
+	sqe = xiw_wr_new(qp, XIW_OP_ATOMIC_MASKED_CSWAP);
+	if (sqe) {
+		sqe->rkey = rkey;
+		sqe->raddr = remote_addr;
+		sqe->atomic.compare_add = compare;
+		sqe->atomic.compare_add_mask = compare_mask;
+		sqe->atomic.swap = swap;
+		sqe->atomic.swap_mask = swap_mask;
+	}
+}
+
+XIW_EXPORT void xiwdv_wr_rdma_write_imm64(struct ibv_qp_ex *qpx,
+					  uint32_t rkey, uint64_t remote_addr,
+					  uint64_t imm)
+{
+	struct xiw_qp *qp = xiwdv_qp(qpx);
+	struct xiw_sqe *sqe;
+
+	if (!qp)
+		return;
+	sqe = xiw_wr_new(qp, XIW_OP_WRITE_IMM);
+	if (sqe) {
+		sqe->rkey = rkey;
+		sqe->raddr = remote_addr;
+		sqe->imm = imm;
+	}
+}
+
+XIW_EXPORT void xiwdv_wr_imm64(struct ibv_qp_ex *qpx, uint64_t imm)
+{
+	struct xiw_qp *qp = xiwdv_qp(qpx);
+	struct xiw_sqe *sqe;
+
+	if (!qp)
+		return;
+	sqe = xiw_wr_new(qp, XIW_OP_IMM);
+	if (sqe)
+		sqe->imm = imm;
+}
+
 /* ---- setters ----------------------------------------------------------- */
 
 static void xiw_wr_set_sge(struct ibv_qp_ex *qpex, uint32_t lkey,

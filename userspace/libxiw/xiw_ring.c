@@ -198,6 +198,7 @@ enum xiw_op_kind {
 	XIW_KIND_DATA,		/* SEND*, WRITE*: SGE list or inline */
 	XIW_KIND_READ,		/* RDMA Read: at most one local SGE */
 	XIW_KIND_ATOMIC,	/* one 8-byte result SGE */
+	XIW_KIND_IMM,		/* Immediate Data alone: no buffer */
 };
 
 /* Indexed by enum ibv_wr_opcode; bounds-checked by every user. */
@@ -227,7 +228,11 @@ static enum xiw_op_kind xiw_op_kind(uint8_t xiw_op)
 		return XIW_KIND_READ;
 	case XIW_OP_ATOMIC_CSWAP:
 	case XIW_OP_ATOMIC_FADD:
+	case XIW_OP_ATOMIC_MASKED_CSWAP:
+	case XIW_OP_ATOMIC_MASKED_FADD:
 		return XIW_KIND_ATOMIC;
+	case XIW_OP_IMM:
+		return XIW_KIND_IMM;
 	default:
 		return XIW_KIND_NONE;
 	}
@@ -254,6 +259,8 @@ int xiw_sqe_check(const struct xiw_qp *qp, const struct xiw_sqe *sqe,
 			return EINVAL;
 		return sqe->num_sge == 1 && sqe->atomic.sge.length == 8 ?
 			0 : EINVAL;
+	case XIW_KIND_IMM:
+		return !(flags & XIW_WQE_INLINE) && !sqe->num_sge ? 0 : EINVAL;
 	default:
 		return EINVAL;
 	}
@@ -492,7 +499,9 @@ static void xiw_copy_cqe(const struct xiw_cqe *cqe, uint32_t flags,
 	wc->dlid_path_bits = 0;
 }
 
-int xiw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+/* Poll; with @imm64, also hand out each CQE's 64-bit immediate. */
+static int xiw_poll(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc,
+		    uint64_t *imm64)
 {
 	struct xiw_cq *cq = to_xcq(ibcq);
 	int n;
@@ -505,12 +514,34 @@ int xiw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		if (!(flags & XIW_CQE_VALID))
 			break;
 		xiw_copy_cqe(cqe, flags, &wc[n]);
+		if (imm64)
+			imm64[n] = flags & XIW_CQE_WITH_IMM ? cqe->imm : 0;
 		/* release: our CQE reads happen before the slot is free */
 		__atomic_store_n(&cqe->flags, 0, __ATOMIC_RELEASE);
 		cq->ring.idx++;
 	}
 	pthread_spin_unlock(&cq->lock);
 	return n;
+}
+
+int xiw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	return xiw_poll(ibcq, num_entries, wc, NULL);
+}
+
+XIW_EXPORT int xiwdv_poll_cq(struct ibv_cq *ibcq, int num_entries,
+			     struct ibv_wc *wc, uint64_t *imm64)
+{
+	if (!xiwdv_is_xiw_context(ibcq->context)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return xiw_poll(ibcq, num_entries, wc, imm64);
+}
+
+XIW_EXPORT bool xiwdv_is_xiw_context(struct ibv_context *ctx)
+{
+	return ctx && ctx->ops.poll_cq == xiw_poll_cq;
 }
 
 /*

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xiwdv.h - xiw direct verbs: the RFC 7306 operations plain verbs cannot
+ * express on an xiw QP. Link with -lxiw (libxiw.so.1, the same library
+ * libibverbs loads as libxiw-rdmav34.so).
+ *
+ * NAME
+ *	xiwdv_is_xiw_context, xiwdv_wr_masked_atomic_fetch_add,
+ *	xiwdv_wr_masked_atomic_cmp_swp, xiwdv_wr_rdma_write_imm64,
+ *	xiwdv_wr_imm64, xiwdv_poll_cq
+ *
+ * SYNOPSIS
+ *	bool xiwdv_is_xiw_context(struct ibv_context *ctx);
+ *
+ *	void xiwdv_wr_masked_atomic_fetch_add(struct ibv_qp_ex *qpx,
+ *		uint32_t rkey, uint64_t remote_addr, uint64_t add,
+ *		uint64_t field_msbs);
+ *	void xiwdv_wr_masked_atomic_cmp_swp(struct ibv_qp_ex *qpx,
+ *		uint32_t rkey, uint64_t remote_addr, uint64_t compare,
+ *		uint64_t compare_mask, uint64_t swap, uint64_t swap_mask);
+ *	void xiwdv_wr_rdma_write_imm64(struct ibv_qp_ex *qpx, uint32_t rkey,
+ *		uint64_t remote_addr, uint64_t imm);
+ *	void xiwdv_wr_imm64(struct ibv_qp_ex *qpx, uint64_t imm);
+ *
+ *	int xiwdv_poll_cq(struct ibv_cq *cq, int num_entries,
+ *		struct ibv_wc *wc, uint64_t *imm64);
+ *
+ * DESCRIPTION
+ *	The xiwdv_wr_* builders are used like the ibv_wr_* ones, between
+ *	ibv_wr_start() and ibv_wr_complete() on a QP created with
+ *	ibv_create_qp_ex() (any send_ops_flags); set the local buffer with
+ *	ibv_wr_set_sge() afterwards where noted.
+ *
+ *	xiwdv_wr_masked_atomic_fetch_add() adds @add to the 64-bit word at
+ *	@remote_addr (8-byte aligned, MR with IBV_ACCESS_REMOTE_ATOMIC) as
+ *	independent fields: a set bit in @field_msbs marks the most
+ *	significant bit of a field and the carry out of it is discarded
+ *	(RFC 7306 section 5.1.1; 0 is a plain 64-bit FetchAdd). The original
+ *	value is written to the one 8-byte SGE (ibv_wr_set_sge()).
+ *
+ *	xiwdv_wr_masked_atomic_cmp_swp() compares the bits of @compare_mask
+ *	with @compare; if they all match, the bits of @swap_mask are replaced
+ *	by those of @swap (section 5.1.2). The original value goes to the
+ *	8-byte SGE; memory is not written when the comparison fails.
+ *
+ *	xiwdv_wr_rdma_write_imm64() is ibv_wr_rdma_write_imm() with the whole
+ *	64-bit RFC 7306 Immediate Data; xiwdv_wr_imm64() sends Immediate
+ *	Data alone (no Write, no local buffer). IBV_SEND_SOLICITED makes it
+ *	Immediate Data with SE. Each consumes one receive WQE at the peer.
+ *
+ *	xiwdv_poll_cq() is ibv_poll_cq() that also stores, for each returned
+ *	completion with IBV_WC_WITH_IMM, the full 64-bit immediate in
+ *	@imm64[i] (0 for the others; wc[i].imm_data holds its low 32 bits in
+ *	network byte order, as ibv_poll_cq() reports it).
+ *
+ *	Completions: masked atomics complete as IBV_WC_FETCH_ADD and
+ *	IBV_WC_COMP_SWAP, Immediate Data alone as IBV_WC_SEND; the receiver
+ *	of either immediate form sees IBV_WC_RECV_RDMA_WITH_IMM whose
+ *	byte_len is the length of the RDMA Write directly before it (0 for
+ *	Immediate Data alone).
+ *
+ * RETURN VALUE
+ *	xiwdv_is_xiw_context() is true for a context of an xiw device. The
+ *	builders latch errors like the ibv_wr_* ones (ibv_wr_complete()
+ *	returns ENOMEM if the SQ is full, EINVAL for a bad WR); on a QP of
+ *	another provider they do nothing, so check the context first.
+ *	xiwdv_poll_cq() returns what ibv_poll_cq() returns, or -1 with errno
+ *	EOPNOTSUPP for a CQ of another provider.
+ *
+ * ERRORS AT THE PEER
+ *	A misaligned target terminates the connection with "RDMAP / Remote
+ *	Operation / catastrophic error localized to RDMAP stream" (memory
+ *	untouched); an MR without the remote-atomic right with a remote
+ *	protection error. The WR completes in error and the QP goes to
+ *	IBV_QPS_ERR.
+ */
+#ifndef XIWDV_H
+#define XIWDV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+bool xiwdv_is_xiw_context(struct ibv_context *ctx);
+
+void xiwdv_wr_masked_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
+				      uint64_t remote_addr, uint64_t add,
+				      uint64_t field_msbs);
+void xiwdv_wr_masked_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
+				    uint64_t remote_addr, uint64_t compare,
+				    uint64_t compare_mask, uint64_t swap,
+				    uint64_t swap_mask);
+void xiwdv_wr_rdma_write_imm64(struct ibv_qp_ex *qpx, uint32_t rkey,
+			       uint64_t remote_addr, uint64_t imm);
+void xiwdv_wr_imm64(struct ibv_qp_ex *qpx, uint64_t imm);
+
+int xiwdv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc,
+		  uint64_t *imm64);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XIWDV_H */
