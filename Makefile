@@ -6,6 +6,7 @@
 #   make demo       install what is missing, build, boot the VM, show xiw
 #   make check      install what is missing, build, run every test
 #   make check T=name   run one VM test
+#   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side
 #   make install    install xiw.ko, libxiw and its libibverbs.d entry
 #
 # KDIR defaults to the newest installed Debian 6.12 kernel headers.
@@ -17,7 +18,7 @@ T ?=
 
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_RDMA_XIW=m
 
-.PHONY: all kernel user deps check check-host check-vm demo install \
+.PHONY: all kernel user deps check check-host check-vm demo bench install \
 	clean checkpatch sparse w1
 
 all: kernel user
@@ -48,6 +49,10 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory all
 	@bash scripts/check.sh $(T)
+
+bench: deps
+	@$(MAKE) --no-print-directory all >/dev/null
+	@bash scripts/bench.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory all >/dev/null

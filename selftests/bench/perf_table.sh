@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: 1vm
+# timeout: 2400
+# description: make bench: perftest (-R) on xiw, siw and rxe side by side in one VM, plus raw TCP (iperf3); prints design brief section 5's table with ratios
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+. "$XIW_ROOT/selftests/perftest_lib.sh"
+
+need_cmd ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
+	ib_read_lat ib_atomic_bw ib_atomic_lat ip ss
+N=${XIW_BENCH_ITERS:-2000}
+xiw_load
+xiw_need_provider
+siw_ko=${XIW_SIW_KO:-$XIW_BUILD/siw/siw.ko}
+if [ -f "$siw_ko" ] && [ ! -d /sys/module/siw ]; then
+	for m in $(modinfo -F depends "$siw_ko" | tr , ' '); do modprobe "$m"; done
+	insmod "$siw_ko" && defer rmmod siw
+fi
+modprobe rdma_rxe && defer modprobe -r rdma_rxe
+
+# one dummy netdev and address per device; traffic goes through lo
+declare -A addr=([xiw0]=192.0.2.1 [siw0]=192.0.2.2 [rxe0]=192.0.2.3)
+i=0
+for dev in xiw0 siw0 rxe0; do
+	dummy_add "d$i"
+	ip addr add "${addr[$dev]}/24" dev "d$i"
+	i=$((i + 1))
+done
+# Devices take turns: a wildcard rdma_cm listen covers every device, and
+# siw's device-bound wildcard socket cannot share a port with xiw's
+# (see Documentation/interop.md), so only the measured one exists.
+devs=(xiw0)
+[ -d /sys/module/siw ] && devs+=(siw0)
+[ -d /sys/module/rdma_rxe ] && devs+=(rxe0)
+declare -A netdev=([xiw0]=d0 [siw0]=d1 [rxe0]=d2) type=([xiw0]=xiw [siw0]=siw [rxe0]=rxe)
+dev_up() {
+	rdma link add "$1" type "${type[$1]}" netdev "${netdev[$1]}"
+	wait_port_state "$1" PORT_ACTIVE 5
+}
+dev_down() {
+	rdma link delete "$1"
+	wait_for 5 eval "! ib_dev_exists $1" || fail "$1 still registered"
+}
+
+# cell DEV TOOL ARGS...: the figure of one perftest run, or "n/a"
+declare -A val
+cell() {
+	local dev=$1 key=$2 col r
+	shift 2
+	case $1 in
+	*_lat) col=5 ;;		# t_typical
+	ib_atomic_bw) col=5 ;;	# MsgRate [Mpps]
+	*) col=4 ;;		# BW average [MB/s]
+	esac
+	if r=$(perftest_local "$dev" "${addr[$dev]}" "$@" 2>perf.err); then
+		val[$dev,$key]=$(awk -v c=$col '{ print $c }' <<<"$r")
+	else
+		val[$dev,$key]=n/a
+		sed 's/^/#   /' perf.err | grep -v "^#   #   \( [A-Z]\|---\|\*\)" | tail -25
+	fi
+	log "$dev $key: ${val[$dev,$key]}"
+}
+
+rows=(write_bw read_bw send_bw write_lat send_lat read_lat atomic_rate
+      atomic_lat)
+declare -A what=(
+	[write_bw]="write BW, 64 KiB, MB/s" [read_bw]="read BW, 64 KiB, MB/s"
+	[send_bw]="send BW, 64 KiB, MB/s"
+	[write_lat]="write latency, 8 B, typical us"
+	[send_lat]="send latency, 8 B, typical us"
+	[read_lat]="read latency, 8 B, typical us"
+	[atomic_rate]="atomic rate (FetchAdd), Mpps"
+	[atomic_lat]="atomic latency, typical us")
+for dev in ${XIW_BENCH_DEVS:-${devs[@]}}; do
+	dev_up "$dev"
+	cell "$dev" write_bw ib_write_bw -s 65536 -n "$N"
+	cell "$dev" read_bw ib_read_bw -s 65536 -n "$N"
+	cell "$dev" send_bw ib_send_bw -s 65536 -n "$N"
+	cell "$dev" write_lat ib_write_lat -s 8 -n "$N"
+	cell "$dev" send_lat ib_send_lat -s 8 -n "$N"
+	cell "$dev" read_lat ib_read_lat -s 8 -n "$N"
+	cell "$dev" atomic_rate ib_atomic_bw -A FETCH_AND_ADD -n "$N"
+	cell "$dev" atomic_lat ib_atomic_lat -A FETCH_AND_ADD -n "$N"
+	dev_down "$dev"
+done
+
+tcp=n/a
+if command -v iperf3 >/dev/null; then
+	iperf3 -s -B 192.0.2.1 -1 -D >/dev/null 2>&1
+	sleep 1
+	tcp=$(iperf3 -c 192.0.2.1 -t 5 -l 65536 -J 2>/dev/null |
+	      awk -F'[:,]' '/"bits_per_second"/ { b = $2 } END { if (b) printf "%.0f", b / 8e6 }')
+	[ -n "$tcp" ] || tcp=n/a
+fi
+
+# ratio A B: A/B to two decimals, or "-"
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
+}
+{
+	echo "| test | TCP (iperf3) | xiw | siw | rxe | xiw/siw | xiw/TCP | xiw/rxe | goal |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	for k in "${rows[@]}"; do
+		x=${val[xiw0,$k]:-n/a} s=${val[siw0,$k]:-n/a} r=${val[rxe0,$k]:-n/a}
+		t=-
+		goal=
+		case $k in
+		*_bw) goal="xiw/siw >= 1.10, xiw/TCP >= 0.97" ;;
+		write_lat|send_lat) goal="xiw/siw <= 0.80" ;;
+		read_lat) goal="xiw/siw <= 0.50" ;;
+		atomic_rate) goal="xiw/rxe >= 10" ;;
+		atomic_lat) goal="xiw/rxe <= 0.50" ;;
+		esac
+		[ "$k" = write_bw ] && t=$tcp
+		echo "| ${what[$k]} | $t | $x | $s | $r | $(ratio "$x" "$s") |" \
+		     "$([ "$k" = write_bw ] && ratio "$x" "$tcp" || echo -) |" \
+		     "$(ratio "$x" "$r") | $goal |"
+	done
+} | tee table.md | sed 's/^/BENCH /'
+cp table.md "$XIW_TEST_OUT/bench-table.md" 2>/dev/null || true
