@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// xiw_ringfuzz: a process that scribbles over its own mmap'd rings.
+//
+// The kernel must trust nothing in the SQ/RQ/CQ memory it shares with a
+// process. This program connects two QPs of one xiw device through
+// rdma_cm (so the data path is live), then for several rounds fills every
+// mapping of the uverbs device in its address space (the rings and their
+// control words) with random bytes, or with crafted "valid-looking" WQEs
+// (VALID set, random opcode, lkeys, lengths, SGE counts up to 255), rings
+// the doorbells through ordinary verbs calls and polls. The only outcome
+// that matters is the kernel's: no crash, no memory of others touched, no
+// leak (the bench checks dmesg and unloads the module afterwards). It
+// prints how many rounds ran and how many completions it saw.
+//
+// Usage: xiw_ringfuzz ADDR PORT [ROUNDS] [SEED]
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/xiw-abi.h>
+#include <unistd.h>
+
+#include <netdb.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void die(const char *what)
+{
+	std::fprintf(stderr, "xiw_ringfuzz: %s: %s\n", what, std::strerror(errno));
+	std::exit(2);
+}
+
+struct Mapping {
+	uint8_t *addr;
+	size_t len;
+};
+
+// Every writable mapping of a uverbs character device: our rings.
+std::vector<Mapping> ring_mappings()
+{
+	std::ifstream maps("/proc/self/maps");
+	std::vector<Mapping> out;
+	std::string line;
+
+	while (std::getline(maps, line)) {
+		if (line.find("/dev/infiniband/uverbs") == std::string::npos)
+			continue;
+		std::istringstream is(line);
+		std::string range, perms;
+		is >> range >> perms;
+		if (perms.size() < 2 || perms[1] != 'w')
+			continue;
+		auto dash = range.find('-');
+		uintptr_t lo = std::stoull(range.substr(0, dash), nullptr, 16);
+		uintptr_t hi = std::stoull(range.substr(dash + 1), nullptr, 16);
+		out.push_back({ reinterpret_cast<uint8_t *>(lo), hi - lo });
+	}
+	return out;
+}
+
+// The doorbell as the provider rings it (a legacy POST_SEND/POST_RECV
+// with no WRs), whatever the ring's control word says.
+void doorbell(ibv_qp *qp, bool send)
+{
+	struct {
+		ib_uverbs_cmd_hdr hdr;
+		ib_uverbs_post_send cmd;
+	} db{};
+	ib_uverbs_post_send_resp resp{};
+
+	db.hdr.command = send ? IB_USER_VERBS_CMD_POST_SEND :
+				IB_USER_VERBS_CMD_POST_RECV;
+	db.hdr.in_words = sizeof(db) / 4;
+	db.hdr.out_words = sizeof(resp) / 4;
+	db.cmd.response = (uintptr_t)&resp;
+	db.cmd.qp_handle = qp->handle;
+	db.cmd.wqe_size = send ? sizeof(ib_uverbs_send_wr) :
+				 sizeof(ib_uverbs_recv_wr);
+	if (write(qp->context->cmd_fd, &db, sizeof(db)) < 0 && errno != EINVAL)
+		std::printf("doorbell: %s\n", std::strerror(errno));
+}
+
+rdma_cm_event *expect(rdma_event_channel *ch, rdma_cm_event_type type)
+{
+	rdma_cm_event *ev;
+
+	if (rdma_get_cm_event(ch, &ev))
+		die("rdma_get_cm_event");
+	if (ev->event != type) {
+		std::fprintf(stderr, "xiw_ringfuzz: got %s, expected %s\n",
+			     rdma_event_str(ev->event), rdma_event_str(type));
+		std::exit(2);
+	}
+	return ev;
+}
+
+struct Side {
+	rdma_cm_id *id = nullptr;
+	ibv_pd *pd = nullptr;
+	ibv_cq *cq = nullptr;
+	ibv_mr *mr = nullptr;
+	std::vector<uint8_t> buf = std::vector<uint8_t>(65536);
+
+	void setup(rdma_cm_id *cid)
+	{
+		id = cid;
+		pd = ibv_alloc_pd(id->verbs);
+		cq = ibv_create_cq(id->verbs, 32, nullptr, nullptr, 0);
+		if (!pd || !cq)
+			die("pd/cq");
+		ibv_qp_init_attr a{};
+		a.qp_type = IBV_QPT_RC;
+		a.send_cq = cq;
+		a.recv_cq = cq;
+		a.cap.max_send_wr = 16;
+		a.cap.max_recv_wr = 16;
+		a.cap.max_send_sge = 4;
+		a.cap.max_recv_sge = 4;
+		if (rdma_create_qp(id, pd, &a))
+			die("rdma_create_qp");
+		mr = ibv_reg_mr(pd, buf.data(), buf.size(),
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ);
+		if (!mr)
+			die("ibv_reg_mr");
+	}
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		std::fprintf(stderr, "usage: %s ADDR PORT [ROUNDS] [SEED]\n",
+			     argv[0]);
+		return 2;
+	}
+	int rounds = argc > 3 ? std::atoi(argv[3]) : 200;
+	std::mt19937_64 rng(argc > 4 ? std::strtoull(argv[4], nullptr, 0) :
+				       0x5eed);
+	rdma_event_channel *sch = rdma_create_event_channel();
+	rdma_event_channel *cch = rdma_create_event_channel();
+	rdma_cm_id *lid;
+	addrinfo hints{}, *ai;
+	long cqes = 0;
+
+	hints.ai_socktype = SOCK_STREAM;
+	if (!sch || !cch || getaddrinfo(argv[1], argv[2], &hints, &ai))
+		die("setup");
+	if (rdma_create_id(sch, &lid, nullptr, RDMA_PS_TCP) ||
+	    rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, 4))
+		die("listen");
+	// A fresh connection every 25 rounds: the first bad WQE ends one.
+	for (int conn = 0; conn * 25 < rounds; conn++) {
+		rdma_cm_id *cid;
+		Side srv, cli;
+
+		if (rdma_create_id(cch, &cid, nullptr, RDMA_PS_TCP) ||
+		    rdma_resolve_addr(cid, nullptr, ai->ai_addr, 2000))
+			die("resolve");
+		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+		if (rdma_resolve_route(cid, 2000))
+			die("resolve_route");
+		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+		cli.setup(cid);
+		rdma_conn_param p{};
+		p.responder_resources = 2;
+		p.initiator_depth = 2;
+		if (rdma_connect(cid, &p))
+			die("rdma_connect");
+		rdma_cm_event *ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+		srv.setup(ev->id);
+		if (rdma_accept(srv.id, &p))
+			die("rdma_accept");
+		rdma_ack_cm_event(ev);
+		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ESTABLISHED));
+		rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_ESTABLISHED));
+
+		auto maps = ring_mappings();
+		size_t total = 0;
+		for (auto &m : maps)
+			total += m.len;
+		if (!conn)
+			std::printf("rings: %zu mappings, %zu bytes\n", maps.size(),
+				    total);
+		if (maps.empty()) {
+			std::fprintf(stderr, "xiw_ringfuzz: no uverbs mappings found\n");
+			return 2;
+		}
+
+		for (int r = conn * 25; r < rounds && r < conn * 25 + 25; r++) {
+			for (auto &m : maps) {
+				size_t n = m.len / 8;
+				auto *w = reinterpret_cast<uint64_t *>(m.addr);
+				switch (r % 3) {
+				case 0:		// random words everywhere
+					for (size_t i = 0; i < n; i++)
+						w[i] = rng();
+					break;
+				case 1:		// a few bytes here and there
+					for (int i = 0; i < 64; i++)
+						m.addr[rng() % m.len] = rng();
+					break;
+				default:	// valid-looking WQEs in every 128-byte slot
+					for (size_t off = 64; off + 128 <= m.len; off += 128) {
+						auto *e = reinterpret_cast<xiw_sqe *>(m.addr + off);
+						uint64_t x = rng();
+						std::memset(e, 0, sizeof(*e));
+						e->wr_id = x;
+						e->flags = XIW_WQE_VALID | (x >> 8 & 0x3e);
+						e->opcode = x >> 16 & 0x3f;
+						e->num_sge = x >> 24 & 0xff;
+						e->rkey = rng();
+						e->raddr = rng();
+						for (auto &s : e->sge) {
+							s.addr = rng() & 1 ? rng() :
+								 (uintptr_t)cli.buf.data();
+							s.length = rng();
+							s.lkey = rng() & 1 ? rng() :
+								 cli.mr->lkey;
+						}
+					}
+					break;
+				}
+			}
+			// doorbells and kicks through the normal verbs entry points
+			ibv_sge sge{ (uintptr_t)cli.buf.data(), 64, cli.mr->lkey };
+			ibv_send_wr swr{}, *sbad;
+			ibv_recv_wr rwr{}, *rbad;
+			swr.sg_list = &sge;
+			swr.num_sge = 1;
+			swr.opcode = IBV_WR_SEND;
+			swr.send_flags = IBV_SEND_SIGNALED;
+			rwr.sg_list = &sge;
+			rwr.num_sge = 1;
+			ibv_post_recv(srv.id->qp, &rwr, &rbad);
+			ibv_post_send(cli.id->qp, &swr, &sbad);
+			ibv_post_recv(cli.id->qp, &rwr, &rbad);
+			ibv_post_send(srv.id->qp, &swr, &sbad);
+			doorbell(cli.id->qp, true);
+			doorbell(srv.id->qp, true);
+			doorbell(cli.id->qp, false);
+			doorbell(srv.id->qp, false);
+			ibv_req_notify_cq(cli.cq, r & 1);
+			ibv_wc wc[8];
+			for (int k = 0; k < 4; k++) {
+				int n = ibv_poll_cq(cli.cq, 8, wc);
+				int m2 = ibv_poll_cq(srv.cq, 8, wc);
+				cqes += (n > 0 ? n : 0) + (m2 > 0 ? m2 : 0);
+			}
+		}
+		// orderly teardown after the abuse: everything must still be freeable
+		rdma_disconnect(cli.id);
+		rdma_destroy_qp(cli.id);
+		rdma_destroy_qp(srv.id);
+		ibv_dereg_mr(cli.mr);
+		ibv_dereg_mr(srv.mr);
+		ibv_destroy_cq(cli.cq);
+		ibv_destroy_cq(srv.cq);
+		ibv_dealloc_pd(cli.pd);
+		ibv_dealloc_pd(srv.pd);
+		rdma_destroy_id(cli.id);
+		rdma_destroy_id(srv.id);
+		// events of the closed connections (DISCONNECTED ...) are not waited for
+	}
+	rdma_destroy_id(lid);
+	freeaddrinfo(ai);
+	std::printf("rounds %d, completions seen %ld\n", rounds, cqes);
+	std::printf("teardown ok\n");
+	return 0;
+}

@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: 1vm
+# timeout: 240
+# description: the kernel trusts nothing in the rings: a process fills its mmap'd SQ/RQ/CQ rings and control words with garbage and crafted WQEs (kernel-only opcodes, bad lkeys, huge lengths and SGE counts) while its connected QPs ring doorbells; no crash, nothing left after teardown
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+F=$(need_prog xiw_ringfuzz)
+xiw_load
+xiw_need_provider
+dummy_add d0
+ip addr add 192.0.2.1/24 dev d0
+xiw_link_add xiw0 d0
+wait_port_state xiw0 PORT_ACTIVE 5
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+echo "module $XIW_MOD +p" >/sys/kernel/debug/dynamic_debug/control
+defer eval "echo 'module $XIW_MOD -p' >/sys/kernel/debug/dynamic_debug/control"
+mark="xiw-ringfuzz-$RANDOM"
+echo "$mark" >/dev/kmsg
+
+for seed in 1 2 3; do
+	run_timeout 120 "$F" 192.0.2.1 $((7480 + seed)) 300 $seed >fuzz.log 2>&1 ||
+		{ cat fuzz.log; fail "xiw_ringfuzz seed $seed"; }
+	expect_match "$(cat fuzz.log)" 'teardown ok' "seed $seed"
+	log "seed $seed: $(grep rounds fuzz.log)"
+done
+summary=$(rdma res show | grep ' xiw0: ' || true)
+expect_match "$summary" 'pd 0 cq 0 qp 0 cm_id 0 mr 0 ctx 0' "resources after the fuzz"
+# the kernel saw and refused garbage (reasons at debug level)
+refused=$(dmesg | sed -n "/$mark/,\$p" | grep -cE 'refused|unsupported|bad receive WQE|SQ full' || true)
+[ "$refused" -gt 0 ] || fail "no refusal logged: the fuzz did not reach the kernel's checks"
+log "$refused refusals logged"
