@@ -222,6 +222,18 @@ xiw_need_provider() {
 # deleted at exit.
 xiw_link_add() { rdma_link_add "$1" "$XIW_LINK_TYPE" "$2"; }
 
+# xiw_loopback [ADDR]: the one-VM setup of the data-path tests: xiw loaded,
+# the provider in use, a dummy netdev d0 with ADDR/24 (default 192.0.2.1)
+# and xiw0 on it, port active. Traffic to ADDR loops through lo.
+xiw_loopback() {
+	xiw_load
+	xiw_need_provider
+	dummy_add d0
+	ip addr add "${1:-192.0.2.1}/24" dev d0
+	xiw_link_add xiw0 d0
+	wait_port_state xiw0 PORT_ACTIVE 5
+}
+
 # dummy_add NAME: a dummy netdev, up, deleted at exit.
 dummy_add() {
 	modprobe dummy numdummies=0 2>/dev/null || true

@@ -14,6 +14,7 @@
 // Every check prints one line; the exit status is 0 only if all passed.
 //
 // Usage: xiw_dv ADDR PORT
+#include "cm_pair.h"
 #include "kcompat.h"
 #include "xiw_wire.h"
 
@@ -34,11 +35,7 @@ namespace {
 
 int failures;
 
-[[noreturn]] void die(const char *what)
-{
-	std::fprintf(stderr, "xiw_dv: %s: %s\n", what, std::strerror(errno));
-	std::exit(2);
-}
+using cm_pair::die;
 
 void check(bool ok, const char *what, uint64_t got, uint64_t want)
 {
@@ -52,21 +49,6 @@ struct Region {
 	uint64_t addr;
 	uint32_t rkey;
 } __attribute__((packed));
-
-rdma_cm_event *expect(rdma_event_channel *ch, rdma_cm_event_type type)
-{
-	rdma_cm_event *ev;
-
-	if (rdma_get_cm_event(ch, &ev))
-		die("rdma_get_cm_event");
-	if (ev->event != type) {
-		std::fprintf(stderr, "xiw_dv: event %s, expected %s (status %d)\n",
-			     rdma_event_str(ev->event), rdma_event_str(type),
-			     ev->status);
-		std::exit(2);
-	}
-	return ev;
-}
 
 struct Side {
 	rdma_cm_id *id = nullptr;
@@ -198,52 +180,24 @@ void masked_cswap(uint64_t orig, uint64_t cmp, uint64_t cmask, uint64_t swap,
 	      what, after, want);
 }
 
-void connect(const char *addr, const char *port)
+void connect(cm_pair::Pair &pair)
 {
-	rdma_event_channel *sch = rdma_create_event_channel();
-	rdma_event_channel *cch = rdma_create_event_channel();
-	rdma_cm_id *lid, *cid;
-	addrinfo hints{}, *ai;
-	rdma_cm_event *ev;
+	rdma_conn_param p{}, a{};
+	Region r{};
 
-	hints.ai_socktype = SOCK_STREAM;
-	if (!sch || !cch || getaddrinfo(addr, port, &hints, &ai))
-		die("setup");
-	if (rdma_create_id(sch, &lid, nullptr, RDMA_PS_TCP) ||
-	    rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, 1))
-		die("listen");
-	if (rdma_create_id(cch, &cid, nullptr, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(cid, nullptr, ai->ai_addr, 2000))
-		die("resolve_addr");
-	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
-	if (rdma_resolve_route(cid, 2000))
-		die("resolve_route");
-	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
-	cli.setup(cid);
-	rdma_conn_param p{};
 	p.responder_resources = 4;
 	p.initiator_depth = 4;
-	if (rdma_connect(cid, &p))
-		die("rdma_connect");
-
-	ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
-	srv.setup(ev->id);
-	for (int i = 0; i < 8; i++)
-		srv.post_recv(100 + i);
-	Region r{ (uintptr_t)srv.mem.data(), srv.mr->rkey };
-	rdma_conn_param a{};
+	a = p;
 	a.private_data = &r;
 	a.private_data_len = sizeof(r);
-	a.responder_resources = 4;
-	a.initiator_depth = 4;
-	if (rdma_accept(srv.id, &a))
-		die("rdma_accept");
-	rdma_ack_cm_event(ev);
-	ev = expect(cch, RDMA_CM_EVENT_ESTABLISHED);
-	std::memcpy(&peer, ev->param.conn.private_data, sizeof(peer));
-	rdma_ack_cm_event(ev);
-	rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_ESTABLISHED));
-	freeaddrinfo(ai);
+	pair.connect([](rdma_cm_id *id) { cli.setup(id); },
+		     [&r](rdma_cm_id *id) {
+			     srv.setup(id);
+			     for (int i = 0; i < 8; i++)
+				     srv.post_recv(100 + i);
+			     r = { (uintptr_t)srv.mem.data(), srv.mr->rkey };
+		     },
+		     p, a, &srv.id, &peer, sizeof(peer));
 }
 
 void immediates()
@@ -314,7 +268,8 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "usage: %s ADDR PORT\n", argv[0]);
 		return 2;
 	}
-	connect(argv[1], argv[2]);
+	cm_pair::Pair pair(argv[1], argv[2]);
+	connect(pair);
 	check(xiwdv_is_xiw_context(cli.id->verbs), "xiwdv_is_xiw_context", 1,
 	      1);
 

@@ -14,6 +14,8 @@
 // prints how many rounds ran and how many completions it saw.
 //
 // Usage: xiw_ringfuzz ADDR PORT [ROUNDS] [SEED]
+#include "cm_pair.h"
+
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_cma.h>
@@ -36,11 +38,7 @@
 
 namespace {
 
-[[noreturn]] void die(const char *what)
-{
-	std::fprintf(stderr, "xiw_ringfuzz: %s: %s\n", what, std::strerror(errno));
-	std::exit(2);
-}
+using cm_pair::die;
 
 struct Mapping {
 	uint8_t *addr;
@@ -92,20 +90,6 @@ void doorbell(ibv_qp *qp, bool send)
 		std::printf("doorbell: %s\n", std::strerror(errno));
 }
 
-rdma_cm_event *expect(rdma_event_channel *ch, rdma_cm_event_type type)
-{
-	rdma_cm_event *ev;
-
-	if (rdma_get_cm_event(ch, &ev))
-		die("rdma_get_cm_event");
-	if (ev->event != type) {
-		std::fprintf(stderr, "xiw_ringfuzz: got %s, expected %s\n",
-			     rdma_event_str(ev->event), rdma_event_str(type));
-		std::exit(2);
-	}
-	return ev;
-}
-
 struct Side {
 	rdma_cm_id *id = nullptr;
 	ibv_pd *pd = nullptr;
@@ -150,43 +134,20 @@ int main(int argc, char **argv)
 	int rounds = argc > 3 ? std::atoi(argv[3]) : 200;
 	std::mt19937_64 rng(argc > 4 ? std::strtoull(argv[4], nullptr, 0) :
 				       0x5eed);
-	rdma_event_channel *sch = rdma_create_event_channel();
-	rdma_event_channel *cch = rdma_create_event_channel();
-	rdma_cm_id *lid;
-	addrinfo hints{}, *ai;
+	cm_pair::Pair pair(argv[1], argv[2]);
 	long cqes = 0;
 
-	hints.ai_socktype = SOCK_STREAM;
-	if (!sch || !cch || getaddrinfo(argv[1], argv[2], &hints, &ai))
-		die("setup");
-	if (rdma_create_id(sch, &lid, nullptr, RDMA_PS_TCP) ||
-	    rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, 4))
-		die("listen");
 	// A fresh connection every 25 rounds: the first bad WQE ends one.
 	for (int conn = 0; conn * 25 < rounds; conn++) {
-		rdma_cm_id *cid;
 		Side srv, cli;
-
-		if (rdma_create_id(cch, &cid, nullptr, RDMA_PS_TCP) ||
-		    rdma_resolve_addr(cid, nullptr, ai->ai_addr, 2000))
-			die("resolve");
-		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
-		if (rdma_resolve_route(cid, 2000))
-			die("resolve_route");
-		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
-		cli.setup(cid);
 		rdma_conn_param p{};
+		rdma_cm_id *sid;
+
 		p.responder_resources = 2;
 		p.initiator_depth = 2;
-		if (rdma_connect(cid, &p))
-			die("rdma_connect");
-		rdma_cm_event *ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
-		srv.setup(ev->id);
-		if (rdma_accept(srv.id, &p))
-			die("rdma_accept");
-		rdma_ack_cm_event(ev);
-		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ESTABLISHED));
-		rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_ESTABLISHED));
+		pair.connect([&cli](rdma_cm_id *id) { cli.setup(id); },
+			     [&srv](rdma_cm_id *id) { srv.setup(id); }, p, p,
+			     &sid);
 
 		auto maps = ring_mappings();
 		size_t total = 0;
@@ -275,8 +236,6 @@ int main(int argc, char **argv)
 		rdma_destroy_id(srv.id);
 		// events of the closed connections (DISCONNECTED ...) are not waited for
 	}
-	rdma_destroy_id(lid);
-	freeaddrinfo(ai);
 	std::printf("rounds %d, completions seen %ld\n", rounds, cqes);
 	std::printf("teardown ok\n");
 	return 0;

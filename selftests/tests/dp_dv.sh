@@ -6,12 +6,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 DV=$(need_prog xiw_dv)
-xiw_load
-xiw_need_provider
-dummy_add d0
-ip addr add 192.0.2.1/24 dev d0
-xiw_link_add xiw0 d0
-wait_port_state xiw0 PORT_ACTIVE 5
+xiw_loopback
 
 run_timeout 60 "$DV" 192.0.2.1 7471 >dv.log 2>&1 || rc=$?
 grep -v '^ok ' dv.log | sed 's/^/# /'

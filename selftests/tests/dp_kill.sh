@@ -6,12 +6,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd rping ib_write_bw rdma ip ss
-xiw_load
-xiw_need_provider
-dummy_add d0
-ip addr add 192.0.2.1/24 dev d0
-xiw_link_add xiw0 d0
-wait_port_state xiw0 PORT_ACTIVE 5
+xiw_loopback
 A=192.0.2.1
 port=7700
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug

@@ -8,14 +8,9 @@
 
 need_cmd ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat \
 	ib_read_lat ip ss
-xiw_load
-xiw_need_provider
 lomtu=$(cat /sys/class/net/lo/mtu)
 defer ip link set lo mtu "$lomtu"
-dummy_add d0
-ip addr add 192.0.2.1/24 dev d0
-xiw_link_add xiw0 d0
-wait_port_state xiw0 PORT_ACTIVE 5
+xiw_loopback
 
 pt() {
 	local r

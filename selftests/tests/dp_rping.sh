@@ -6,14 +6,9 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd rping ip
-xiw_load
-xiw_need_provider
+xiw_loopback
 crc0=$(cat /sys/module/xiw/parameters/mpa_crc)
 defer eval "echo $crc0 >/sys/module/xiw/parameters/mpa_crc"
-dummy_add d0
-ip addr add 192.0.2.1/24 dev d0
-xiw_link_add xiw0 d0
-wait_port_state xiw0 PORT_ACTIVE 5
 
 # -v prints every received ping; the client checks the data it reads back
 # and exits non-zero on a mismatch.
