@@ -135,6 +135,7 @@ struct xiw_tx_ctx {
 	struct xiw_lsge rr_sge;
 
 	u32 msn[XIW_QN_COUNT];		/* next MSN to send per QN */
+	bool sq_empty_seen;		/* last fetch found no posted WQE */
 	bool last_was_irq;		/* fairness between SQ and IRQ */
 	bool zcopy;			/* splice this FPDU's payload */
 

@@ -737,6 +737,8 @@ static void xiw_rx_rreq_done(struct xiw_qp_dp *dp)
 	dp->rx.msn[XIW_QN_REQ]++;
 	spin_lock_bh(&dp->lock);
 	e = &dp->irq[dp->irq_tail & (n - 1)];
+	/* the slot may have held an atomic before */
+	memset(e, 0, sizeof(*e));
 	e->sink_stag = be32_to_cpu(r->sink_stag);
 	e->sink_to = be64_to_cpu(r->sink_to);
 	e->src_stag = be32_to_cpu(r->src_stag);

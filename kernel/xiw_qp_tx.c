@@ -557,6 +557,8 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 	spin_lock_bh(&dp->lock);
 	if (dp->cmpl_tail - dp->cmpl_head >= dp->cmpl_num) {
 		spin_unlock_bh(&dp->lock);
+		/* blocked, not empty: a completion kicks TX again */
+		tx->sq_empty_seen = false;
 		return false;
 	}
 	spin_lock_irqsave(&qp->sq_lock, flags);
@@ -569,6 +571,7 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 		got = true;
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	tx->sq_empty_seen = !got;
 	if (got) {
 		c = &dp->cmpl[dp->cmpl_tail & (dp->cmpl_num - 1)];
 		c->wr_id = tx->sqe.wr_id;
@@ -1181,8 +1184,8 @@ static void xiw_tx_sq_set_active(struct xiw_qp *qp)
  * its WQE, issues a full barrier and loads the flag; we clear the flag,
  * issue a full barrier and load the slot's flags, so at least one of the
  * two sees the other's store and no WQE is left without a runner. The
- * recheck loops only for a WQE that appeared inside that window (one TX
- * saw and left because it is blocked is no race). In error the flag is
+ * recheck loops only if TX's last fetch found the ring empty (a WQE TX
+ * left because it is blocked is no race: its wakeup requeues TX). In error the flag is
  * just cleared: xiw_qp_enter_error() flushes what is in the ring.
  * Returns true if TX must run again.
  */
@@ -1197,7 +1200,11 @@ static bool xiw_tx_sq_idle(struct xiw_qp_dp *dp, int rv)
 	    !test_bit(XIW_DP_STOPPED, &dp->flags) &&
 	    (test_bit(XIW_DP_TX_NOSPACE, &dp->flags) || dp->tx.sq_active))
 		return false;		/* an event requeues TX */
-	head_seen = xiw_tx_sq_head_valid(qp);
+	/*
+	 * A WQE posted after TX's last fetch found the ring empty is in the
+	 * race window even if it is visible already: look again for it.
+	 */
+	head_seen = !dp->tx.sq_empty_seen;
 	xiw_ctrl_update(&qp->sq.ctrl->flags, 0, XIW_SQ_KERNEL_ACTIVE);
 	/* Pairs with the poster's barrier between VALID and the flag load. */
 	smp_mb();
@@ -1221,6 +1228,7 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 		clear_bit(XIW_DP_TX_MORE, &dp->flags);
 		if (user)
 			xiw_tx_sq_set_active(dp->qp);
+		dp->tx.sq_empty_seen = false;
 		rv = xiw_tx_loop(dp);
 		if (user && xiw_tx_sq_idle(dp, rv))
 			set_bit(XIW_DP_TX_MORE, &dp->flags);

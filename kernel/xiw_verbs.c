@@ -44,12 +44,13 @@ int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_init_rd_atom = XIW_MAX_ORD;
 	attr->max_res_rd_atom = XIW_MAX_QP * XIW_MAX_IRD;
 	/*
-	 * RFC 7306 atomics run as CPU atomics on the target page, so they
-	 * are atomic against the local CPUs too; IB_ATOMIC_GLOB is claimed
-	 * only once a test proves it (issue #6).
+	 * RFC 7306 atomics run as CPU compare-and-exchange on the target
+	 * page, so they are atomic against other QPs, other devices and the
+	 * local CPUs: dp_atomic and atomic_2vm take one CmpSwap spinlock from
+	 * remote QPs and a local CPU thread at once and count exactly.
 	 */
-	attr->atomic_cap = IB_ATOMIC_HCA;
-	attr->masked_atomic_cap = IB_ATOMIC_HCA;
+	attr->atomic_cap = IB_ATOMIC_GLOB;
+	attr->masked_atomic_cap = IB_ATOMIC_GLOB;
 	attr->max_srq = XIW_MAX_SRQ;
 	attr->max_srq_wr = XIW_MAX_SRQ_WR;
 	attr->max_srq_sge = XIW_MAX_SGE;

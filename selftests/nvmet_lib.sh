@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: GPL-2.0
+# NVMe over Fabrics (RDMA) on xiw for the VM tests (sourced after lib.sh):
+# an nvmet-rdma target with one null_blk namespace, an nvme-rdma host, and
+# a write/read-back check. The target and host can live in different VMs.
+
+NVMET_CFG=/sys/kernel/config/nvmet
+
+# nvmet_target ADDR NQN [use_srq]: target on ADDR:4420 exporting a fresh
+# memory-backed null_blk (1 GiB). nvmet_target_down undoes it (also at exit).
+nvmet_target() {
+	local addr=$1 nqn=$2 srq=${3:-0} c=$NVMET_CFG
+	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 || fail "no null_blk"
+	modprobe nvmet-rdma use_srq="$srq" || skip "no nvmet-rdma"
+	[ "$(cat /sys/module/nvmet_rdma/parameters/use_srq)" = \
+	  "$([ "$srq" = 1 ] && echo Y || echo N)" ] ||
+		fail "nvmet-rdma use_srq is not $srq"
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs none /sys/kernel/config
+	NVMET_NQN=$nqn
+	defer nvmet_target_down
+	mkdir "$c/subsystems/$nqn"
+	echo 1 >"$c/subsystems/$nqn/attr_allow_any_host"
+	mkdir "$c/subsystems/$nqn/namespaces/1"
+	echo -n /dev/nullb0 >"$c/subsystems/$nqn/namespaces/1/device_path"
+	echo 1 >"$c/subsystems/$nqn/namespaces/1/enable"
+	mkdir "$c/ports/1"
+	echo rdma >"$c/ports/1/addr_trtype"
+	echo ipv4 >"$c/ports/1/addr_adrfam"
+	echo "$addr" >"$c/ports/1/addr_traddr"
+	echo 4420 >"$c/ports/1/addr_trsvcid"
+	ln -s "$c/subsystems/$nqn" "$c/ports/1/subsystems/$nqn"
+}
+
+# nvmet_target_down: remove the target and its modules (idempotent).
+nvmet_target_down() {
+	local c=$NVMET_CFG nqn=${NVMET_NQN:-}
+	[ -n "$nqn" ] || return 0
+	rm -f "$c/ports/1/subsystems/$nqn"
+	rmdir "$c/ports/1" 2>/dev/null || true
+	[ -d "$c/subsystems/$nqn" ] && {
+		echo 0 >"$c/subsystems/$nqn/namespaces/1/enable"
+		rmdir "$c/subsystems/$nqn/namespaces/1"
+		rmdir "$c/subsystems/$nqn"
+	}
+	NVMET_NQN=
+	modprobe -r nvmet-rdma nvmet null_blk
+}
+
+# nvme_host_connect ADDR NQN [OPTIONS]: connect over xiw; sets NVME_CTRL
+# (sysfs) and NVME_NS (/dev/nvmeXn1). nvme_host_disconnect undoes it.
+nvme_host_connect() {
+	local addr=$1 nqn=$2 opts=${3:-} d
+	modprobe nvme-rdma || skip "no nvme-rdma"
+	echo "transport=rdma,traddr=$addr,trsvcid=4420,nqn=$nqn${opts:+,$opts}" \
+		>/dev/nvme-fabrics || fail "nvme-rdma connect over xiw failed"
+	NVME_CTRL=
+	for d in /sys/class/nvme/nvme*; do
+		[ "$(cat "$d/subsysnqn")" = "$nqn" ] && NVME_CTRL=$d
+	done
+	[ -n "$NVME_CTRL" ] || fail "no controller for $nqn"
+	defer nvme_host_disconnect
+	NVME_NS=/dev/${NVME_CTRL##*/}n1
+	wait_for 10 test -b "$NVME_NS" || fail "no namespace block device"
+}
+
+nvme_host_disconnect() {
+	[ -n "${NVME_CTRL:-}" ] || return 0
+	[ -e "$NVME_CTRL/delete_controller" ] &&
+		echo 1 >"$NVME_CTRL/delete_controller"
+	wait_for 10 eval "[ ! -e $NVME_CTRL ]" || fail "controller not deleted"
+	NVME_CTRL=
+	modprobe -r nvme-rdma
+}
+
+# nvme_rw_check MB: write MB MiB of random data with O_DIRECT, read it back
+# (O_DIRECT, so it crosses the wire again), compare SHA-256; logs MB/s.
+nvme_rw_check() {
+	local mb=$1 want got t0 t1 t2
+	head -c $((mb * 1048576)) /dev/urandom >nvme-data
+	want=$(sha256sum <nvme-data)
+	t0=$(now_us)
+	run_timeout 300 dd if=nvme-data of="$NVME_NS" bs=1M oflag=direct \
+		status=none || fail "write through NVMe-oF failed"
+	t1=$(now_us)
+	rm nvme-data
+	got=$(run_timeout 300 dd if="$NVME_NS" bs=1M count="$mb" iflag=direct \
+		status=none | sha256sum) || fail "read through NVMe-oF failed"
+	t2=$(now_us)
+	expect_eq "$got" "$want" "sha256 of the $mb MiB read back"
+	log "$mb MiB written ($((mb * 1000000 / (t1 - t0))) MB/s), read back" \
+	    "and hashed ($((mb * 1000000 / (t2 - t1))) MB/s): equal"
+}
