@@ -22,6 +22,8 @@ PKGS=(
 	# rdma-core (provider ABI 34 = rdma-core 44), tools and ULP clients
 	rdma-core ibverbs-utils rdmacm-utils libibverbs-dev librdmacm-dev
 	perftest
+	# applications, bench and ULP user space in the VM tests
+	libfabric-bin iperf3 nfs-kernel-server nfs-common
 )
 
 missing_pkgs() {

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+# NFS over RDMA for the VM tests (sourced after lib.sh). The guest's root
+# is read-only, so the server's state directories and the export are
+# tmpfs; only NFSv4 is served (no rpcbind needed).
+
+# nfs_server ADDR: nfsd with an RDMA listener on ADDR:20049 exporting
+# $XIW_TEST_TMP/export (tmpfs) as the NFSv4 root; stopped at exit.
+nfs_server() {
+	local d
+	modprobe nfsd || skip "no nfsd"
+	modprobe rpcrdma || skip "no rpcrdma"
+	mount -t tmpfs none /var/lib/nfs || fail "cannot mount tmpfs on /var/lib/nfs"
+	defer umount -l /var/lib/nfs
+	NFS_EXPORT=$XIW_TEST_TMP/export
+	mkdir -p "$NFS_EXPORT" /var/lib/nfs/v4recovery
+	: >/var/lib/nfs/etab
+	: >/var/lib/nfs/rmtab
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd
+	defer nfs_server_stop
+	# no 90 s grace period before the first OPEN
+	echo 10 >/proc/fs/nfsd/nfsv4leasetime
+	echo 10 >/proc/fs/nfsd/nfsv4gracetime
+	exportfs -o rw,fsid=0,no_root_squash,insecure,no_subtree_check \
+		"*:$NFS_EXPORT" || fail "exportfs"
+	rpc.mountd -N 3 --no-udp >/dev/null 2>&1 || fail "rpc.mountd"
+	rpc.nfsd -N 3 --no-udp --rdma=20049 -H "$1" 2 >nfsd.log 2>&1 ||
+		fail "rpc.nfsd: $(cat nfsd.log)"
+	expect_match "$(cat /proc/fs/nfsd/portlist)" '^rdma 20049' "nfsd portlist"
+}
+
+nfs_server_stop() {
+	rpc.nfsd 0 >/dev/null 2>&1 || true
+	exportfs -ua 2>/dev/null || true
+	pkill -x rpc.mountd 2>/dev/null || true
+	wait_gone 5 pgrep -x rpc.mountd || true
+	umount /proc/fs/nfsd 2>/dev/null || true
+	modprobe -r nfsd rpcrdma 2>/dev/null || true
+}
+
+# nfs_mount ADDR DIR: NFSv4.2 over RDMA; unmounted at exit. Fails unless
+# the mount really uses the rdma transport.
+nfs_mount() {
+	mkdir -p "$2"
+	modprobe nfsv4 || skip "no nfsv4"
+	run_timeout 60 mount -t nfs4 -o rdma,port=20049,vers=4.2 "$1:/" "$2" ||
+		fail "mount -o rdma over xiw failed"
+	defer nfs_umount "$PWD/$2"
+	expect_match "$(grep " $PWD/$2 " /proc/mounts)" 'proto=rdma' "mount options"
+}
+
+nfs_umount() {
+	mountpoint -q "$1" || return 0
+	run_timeout 60 umount "$1" || fail "umount $1"
+	modprobe -r nfsv4 nfs rpcrdma 2>/dev/null || true
+}
+
+# nfs_rw_check DIR MB: write MB MiB of random data to DIR/data with O_DIRECT,
+# read it back with O_DIRECT, compare SHA-256 with the original and with
+# the file the server stored ($NFS_EXPORT/data, when the server is local).
+nfs_rw_check() {
+	local dir=$1 mb=$2 want got t0 t1 t2
+	head -c $((mb * 1048576)) /dev/urandom >nfs-data
+	want=$(sha256sum <nfs-data)
+	t0=$(now_us)
+	run_timeout 120 dd if=nfs-data of="$dir/data" bs=1M oflag=direct \
+		status=none || fail "write over NFS/RDMA failed"
+	t1=$(now_us)
+	got=$(run_timeout 120 dd if="$dir/data" bs=1M iflag=direct status=none |
+	      sha256sum) || fail "read over NFS/RDMA failed"
+	t2=$(now_us)
+	expect_eq "$got" "$want" "sha256 read back over NFS/RDMA"
+	if [ -n "${NFS_EXPORT:-}" ]; then
+		expect_eq "$(sha256sum <"$NFS_EXPORT/data")" "$want" \
+			"sha256 of the file on the server"
+	fi
+	rm -f nfs-data "$dir/data"
+	log "NFS/RDMA: $mb MiB written ($((mb * 1000000 / (t1 - t0))) MB/s)" \
+	    "and read back ($((mb * 1000000 / (t2 - t1))) MB/s): equal"
+}
