@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 400
-# description: kernel ULPs between two VMs over xiw: NVMe-oF (target on a, nvme-rdma host on b, 64 MiB written and read back) and NFS over RDMA (nfsd on a, NFSv4.2 -o rdma mount on b, 16 MiB), then disconnect and teardown on both sides
+# description: kernel ULPs between two VMs over xiw: NVMe-oF (target on a, nvme-rdma host on b, 256 MiB written and read back) and NFS over RDMA (nfsd on a, NFSv4.2 -o rdma mount on b, 16 MiB), then disconnect and teardown on both sides
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/nvmet_lib.sh"
 . "$XIW_ROOT/selftests/nfs_lib.sh"
@@ -22,7 +22,7 @@ if [ "$XIW_ROLE" = a ]; then
 else
 	xiw_barrier servers-up 60
 	nvme_host_connect "$XIW_PEER_IP" $nqn nr_io_queues=2
-	nvme_rw_check 64
+	nvme_rw_check "${XIW_NVME_MB:-256}"
 	nvme_host_disconnect
 	nfs_mount "$XIW_PEER_IP" mnt
 	nfs_rw_check mnt 16
