@@ -200,6 +200,22 @@ xiw_load() {
 	log "loaded $XIW_KO"
 }
 
+# siw_load: insmod siw.ko (the kernel's Soft-iWARP, an interop peer built on
+# the host from linux-source-6.12 by selftests/build-siw.sh, which make
+# check runs; building it in the VM would take minutes under TCG) unless it
+# is loaded; rmmod at exit if this test loaded it. Its MPA policy is in
+# /sys/module/siw/parameters (see build-siw.sh).
+siw_load() {
+	local ko=${XIW_SIW_KO:-$XIW_BUILD/siw/siw.ko} m
+	[ -d /sys/module/siw ] && return 0
+	[ -f "$ko" ] || fail "siw.ko not built: run selftests/build-siw.sh on the host"
+	for m in $(modinfo -F depends "$ko" | tr , ' '); do
+		modprobe "$m" || fail "modprobe $m failed"
+	done
+	insmod "$ko" || fail "insmod $ko failed"
+	defer rmmod siw
+}
+
 # xiw_unload: rmmod xiw (fails the test if that fails).
 xiw_unload() {
 	[ -d "/sys/module/$XIW_MOD" ] || return 0
@@ -376,7 +392,13 @@ xiw_sync() {
 	died) echo "xiw_sync $name: the peer VM died" >&2; return 1 ;;
 	esac
 	[ "${line%% *}" = "$name" ] || {
-		echo "xiw_sync $name: peer is at '${line%% *}'" >&2; return 1; }
+		echo "xiw_sync $name: peer is at '${line%% *}'" >&2
+		# The peer already ended the test (its end barrier met us
+		# here): tell the suite not to wait for that barrier again.
+		case ${line%% *} in
+		end:*) echo "${line%% *}" >"${XIW_VM_OUT:-/nonexistent}/peer-ended" 2>/dev/null || true ;;
+		esac
+		return 1; }
 	printf '%s\n' "${line#* }"
 }
 

@@ -26,6 +26,7 @@
 // Exit: 0 when the exchange ran (whatever xiw answered; the test judges the
 // output), 1 when the good case saw something wrong, 2 on a usage or system error.
 #include "kcompat.h"
+#include "target_info.h"
 #include "xiw_wire.h"
 
 #include <algorithm>
@@ -51,8 +52,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Bytes = std::vector<u8>;
 
-constexpr u32 kMagic = 0x58495754; // "XIWT"
-constexpr size_t kRegion = 4096;
+constexpr size_t kRegion = target_info::kRegion;
 constexpr u32 kSinkStag = 0x12345601; // our "sink" STag for Read Requests
 constexpr u64 kSinkTo = 0x100000;
 
@@ -61,19 +61,6 @@ constexpr u64 kSinkTo = 0x100000;
 	std::perror(what);
 	std::exit(2);
 }
-
-// xiw_target's accept private data (big-endian).
-struct TargetInfo {
-	__be32 magic;
-	__be32 conn_id;
-	__be64 rw_addr;
-	__be32 rw_stag;
-	__be32 rw_len;
-	__be64 ro_addr;
-	__be32 ro_stag;
-	__be32 ro_len;
-} __attribute__((packed));
-static_assert(sizeof(TargetInfo) == 40);
 
 struct Peer {
 	int fd = -1;
@@ -660,23 +647,18 @@ int run(const Opts &o)
 		rep_ord = be16_to_cpu(v2.ord);
 		off = sizeof(v2);
 	}
-	TargetInfo ti;
-	if (pdl - off < sizeof(ti)) {
+	target_info::Info ti;
+	if (!target_info::decode(pd.data() + off, pdl - off, &ti)) {
 		std::printf("BADREPLY pd=%u\n", pdl);
 		return 1;
 	}
-	std::memcpy(&ti, pd.data() + off, sizeof(ti));
-	if (be32_to_cpu(ti.magic) != kMagic) {
-		std::printf("BADREPLY magic\n");
-		return 1;
-	}
-	p.conn_id = be32_to_cpu(ti.conn_id);
-	p.rw_addr = be64_to_cpu(ti.rw_addr);
-	p.rw_stag = be32_to_cpu(ti.rw_stag);
-	p.rw_len = be32_to_cpu(ti.rw_len);
-	p.ro_addr = be64_to_cpu(ti.ro_addr);
-	p.ro_stag = be32_to_cpu(ti.ro_stag);
-	p.ro_len = be32_to_cpu(ti.ro_len);
+	p.conn_id = ti.conn_id;
+	p.rw_addr = ti.rw_addr;
+	p.rw_stag = ti.rw_stag;
+	p.rw_len = ti.rw_len;
+	p.ro_addr = ti.ro_addr;
+	p.ro_stag = ti.ro_stag;
+	p.ro_len = ti.ro_len;
 	if (p.rw_len != kRegion || p.ro_len != kRegion) {
 		std::printf("BADREPLY region sizes %u %u\n", p.rw_len, p.ro_len);
 		return 1;

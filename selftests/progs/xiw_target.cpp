@@ -26,6 +26,8 @@
 #include <poll.h>
 #include <rdma/rdma_cma.h>
 
+#include "target_info.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -39,23 +41,9 @@
 
 namespace {
 
-constexpr uint32_t kMagic = 0x58495754;	// "XIWT"
-constexpr size_t kRegion = 4096;
+constexpr uint32_t kRegion = target_info::kRegion;
 constexpr int kRecvs = 16;
 constexpr size_t kRecvSize = 4096;
-
-// Sent as MPA private data in the accept; all fields big-endian.
-struct TargetInfo {
-	uint32_t magic;
-	uint32_t conn_id;
-	uint64_t rw_addr;
-	uint32_t rw_stag;
-	uint32_t rw_len;
-	uint64_t ro_addr;
-	uint32_t ro_stag;
-	uint32_t ro_len;
-} __attribute__((packed));
-static_assert(sizeof(TargetInfo) == 40);
 
 [[noreturn]] void die(const char *what)
 {
@@ -202,13 +190,10 @@ struct Conn {
 
 	int accept()
 	{
-		TargetInfo ti = {
-			htobe32(kMagic), htobe32(id),
-			htobe64((uintptr_t)rw.data()), htobe32(rw_mr->rkey),
-			htobe32(kRegion),
-			htobe64((uintptr_t)ro.data()), htobe32(ro_mr->rkey),
-			htobe32(kRegion),
-		};
+		target_info::Wire ti = target_info::encode({
+			id, (uintptr_t)rw.data(), rw_mr->rkey, kRegion,
+			(uintptr_t)ro.data(), ro_mr->rkey, kRegion,
+		});
 		rdma_conn_param p = {};
 
 		p.private_data = &ti;

@@ -10,15 +10,7 @@ T=$(need_prog xiw_cm_tool)
 xiw_load
 xiw_need_provider
 
-# siw.ko, built on the host from linux-source-6.12 by selftests/build-siw.sh
-# (make check does it; building it in the VM takes minutes under TCG).
-siw_ko=${XIW_SIW_KO:-$XIW_BUILD/siw/siw.ko}
-[ -f "$siw_ko" ] || fail "siw.ko not built: run selftests/build-siw.sh on the host"
-if [ ! -d /sys/module/siw ]; then
-	for m in $(modinfo -F depends "$siw_ko" | tr , ' '); do modprobe "$m"; done
-	insmod "$siw_ko" || fail "insmod $siw_ko"
-	defer rmmod siw
-fi
+siw_load
 
 dummy_add d0
 dummy_add d1

@@ -8,13 +8,7 @@
 need_cmd rping ip
 xiw_load
 xiw_need_provider
-siw_ko=${XIW_SIW_KO:-$XIW_BUILD/siw/siw.ko}
-[ -f "$siw_ko" ] || fail "siw.ko not built: run selftests/build-siw.sh on the host"
-if [ ! -d /sys/module/siw ]; then
-	for m in $(modinfo -F depends "$siw_ko" | tr , ' '); do modprobe "$m"; done
-	insmod "$siw_ko" || fail "insmod $siw_ko"
-	defer rmmod siw
-fi
+siw_load
 params=/sys/module/$XIW_MOD/parameters
 defer eval "echo $(cat "$params/mpa_crc") > $params/mpa_crc"
 
