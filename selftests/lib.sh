@@ -216,6 +216,33 @@ siw_load() {
 	defer rmmod siw
 }
 
+# siw_2vm_up: the topology of the siw_*_2vm interop tests: xiw0 on VM a,
+# siw0 on VM b, both on $XIW_NETDEV and up. Sets IW_DEV (the device) and
+# IW_PARAMS (its module's parameter directory); xiw's MPA parameters are
+# restored at exit (siw's go with its rmmod).
+siw_2vm_up() {
+	local p
+	if [ "$XIW_ROLE" = a ]; then
+		xiw_load
+		xiw_link_add xiw0 "$XIW_NETDEV"
+		IW_DEV=xiw0
+		IW_PARAMS=/sys/module/$XIW_MOD/parameters
+		for p in mpa_rev mpa_crc mpa_p2p; do
+			defer eval "echo $(cat "$IW_PARAMS/$p") > $IW_PARAMS/$p"
+		done
+	else
+		siw_load
+		rdma_link_add siw0 siw "$XIW_NETDEV"
+		# siw has no disassociate_ucontext: "rdma link del" waits for
+		# every process with a siw context, so the test's own go first
+		# (LIFO) on any exit.
+		defer eval 'kill -KILL $(jobs -p) 2>/dev/null; wait 2>/dev/null || true'
+		IW_DEV=siw0
+		IW_PARAMS=/sys/module/siw/parameters
+	fi
+	wait_port_state "$IW_DEV" PORT_ACTIVE 5
+}
+
 # xiw_unload: rmmod xiw (fails the test if that fails).
 xiw_unload() {
 	[ -d "/sys/module/$XIW_MOD" ] || return 0

@@ -74,10 +74,12 @@ nvme_host_disconnect() {
 
 # nvme_rw_check MB: write MB MiB of random data with O_DIRECT, read it back
 # (O_DIRECT, so it crosses the wire again), compare SHA-256; logs MB/s.
+# NVME_RW_SHA is the hash of what was written.
 nvme_rw_check() {
 	local mb=$1 want got t0 t1 t2
 	head -c $((mb * 1048576)) /dev/urandom >nvme-data
 	want=$(sha256sum <nvme-data)
+	NVME_RW_SHA=${want%% *}
 	t0=$(now_us)
 	run_timeout 300 dd if=nvme-data of="$NVME_NS" bs=1M oflag=direct \
 		status=none || fail "write through NVMe-oF failed"

@@ -71,3 +71,71 @@ perftest_result() {
 		fail "$2: zero result: $line"
 	echo "$line"
 }
+
+# perftest_2vm SERVER_ROLE DEV TOOL ARGS...: TOOL with -R between the two
+# VMs of a 2vm test, its server on SERVER_ROLE (a or b) and its client
+# towards it, both on device DEV of their own VM. Both VMs call it with the
+# same arguments, in the same order. They agree on every try over xiw_sync,
+# so both retry perftest's own failures (above) together and fail together.
+# Prints the client's result line on the client, "(server side)" on the
+# server.
+PERFTEST_2VM_N=0
+perftest_2vm() {
+	local srole=$1 dev=$2 t=$3 try srv rc me peer tag log
+	shift 3
+	PERFTEST_2VM_N=$((PERFTEST_2VM_N + 1))
+	for try in 1 2 3 4 5 6; do
+		PERFTEST_PORT=$((PERFTEST_PORT + 1))
+		tag=pt$PERFTEST_2VM_N-$try
+		rc=0
+		if [ "$XIW_ROLE" = "$srole" ]; then
+			log=srv.log
+			run_timeout 90 "$t" -R -d "$dev" -p "$PERFTEST_PORT" "$@" \
+				>srv.log 2>&1 &
+			srv=$!
+			wait_for 5 eval "ss -Htln | grep -q ':$PERFTEST_PORT '" || true
+			xiw_barrier "$tag-listen" 30
+			# the client's outcome first: a refused client leaves
+			# this server waiting for a connection that never comes
+			peer=$(xiw_sync "$tag-client" . 120) || fail "$tag: peer lost"
+			if [ "$peer" = race ]; then
+				kill "$srv" 2>/dev/null || true
+			fi
+			wait "$srv" || rc=$?
+		else
+			log=cli.log
+			xiw_barrier "$tag-listen" 30
+			run_timeout 80 "$t" -R -d "$dev" -p "$PERFTEST_PORT" "$@" \
+				"$XIW_PEER_IP" >cli.log 2>&1 || rc=$?
+			me=.
+			[ $rc != 0 ] && perftest_listen_race cli.log && me=race
+			xiw_sync "$tag-client" "$me" 120 >/dev/null || fail "$tag: peer lost"
+		fi
+		# verdicts: ok, noise (perftest's clock check), race, or fail
+		me=ok
+		if [ $rc != 0 ]; then
+			me=fail
+			perftest_r2_noise "$log" && me=noise
+			if [ "$log" = cli.log ]; then
+				perftest_listen_race cli.log && me=race
+			elif [ "$peer" = race ]; then
+				me=race		# we killed it
+			fi
+		fi
+		peer=$(xiw_sync "$tag-done" "$me" 120) || fail "$tag: peer lost"
+		if [ "$me" = ok ] && [ "$peer" = ok ]; then
+			if [ "$log" = cli.log ]; then
+				perftest_result cli.log "$t $*"
+			else
+				echo "(server side)"
+			fi
+			return 0
+		fi
+		if [ "$me" = fail ] || [ "$peer" = fail ]; then
+			sed 's/^/#   /' "$log" >&2
+			fail "$t $* failed (here: $me, peer: $peer)"
+		fi
+		log "$t $*: $me/$peer (perftest's clock calibration or listener race), again" >&2
+	done
+	fail "$t $*: failed 6 times (clock calibration or listener race)"
+}

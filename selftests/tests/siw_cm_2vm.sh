@@ -15,27 +15,13 @@ T=$(need_prog xiw_cm_tool)
 U=$(need_prog xiw_unsup)
 TG=$(need_prog xiw_target)
 xiw_need_provider
+siw_2vm_up
+params=$IW_PARAMS
 if [ "$XIW_ROLE" = a ]; then
-	xiw_load
-	xiw_link_add xiw0 "$XIW_NETDEV"
-	dev=xiw0
-	params=/sys/module/$XIW_MOD/parameters
-	for p in mpa_rev mpa_crc mpa_p2p; do
-		defer eval "echo $(cat "$params/$p") > $params/$p"
-	done
 	dyndbg=/sys/kernel/debug/dynamic_debug/control
 	echo "module $XIW_MOD +p" >"$dyndbg"
 	defer eval "echo 'module $XIW_MOD -p' > $dyndbg"
-else
-	siw_load
-	rdma_link_add siw0 siw "$XIW_NETDEV"
-	# siw has no disassociate_ucontext: "rdma link del" waits for every
-	# process with a siw context, so ours go first (LIFO) on any exit.
-	defer eval 'kill -KILL $(jobs -p) 2>/dev/null; wait 2>/dev/null || true'
-	dev=siw0
-	params=/sys/module/siw/parameters
 fi
-wait_port_state $dev PORT_ACTIVE 5
 
 kmsg_mark() { kmark="siw-cm-2vm-$1-$RANDOM"; echo "$kmark" >/dev/kmsg; }
 kmsg_since() { dmesg | sed -n "/$kmark/,\$p"; }
