@@ -18,12 +18,12 @@ PKGS=(
 	libelf-dev sparse git python3 ethtool
 	# tests
 	libgtest-dev googletest
-	qemu-system-x86 busybox-static iproute2 procps util-linux
+	qemu-system-x86 busybox-static iproute2 procps util-linux tshark
 	# rdma-core (provider ABI 34 = rdma-core 44), tools and ULP clients
 	rdma-core ibverbs-utils rdmacm-utils libibverbs-dev librdmacm-dev
 	perftest
 	# applications, bench and ULP user space in the VM tests
-	libfabric-bin iperf3 nfs-kernel-server nfs-common
+	libfabric-bin iperf3 nfs-kernel-server nfs-common libfabric-dev
 )
 
 missing_pkgs() {
