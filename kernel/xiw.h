@@ -20,6 +20,7 @@
 #include <rdma/iw_cm.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 #include <rdma/xiw-abi.h>
 
 #include "xiw_wire.h"
@@ -160,6 +161,9 @@ struct xiw_qp {
 	/* LLP: set by xiw_qp_llp_start(), owned by the data path */
 	struct xiw_cep *cep;		/* connection endpoint (xiw_cm.c) */
 	struct xiw_qp_dp __rcu *dp;	/* TX/RX engines (xiw_qp_tx/rx.c) */
+
+	/* user QPs: the doorbell file, if allocated (xiw_doorbell.c) */
+	struct xiw_doorbell *db;
 };
 
 /*
@@ -196,6 +200,11 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 		     const struct xiw_llp_params *p);
 void xiw_qp_llp_stop(struct xiw_qp *qp);
 void xiw_qp_sq_kick(struct xiw_qp *qp);
+void xiw_qp_sq_doorbell(struct xiw_qp *qp);
+
+/* xiw_doorbell.c: the SQ doorbell file of user QPs */
+extern const struct uapi_definition xiw_uapi_defs[];
+void xiw_doorbell_detach(struct xiw_qp *qp);
 
 /* xiw_cm.c: upcalls from the data path (any context, must not sleep) */
 void xiw_cm_rtr_received(struct xiw_cep *cep);
@@ -333,6 +342,13 @@ static inline void xiw_ctrl_update(u32 *word, u32 set, u32 clear)
 
 #define xiw_dbg(ibdev, fmt, ...) \
 	ibdev_dbg(ibdev, "%s: " fmt, __func__, ##__VA_ARGS__)
+
+#define xiw_qp_dbg(qp, fmt, ...) do {					\
+	struct xiw_qp *_qp = (qp);					\
+									\
+	ibdev_dbg(_qp->base.device, "QP%u: %s: " fmt, _qp->base.qp_num,	\
+		  __func__, ##__VA_ARGS__);				\
+} while (0)
 
 /* xiw_verbs.c: device, port, context, PD */
 int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,

@@ -172,6 +172,7 @@ static struct xiw_device *xiw_device_alloc(struct net_device *ndev)
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 
 	ib_set_device_ops(ibdev, &xiw_device_ops);
+	ibdev->driver_def = xiw_uapi_defs;
 	ib_set_device_ops(ibdev, &xiw_dealloc_ops);
 
 	rv = ib_device_set_netdev(ibdev, ndev, XIW_PORT);

@@ -37,13 +37,6 @@ static const enum ib_qp_state xiw_to_ib_qps[] = {
 	[XIW_QPS_ERROR] = IB_QPS_ERR,
 };
 
-#define xiw_qp_dbg(qp, fmt, ...) do {					\
-	struct xiw_qp *_qp = (qp);					\
-									\
-	ibdev_dbg(_qp->base.device, "QP%u: %s: " fmt, _qp->base.qp_num,	\
-		  __func__, ##__VA_ARGS__);				\
-} while (0)
-
 void xiw_qp_get(struct ib_qp *ibqp)
 {
 	refcount_inc(&to_xiw_qp(ibqp)->ref);
@@ -566,6 +559,9 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct xiw_device *xdev = to_xiw_dev(ibqp->device);
 	struct xiw_qp *qp = to_xiw_qp(ibqp);
 
+	/* No doorbell reaches the QP from now on (xiw_doorbell.c). */
+	xiw_doorbell_detach(qp);
+
 	mutex_lock(&qp->state_lock);
 	qp->state = XIW_QPS_ERROR;
 	/* Connected: the CM closes the connection and lets the QP go. */
@@ -762,8 +758,23 @@ static int xiw_send_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
 }
 
 /*
+ * SQ doorbell of a user QP whose process has written its SQ ring: from the
+ * legacy zero-WR POST_SEND (below) or the doorbell file (xiw_doorbell.c).
+ * May sleep: TX runs in the caller's context when it can.
+ */
+void xiw_qp_sq_doorbell(struct xiw_qp *qp)
+{
+	enum xiw_qp_state state = READ_ONCE(qp->state);
+
+	if (state == XIW_QPS_ERROR)
+		xiw_sq_flush(qp, false);
+	else if (state == XIW_QPS_RTS)
+		xiw_qp_sq_kick(qp);
+}
+
+/*
  * Post send WRs of a kernel consumer, or, with @wr == NULL, the doorbell
- * of a user QP whose process has written its SQ ring.
+ * of a user QP.
  */
 int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr)
@@ -779,10 +790,7 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		if (state == XIW_QPS_ERROR)
-			xiw_sq_flush(qp, false);
-		else if (state == XIW_QPS_RTS)
-			xiw_qp_sq_kick(qp);
+		xiw_qp_sq_doorbell(qp);
 		return 0;
 	}
 	if (state == XIW_QPS_RESET) {

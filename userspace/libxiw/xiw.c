@@ -311,6 +311,7 @@ err_sq:
 
 static void xiw_qp_fini(struct xiw_qp *qp)
 {
+	xiw_qp_close_doorbell(qp);
 	pthread_spin_destroy(&qp->rq_lock);
 	pthread_spin_destroy(&qp->sq_lock);
 	xiw_ring_unmap(&qp->rq);

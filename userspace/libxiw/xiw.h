@@ -17,6 +17,7 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 #include <rdma/xiw-abi.h>
 
 #include "xiw_pabi.h"
@@ -156,6 +157,7 @@ struct xiw_qp {
 	struct xiw_ring sq;
 	bool sq_sig_all;
 	uint32_t max_inline;
+	int sq_db_fd;			/* doorbell file, or -1: use sq_db */
 	struct xiw_db_cmd sq_db;
 	struct ib_uverbs_post_send_resp sq_db_resp;
 
@@ -208,6 +210,7 @@ int xiw_ring_map(struct xiw_ring *r, int cmd_fd, uint64_t key, uint32_t num,
 		 uint32_t esize);
 void xiw_ring_unmap(struct xiw_ring *r);
 void xiw_qp_init_doorbells(struct xiw_qp *qp);
+void xiw_qp_close_doorbell(struct xiw_qp *qp);
 void xiw_sq_doorbell(struct xiw_qp *qp);
 int xiw_sqe_check(const struct xiw_qp *qp, const struct xiw_sqe *sqe,
 		  uint16_t flags);

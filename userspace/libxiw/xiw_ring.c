@@ -26,8 +26,10 @@
  * - CQE opcode and status are the ib_uverbs values, equal to IBV_WC_*.
  */
 #include <endian.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 
 #include "xiw.h"
@@ -130,9 +132,42 @@ static void xiw_init_db(struct xiw_db_cmd *db, uint32_t command,
 	db->wqe_size = wqe_size;
 }
 
-/* Pre-build the doorbell commands; the QP handle is known after create. */
+/*
+ * Allocate the QP's doorbell file (kernel/xiw_doorbell.c) with the
+ * driver's uverbs ioctl method; rdma-core's ioctl helpers are private to
+ * its tree, so the request is built here from the kernel's uapi headers.
+ * Returns the fd, or -1 (errno set) if the kernel does not offer it.
+ */
+static int xiw_alloc_doorbell_fd(struct ibv_context *ibctx, uint32_t qp_handle)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[2];
+	} req;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.length = sizeof(req);
+	req.hdr.object_id = XIW_OBJECT_DOORBELL;
+	req.hdr.method_id = XIW_METHOD_DOORBELL_ALLOC;
+	req.hdr.num_attrs = 2;
+	req.attrs[0].attr_id = XIW_ATTR_DOORBELL_ALLOC_FD;
+	req.attrs[0].flags = UVERBS_ATTR_F_MANDATORY;
+	req.attrs[1].attr_id = XIW_ATTR_DOORBELL_ALLOC_QP;
+	req.attrs[1].flags = UVERBS_ATTR_F_MANDATORY;
+	req.attrs[1].data = qp_handle;
+	if (ioctl(ibctx->cmd_fd, RDMA_VERBS_IOCTL, &req))
+		return -1;
+	return (int)req.attrs[0].data;
+}
+
+/*
+ * Pre-build the doorbell commands (the QP handle is known after create)
+ * and get the doorbell file; without one (an older xiw.ko), the SQ
+ * doorbell is the legacy write() below.
+ */
 void xiw_qp_init_doorbells(struct xiw_qp *qp)
 {
+	struct ibv_context *ibctx = qp->vqp.qp.context;
 	uint32_t handle = qp->vqp.qp.handle;
 
 	xiw_init_db(&qp->sq_db, IB_USER_VERBS_CMD_POST_SEND, handle,
@@ -141,6 +176,20 @@ void xiw_qp_init_doorbells(struct xiw_qp *qp)
 	xiw_init_db(&qp->rq_db, IB_USER_VERBS_CMD_POST_RECV, handle,
 		    &qp->rq_db_resp, sizeof(qp->rq_db_resp),
 		    sizeof(struct ib_uverbs_recv_wr));
+	qp->sq_db_fd = -1;
+	if (getenv("XIW_LEGACY_DOORBELL"))
+		return;
+	qp->sq_db_fd = xiw_alloc_doorbell_fd(ibctx, handle);
+	if (qp->sq_db_fd < 0)
+		xiw_dbg(ibctx, "QP %u: no doorbell file (%d), legacy doorbell\n",
+			qp->qp_id, errno);
+}
+
+void xiw_qp_close_doorbell(struct xiw_qp *qp)
+{
+	if (qp->sq_db_fd >= 0)
+		close(qp->sq_db_fd);
+	qp->sq_db_fd = -1;
 }
 
 static void xiw_db_write(struct xiw_qp *qp, const struct xiw_db_cmd *db)
@@ -158,10 +207,11 @@ static void xiw_db_write(struct xiw_qp *qp, const struct xiw_db_cmd *db)
 }
 
 /*
- * SQ doorbell. BASELINE: this is siw's doorbell, a write() on cmd_fd of a
- * legacy IB_USER_VERBS_CMD_POST_SEND with wr_count = 0 for this QP, which
- * the kernel treats as "look at the SQ". It costs a syscall and is meant to
- * be replaced by a cheaper one; keep all of it in this function.
+ * SQ doorbell: a zero-length write() on the QP's doorbell file, which the
+ * kernel hands straight to the QP. Without one, siw's doorbell: a write()
+ * on cmd_fd of a legacy IB_USER_VERBS_CMD_POST_SEND with wr_count = 0 for
+ * this QP, which the kernel treats as "look at the SQ" after the uverbs
+ * command dispatch (Documentation/architecture.md has both costs).
  *
  * It is skipped while the kernel says it is draining the SQ
  * (XIW_SQ_KERNEL_ACTIVE). The full barrier orders our VALID stores before
@@ -175,6 +225,13 @@ void xiw_sq_doorbell(struct xiw_qp *qp)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (xiw_ctrl_flags(&qp->sq) & XIW_SQ_KERNEL_ACTIVE)
 		return;
+	if (qp->sq_db_fd >= 0) {
+		/* As below, a failure only means a later kick does it. */
+		if (write(qp->sq_db_fd, "", 0) < 0)
+			xiw_dbg(qp->vqp.qp.context, "QP %u: doorbell failed: %d\n",
+				qp->qp_id, errno);
+		return;
+	}
 	xiw_db_write(qp, &qp->sq_db);
 }
 

@@ -25,6 +25,7 @@
 #define XIW_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #define XIW_ABI_VERSION		1
 
@@ -179,6 +180,34 @@ struct xiw_uresp_create_srq {
 	__aligned_u64 srq_key;
 	__u32 num_rqe;
 	__u32 rsvd;
+};
+
+/*
+ * SQ doorbell file (kernel/xiw_doorbell.c). A driver-specific uverbs ioctl
+ * on the context's command fd allocates it for one of the context's user
+ * QPs:
+ *
+ *	object XIW_OBJECT_DOORBELL, method XIW_METHOD_DOORBELL_ALLOC,
+ *	attributes XIW_ATTR_DOORBELL_ALLOC_FD (new fd, returned in its data)
+ *	and XIW_ATTR_DOORBELL_ALLOC_QP (the QP's uverbs handle).
+ *
+ * A write() of any length (0 is fine) on that fd is the QP's SQ doorbell:
+ * it runs the SQ as the legacy zero-WR POST_SEND does, without the uverbs
+ * command dispatch. One doorbell file per QP (-EEXIST for a second one);
+ * after the QP is destroyed a write fails with ENXIO. The fd is closed
+ * like any other (close, or process exit).
+ */
+enum xiw_objects {
+	XIW_OBJECT_DOORBELL = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum xiw_doorbell_methods {
+	XIW_METHOD_DOORBELL_ALLOC = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum xiw_doorbell_alloc_attrs {
+	XIW_ATTR_DOORBELL_ALLOC_FD = (1U << UVERBS_ID_NS_SHIFT),
+	XIW_ATTR_DOORBELL_ALLOC_QP,
 };
 
 #endif /* XIW_ABI_USER_H */
