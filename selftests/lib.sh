@@ -433,3 +433,31 @@ xiw_sync() {
 xiw_barrier() {
 	xiw_sync "$1" . "${2:-60}" >/dev/null || fail "barrier $1 failed"
 }
+
+# rping_2vm NAME SERVER_ROLE SIZE COUNT: rping between the two VMs of a 2vm
+# test, its server on SERVER_ROLE (a or b), with -v (every ping printed,
+# counted on both sides) and -V (the client checks what it reads back).
+# Both VMs call it with the same arguments in the same order.
+RPING_PORT=7800
+rping_2vm() {
+	local name=$1 srole=$2 size=$3 count=$4 srv
+	RPING_PORT=$((RPING_PORT + 1))
+	if [ "$XIW_ROLE" = "$srole" ]; then
+		run_timeout 90 rping -s -a "$XIW_LOCAL_IP" -p $RPING_PORT -v \
+			-C "$count" -S "$size" >rping-srv.log 2>&1 &
+		srv=$!
+		wait_for 10 eval "ss -Hltn 'sport = :$RPING_PORT' | grep -q ." ||
+			fail "$name: rping server does not listen"
+		xiw_barrier "$name-listen" 30
+		wait "$srv" || fail "$name: rping server: $(tail -n 5 rping-srv.log)"
+		expect_eq "$(grep -c 'ping data: rdma-ping-' rping-srv.log)" "$count" "$name: pings at the server"
+	else
+		xiw_barrier "$name-listen" 30
+		run_timeout 90 rping -c -a "$XIW_PEER_IP" -p $RPING_PORT -v -V \
+			-C "$count" -S "$size" >rping-cli.log 2>&1 ||
+			fail "$name: rping client: $(tail -n 5 rping-cli.log)"
+		expect_eq "$(grep -c 'ping data: rdma-ping-' rping-cli.log)" "$count" "$name: pings at the client"
+	fi
+	xiw_barrier "$name-end" 30
+	log "$name: $count pings of $size bytes, server on $srole: ok"
+}
