@@ -139,3 +139,199 @@ perftest_2vm() {
 	done
 	fail "$t $*: failed 6 times (clock calibration or listener race)"
 }
+
+# perftest_check FILE TOOL ARGS...: FILE is the client's report of TOOL
+# ARGS (ARGS as given to perftest_local or perftest_2vm_rows); every
+# result row it should have is there, in order, and sane. Prints the rows.
+# Sizes: -s SIZE (one row; 65536 without -s), or -a (every power of two
+# from 2 B to 8 MiB); the iterations column must be -n's.
+# Bandwidth rows (#bytes #iterations BW_peak BW_average MsgRate): MsgRate
+# > 0 and BW average = MsgRate x size in MiB/s within rounding (a 2 B row
+# between two TCG VMs says 0.00 MB/s, but has a message rate).
+# Latency rows (#bytes #iterations t_min t_max t_typical t_avg t_stdev 99%
+# 99.9%): 0 < t_min <= t_typical, t_avg, 99% <= 99.9% <= t_max.
+perftest_check() {
+	local f=$1 t=$2 sizes=65536 iters='' kind got bad i
+	shift 2
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-s|--size) sizes=$2; shift ;;
+		--size=*) sizes=${1#*=} ;;
+		-a|--all) sizes=$(for i in $(seq 1 23); do echo $((1 << i)); done) ;;
+		-n|--iters) iters=$2; shift ;;
+		--iters=*) iters=${1#*=} ;;
+		esac
+		shift
+	done
+	kind=${t##*_}
+	case $kind in
+	bw|lat) ;;
+	*) fail "perftest_check: $t is neither a _bw nor a _lat tool" ;;
+	esac
+	got=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { print $1 }' "$f") || fail "perftest_check: cannot read $f"
+	if [ "$got" != "$sizes" ]; then
+		sed 's/^/#   /' "$f" >&2
+		fail "$t: result rows for sizes '$(echo $got)', expected '$(echo $sizes)'"
+	fi
+	bad=$(awk -v k="$kind" -v n="$iters" '
+	$1 ~ /^[0-9]+$/ && NF >= 5 {
+		why = ""
+		for (i = 3; i <= NF; i++)
+			if ($i ~ /^-?(inf|nan)$/)
+				why = "not a number (" $i ")"
+		if (why != "")
+			;
+		else if (n != "" && $2 != n)
+			why = "iterations " $2 " instead of " n
+		else if (k == "bw") {
+			# MiB/s from the message rate (Mpps, 6 decimals)
+			mib = 1e6 * $1 / 1048576
+			want = $5 * mib
+			tol = 0.011 + 0.02 * want + 0.5e-6 * mib
+			d = $4 - want
+			if (NF != 5)
+				why = NF " columns"
+			else if (!($5 > 0))
+				why = "no message rate"
+			else if (!($3 >= 0 && $4 >= 0))
+				why = "negative bandwidth"
+			else if (d > tol || -d > tol)
+				why = "BW average " $4 " MB/s is not the message rate times the size (" want ")"
+		} else {
+			if (NF < 9)
+				why = NF " columns"
+			else if (!($3 > 0))
+				why = "t_min not > 0"
+			else if (!($3 <= $5 && $5 <= $4))
+				why = "t_typical not within [t_min, t_max]"
+			else if (!($3 <= $6 && $6 <= $4))
+				why = "t_avg not within [t_min, t_max]"
+			else if (!($7 >= 0))
+				why = "negative t_stdev"
+			else if (!($3 <= $8 && $8 <= $9 && $9 <= $4))
+				why = "percentiles not within [t_min, t_max] or not in order"
+		}
+		if (why != "")
+			print "size " $1 ": " why ": " $0
+	}' "$f") || fail "perftest_check: awk failed on $f"
+	if [ -n "$bad" ]; then
+		sed 's/^/#   /' "$f" >&2
+		fail "$t: bad result rows: $bad"
+	fi
+	awk '$1 ~ /^[0-9]+$/ && NF >= 5 { $1 = $1; print }' "$f"
+}
+
+# perftest_inf_report: perftest_check's failure (in rows.err) is the
+# other face of perftest's clock noise: the latency tools do not exit 1
+# on "Correlation coefficient r^2 ... < 0.9", they report with a clock
+# rate of 0: inf and -nan (seen under TCG).
+perftest_inf_report() {
+	perftest_r2_noise cli.log &&
+		grep '^FAIL: .*bad result rows' rows.err | grep -qwE 'inf|-?nan'
+}
+
+# perftest_local_rows DEV ADDR TOOL ARGS...: perftest_local, then
+# perftest_check on the client's report; rows in PERFTEST_ROWS. A report
+# that perftest's clock noise made unusable (perftest_inf_report) is
+# run again; call it directly, not in $(...).
+perftest_local_rows() {
+	local dev=$1 addr=$2 t=$3 try
+	shift 3
+	for try in 1 2 3 4; do
+		perftest_local "$dev" "$addr" "$t" "$@" >/dev/null
+		if (perftest_check cli.log "$t" "$@") >rows.out 2>rows.err; then
+			PERFTEST_ROWS=$(cat rows.out)
+			return 0
+		fi
+		if ! perftest_inf_report; then
+			cat rows.err >&2
+			fail "$t $*: bad report"
+		fi
+		log "$t $*: perftest clock calibration noise (inf in its report), again" >&2
+	done
+	fail "$t $*: unusable reports 4 times (clock calibration)"
+}
+
+# perftest_2vm_rows SERVER_ROLE DEV TOOL ARGS...: perftest_2vm, but the
+# client checks its whole report with perftest_check before both sides
+# agree on the outcome (a bad report fails both VMs at once, and is never
+# retried). Call it directly, not in $(...), so that the port and sync
+# tag counters advance; the client's checked rows end up in
+# PERFTEST_ROWS ("" on the server).
+PERFTEST_ROWS=
+perftest_2vm_rows() {
+	local srole=$1 dev=$2 t=$3 try srv rc me peer tag log
+	shift 3
+	PERFTEST_2VM_N=$((PERFTEST_2VM_N + 1))
+	PERFTEST_ROWS=
+	for try in 1 2 3 4 5 6; do
+		PERFTEST_PORT=$((PERFTEST_PORT + 1))
+		tag=ptr$PERFTEST_2VM_N-$try
+		rc=0
+		peer=.
+		if [ "$XIW_ROLE" = "$srole" ]; then
+			log=srv.log
+			run_timeout 90 "$t" -R -d "$dev" -p "$PERFTEST_PORT" "$@" \
+				>srv.log 2>&1 &
+			srv=$!
+			wait_for 5 eval "ss -Htln | grep -q ':$PERFTEST_PORT '" || true
+			xiw_barrier "$tag-listen" 30
+			# the client's outcome first: a refused or failed client
+			# leaves this server waiting for a connection that
+			# never comes
+			peer=$(xiw_sync "$tag-client" . 120) || fail "$tag: peer lost"
+			case $peer in
+			race|fail) kill "$srv" 2>/dev/null || true ;;
+			esac
+			wait "$srv" || rc=$?
+		else
+			log=cli.log
+			xiw_barrier "$tag-listen" 30
+			run_timeout 80 "$t" -R -d "$dev" -p "$PERFTEST_PORT" "$@" \
+				"$XIW_PEER_IP" >cli.log 2>&1 || rc=$?
+			me=.
+			if [ $rc != 0 ]; then
+				me=fail
+				perftest_r2_noise cli.log && me=noise
+				perftest_listen_race cli.log && me=race
+			fi
+			xiw_sync "$tag-client" "$me" 120 >/dev/null || fail "$tag: peer lost"
+		fi
+		# verdicts: ok, noise (perftest's clock check), race, bad (a
+		# report perftest_check rejects), or fail
+		me=ok
+		if [ $rc != 0 ]; then
+			me=fail
+			perftest_r2_noise "$log" && me=noise
+			if [ "$log" = cli.log ]; then
+				perftest_listen_race cli.log && me=race
+			elif [ "$peer" = race ]; then
+				me=race		# we killed it
+			elif [ "$peer" = fail ]; then
+				me=killed	# the client's failure is the reason
+			fi
+		elif [ "$log" = cli.log ] &&
+			! (perftest_check cli.log "$t" "$@") >rows.out 2>rows.err; then
+			me=bad
+			! perftest_inf_report || me=noise
+		fi
+		peer=$(xiw_sync "$tag-done" "$me" 120) || fail "$tag: peer lost"
+		if [ "$me" = ok ] && [ "$peer" = ok ]; then
+			[ "$log" = srv.log ] || PERFTEST_ROWS=$(cat rows.out)
+			return 0
+		fi
+		if [ "$me" = bad ]; then
+			cat rows.err >&2
+			fail "$t $*: bad report"
+		fi
+		[ "$peer" != bad ] || fail "$t $*: the client's report is bad (see its log)"
+		if [ "$me" = fail ] || [ "$peer" = fail ]; then
+			sed 's/^/#   /' "$log" >&2
+			! grep -q "Address already in use" "$log" ||
+				log "EADDRINUSE: xiw_connect binds the TCP socket to rdma_cm's source port, which rdma_cm picks without regard to this VM's TCP sockets ($(ss -Htan state time-wait | wc -l) in TIME_WAIT)" >&2
+			fail "$t $* failed (here: $me, peer: $peer)"
+		fi
+		log "$t $*: $me/$peer (perftest's clock calibration or listener race), again" >&2
+	done
+	fail "$t $*: failed 6 times (clock calibration or listener race)"
+}
