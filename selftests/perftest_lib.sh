@@ -276,6 +276,11 @@ perftest_2vm_rows() {
 			srv=$!
 			wait_for 5 eval "ss -Htln | grep -q ':$PERFTEST_PORT '" || true
 			xiw_barrier "$tag-listen" 30
+			# Let the server end before the next sync (up to 30 s:
+			# a refused client leaves it waiting): a long wait
+			# inside xiw_sync on VM a can lose the first bytes of
+			# the peer's line under load (its 1 s read timeouts).
+			wait_for 30 eval "! kill -0 $srv 2>/dev/null" || true
 			# the client's outcome first: a refused or failed client
 			# leaves this server waiting for a connection that
 			# never comes

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
-# timeout: 300
+# timeout: 450
 # description: rdma-core, perftest and libfabric applications between two VMs on xiw, server on a then on b: rping -v -V (every ping's data checked on both ends), ucmatose, rdma_server/rdma_client, perftest -R send/write/read bandwidth and latency at 2 B, 4 KiB, 64 KiB and 1 MiB (every row checked), fi_pingpong over libfabric's verbs provider (MSG endpoints, every size, data checked)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
@@ -110,11 +110,13 @@ for srole in a b; do
 		'ucmatose -s $PEER -p $PORT -c 4 -C 50 -S 1000'
 	expect_match "$(cat "$LOG" "$ERR")" 'data transfers complete' "ucmatose $LOG"
 	expect_match "$(cat "$LOG" "$ERR")" 'return status 0' "ucmatose $LOG"
+	log "ucmatose, server on $srole: 4 connections, 50 x 1000 bytes each way: complete, status 0 ($LOG)"
 
 	# rdma_server / rdma_client: librdmacm's rdma_* verbs helpers
 	pair "rdmacm-$srole" $srole 'rdma_server -s $LOCAL -p $PORT' \
 		'rdma_client -s $PEER -p $PORT'
 	expect_match "$(cat "$LOG" "$ERR")" 'rdma_(server|client): end 0' "$LOG"
+	log "rdma_server/rdma_client, server on $srole: end 0 ($LOG)"
 
 	pair "fi_pingpong-$srole" $srole \
 		"fi_pingpong -p verbs -e msg -B \$PORT -I $FI_ITERS -S all -c" \

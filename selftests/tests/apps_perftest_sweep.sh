@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
-# timeout: 300
+# timeout: 400
 # description: perftest over rdma_cm (-R) on xiw at every size from 2 B to 8 MiB (-a): send/write/read bandwidth and latency, every row present and sane
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
