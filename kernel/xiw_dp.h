@@ -38,6 +38,9 @@
 		  _dp->qp->base.qp_num, __func__, ##__VA_ARGS__);	\
 } while (0)
 
+struct xiw_tx_zc;
+struct xiw_zc_owner;
+
 /* dp->flags bits */
 enum {
 	XIW_DP_TX_BUSY,		/* someone runs the TX engine */
@@ -48,6 +51,7 @@ enum {
 	XIW_DP_ERROR,		/* fatal: no more TX/RX, QP going to ERROR */
 	XIW_DP_FLUSHED,		/* completion ring flushed, nothing completes */
 	XIW_DP_STOPPED,		/* xiw_qp_llp_stop() in progress */
+	XIW_DP_CMPL_WAIT,	/* TX waits for a free completion slot */
 };
 
 /* Completion-order ring: SQ WRs complete in posting order. */
@@ -137,7 +141,8 @@ struct xiw_tx_ctx {
 	u32 msn[XIW_QN_COUNT];		/* next MSN to send per QN */
 	bool sq_empty_seen;		/* last fetch found no posted WQE */
 	bool last_was_irq;		/* fairness between SQ and IRQ */
-	bool zcopy;			/* splice this FPDU's payload */
+	bool zcopy;			/* send this FPDU's payload by reference */
+	struct xiw_tx_zc *zc;		/* the SQ WR's zero-copy notifier */
 
 	/* Current FPDU: header | payload pieces | pad + CRC. */
 	union xiw_fpdu_hdr hdr;
@@ -225,6 +230,10 @@ struct xiw_qp_dp {
 		    XIW_MPA_HDR_LEN];
 	u32 term_hdr_len;
 
+	/* Zero-copy WRs TCP still holds (xiw_tx_zcopy.c). */
+	struct xiw_zc_owner *zc_owner;
+	atomic_t zc_pending;
+
 	struct xiw_tx_ctx tx;
 	struct xiw_rx_ctx rx;
 };
@@ -238,6 +247,17 @@ void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 void xiw_dp_put_lsges(struct xiw_lsge *sge, int n);
 struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp);
 void xiw_dp_put(struct xiw_qp_dp *dp);
+
+/* xiw_tx_zcopy.c */
+bool xiw_tx_zcopy_enabled(void);
+int xiw_tx_zc_attach(struct xiw_qp_dp *dp);
+void xiw_tx_zc_detach(struct xiw_qp_dp *dp);
+void xiw_tx_zc_free(struct xiw_qp_dp *dp);
+struct xiw_tx_zc *xiw_tx_zc_get(struct xiw_qp_dp *dp);
+struct ubuf_info *xiw_tx_zc_uarg(struct xiw_tx_zc *zc);
+void xiw_tx_zc_put(struct xiw_tx_zc *zc);
+void xiw_tx_zc_finish(struct xiw_qp_dp *dp, struct xiw_tx_zc *zc, u32 cidx,
+		      u32 byte_len);
 
 /* xiw_qp_rx.c */
 void xiw_dp_data_ready(struct sock *sk);

@@ -14,14 +14,15 @@
  * MSG_DONTWAIT: when TCP is full, TX records its position inside the
  * FPDU, sets XIW_DP_TX_NOSPACE and sk_write_space requeues the work.
  *
- * Zero copy: payload pages of a user MR are spliced into TCP
- * (MSG_SPLICE_PAGES) when nothing observable depends on them staying
- * unchanged: the WR is unsignaled, no CRC is negotiated (TCP may
- * retransmit from the page, a changed page would break the CRC), the
- * message is at least a page, and every page passes sendpage_ok(). The FPDU
- * header and trailer live in the QP's own (slab) memory and are always
- * copied, in separate sendmsg calls, so they are never spliced. Kernel
- * buffers (DMA MRs, fast-reg pages) are copied: they may be slab memory.
+ * Zero copy: payload pages of a user MR are handed to TCP by reference
+ * (MSG_ZEROCOPY with xiw's own ubuf_info, xiw_tx_zcopy.c) when the message
+ * is at least a page and every page passes sendpage_ok(). Such a WR is done
+ * only when TCP has released every page (acknowledged, no skb left), so a
+ * completion - its own or any later one - always means the buffer is free.
+ * The FPDU header and trailer live in the QP's own (slab) memory and are
+ * always copied, in separate sendmsg calls. Kernel buffers (DMA MRs,
+ * fast-reg pages) and Read Responses (nothing tells the responder when its
+ * memory may change) are copied.
  */
 #include <linux/delay.h>
 #include <linux/highmem.h>
@@ -389,8 +390,11 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 		msg.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL;
 		if (last < tx->nbv)
 			msg.msg_flags |= MSG_MORE;
-		if (splice)
-			msg.msg_flags |= MSG_SPLICE_PAGES;
+		if (splice) {
+			/* TCP references the pages until they are acked. */
+			msg.msg_flags |= MSG_ZEROCOPY;
+			msg.msg_ubuf = xiw_tx_zc_uarg(tx->zc);
+		}
 		rv = sock_sendmsg(dp->sock, &msg);
 		if (rv <= 0) {
 			if (rv == -EAGAIN || rv == 0) {
@@ -527,7 +531,16 @@ static void xiw_tx_wqe_end(struct xiw_qp_dp *dp)
 /* Complete the current SQ WR with @status (error: the QP goes down). */
 static void xiw_tx_wqe_complete(struct xiw_qp_dp *dp, u8 status)
 {
-	xiw_dp_cmpl_done(dp, dp->tx.cidx, status, dp->tx.len);
+	struct xiw_tx_zc *zc = dp->tx.zc;
+
+	dp->tx.zc = NULL;
+	if (zc && status == IB_WC_SUCCESS)
+		/* done once TCP lets go of the pages */
+		xiw_tx_zc_finish(dp, zc, dp->tx.cidx, dp->tx.len);
+	else
+		xiw_dp_cmpl_done(dp, dp->tx.cidx, status, dp->tx.len);
+	if (zc && status != IB_WC_SUCCESS)
+		xiw_tx_zc_put(zc);
 	xiw_tx_wqe_end(dp);
 	if (status != IB_WC_SUCCESS) {
 		struct xiw_term_code tc = {
@@ -556,6 +569,8 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 
 	spin_lock_bh(&dp->lock);
 	if (dp->cmpl_tail - dp->cmpl_head >= dp->cmpl_num) {
+		/* under dp->lock: the reaper that frees a slot sees it */
+		set_bit(XIW_DP_CMPL_WAIT, &dp->flags);
 		spin_unlock_bh(&dp->lock);
 		/* blocked, not empty: a completion kicks TX again */
 		tx->sq_empty_seen = false;
@@ -794,8 +809,9 @@ static int xiw_tx_build_sq(struct xiw_qp_dp *dp)
 	struct xiw_sqe *s = &tx->sqe;
 	bool tagged = s->opcode == XIW_OP_WRITE ||
 		      s->opcode == XIW_OP_WRITE_IMM;
-	bool splice_ok = dp->qp->user && !dp->crc && tx->len >= PAGE_SIZE &&
-			 !(s->flags & (XIW_WQE_SIGNALED | XIW_WQE_INLINE));
+	bool splice_ok = dp->qp->user && tx->len >= PAGE_SIZE &&
+			 !(s->flags & XIW_WQE_INLINE) &&
+			 (tx->zc || xiw_tx_zcopy_enabled());
 	u32 n, hlen;
 	int rv;
 
@@ -875,7 +891,9 @@ static int xiw_tx_build_sq(struct xiw_qp_dp *dp)
 		xiw_tx_untagged(dp, op, XIW_QN_SEND, tx->done, tx->fpdu_last,
 				inv ? s->rkey : 0);
 	}
-	tx->zcopy = splice_ok && n;
+	if (splice_ok && n && !tx->zc)
+		tx->zc = xiw_tx_zc_get(dp);	/* NULL: copy */
+	tx->zcopy = splice_ok && n && tx->zc;
 	xiw_tx_seal(dp, hlen, n);
 	tx->done += n;
 	return 0;
@@ -1324,6 +1342,7 @@ static void xiw_dp_write_space(struct sock *sk)
  */
 static void xiw_dp_free(struct xiw_qp_dp *dp)
 {
+	xiw_tx_zc_free(dp);
 	kvfree(dp->cmpl);
 	kfree(dp->orq);
 	kfree(dp->irq);
@@ -1370,7 +1389,7 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	dp->orq = kcalloc(n, sizeof(*dp->orq), GFP_KERNEL);
 	n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
 	dp->irq = kcalloc(n, sizeof(*dp->irq), GFP_KERNEL);
-	if (!dp->cmpl || !dp->orq || !dp->irq) {
+	if (!dp->cmpl || !dp->orq || !dp->irq || xiw_tx_zc_attach(dp)) {
 		xiw_dp_free(dp);
 		return -ENOMEM;
 	}
@@ -1416,6 +1435,7 @@ static bool xiw_tx_idle(struct xiw_qp_dp *dp)
 
 	return !test_bit(XIW_DP_TX_BUSY, &dp->flags) && !dp->tx.fpdu_active &&
 	       !dp->tx.sq_active && !dp->tx.rr_active && !xiw_irq_pending(dp) &&
+	       !atomic_read(&dp->zc_pending) &&
 	       !(xiw_wqe_flags_acquire(&slot->flags) & XIW_WQE_VALID);
 }
 
@@ -1464,6 +1484,8 @@ void xiw_qp_llp_stop(struct xiw_qp *qp)
 	}
 	set_bit(XIW_DP_STOPPED, &dp->flags);
 	set_bit(XIW_DP_ERROR, &dp->flags);
+	/* zero-copy WRs TCP still holds are flushed below, not completed */
+	xiw_tx_zc_detach(dp);
 	sk = dp->sk;
 	write_lock_bh(&sk->sk_callback_lock);
 	if (sk->sk_data_ready == xiw_dp_data_ready)

@@ -1,0 +1,40 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: 1vm
+# timeout: 400
+# description: a completion means the buffer is free: 64 KiB RDMA Writes and Sends from one buffer reused right after a later (or their own) signaled completion, every byte checked at the peer; copying TX (default) and zero-copy TX completed on TCP's release (tx_zcopy=1), without and with netem delay and loss on the path (retransmissions from the pages), MPA CRC off and on
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+ZC=$(need_prog xiw_zcreuse)
+xiw_loopback
+P=/sys/module/$XIW_MOD/parameters
+[ "$(cat "$P/tx_zcopy")" = N ] || fail "tx_zcopy is not off by default"
+defer sh -c "echo 0 > $P/tx_zcopy; echo 0 > $P/mpa_crc"
+
+# zcreuse TAG PORT ROUNDS: one run, its lines in the log, a failure ends the test
+zcreuse() {
+	local rc=0
+	run_timeout 300 "$ZC" 192.0.2.1 "$2" "$3" 65536 >"zc-$1.log" 2>&1 || rc=$?
+	sed 's/^/# /' "zc-$1.log"
+	[ "$rc" = 0 ] || fail "$1: $(grep -m1 -E '^FAIL|xiw_zcreuse|rdma|die' "zc-$1.log")"
+	expect_match "$(cat "zc-$1.log")" "^ok $3 messages of 65536 bytes" "$1"
+	log "$1: $3 x 64 KiB from one reused buffer arrived intact"
+}
+
+zcreuse copy 7481 64
+echo 1 >"$P/tx_zcopy"
+zcreuse zcopy 7482 64
+
+# The link drops and delays segments: TCP queues clones behind netem and
+# retransmits lost segments from the pages it still references.
+modprobe sch_netem || fail "modprobe sch_netem"
+tc qdisc add dev lo root netem delay 2ms loss 3% || fail "tc netem on lo"
+defer tc qdisc del dev lo root
+zcreuse netem-zcopy 7483 128
+
+echo 1 >"$P/mpa_crc"
+zcreuse netem-zcopy-crc 7484 64
+echo 0 >"$P/mpa_crc"
+
+echo 0 >"$P/tx_zcopy"
+zcreuse netem-copy 7485 64
