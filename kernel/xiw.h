@@ -224,7 +224,7 @@ void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type);
 void xiw_qp_llp_error_state(struct xiw_qp *qp);
 void xiw_qp_llp_error_state_locked(struct xiw_qp *qp);
 /* xiw_qp_tx.c: flush WRs the data path holds; caller holds state_lock */
-void xiw_qp_cmpl_flush(struct xiw_qp *qp);
+void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard);
 
 enum xiw_mr_type {
 	XIW_MR_DMA,
@@ -383,6 +383,9 @@ int xiw_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int xiw_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int xiw_cq_add(struct xiw_cq *cq, struct xiw_qp *qp,
 	       const struct xiw_cqe *cqe, bool solicited);
+int __xiw_cq_add(struct xiw_cq *cq, struct xiw_qp *qp,
+		 const struct xiw_cqe *cqe, bool solicited, bool *notify);
+void xiw_cq_notify(struct xiw_cq *cq);
 
 /* xiw_qp.c */
 int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,

@@ -121,12 +121,34 @@ static bool xiw_cq_disarm(u32 *arm, bool solicited)
 	return true;
 }
 
+/* Run the consumer's completion handler. Call with no xiw lock held. */
+void xiw_cq_notify(struct xiw_cq *cq)
+{
+	if (cq->base.comp_handler)
+		cq->base.comp_handler(&cq->base, cq->base.cq_context);
+}
+
 /*
  * Add one completion. Callable from any context; takes cq->lock.
- * Returns -ENOSPC if the CQ overflowed.
+ * Returns -ENOSPC if the CQ overflowed. The completion handler runs from
+ * here, so the caller must not hold a lock that a consumer posting from
+ * its handler takes (SQ/RQ locks, dp->lock): such callers use
+ * __xiw_cq_add() and xiw_cq_notify() once they dropped their locks.
  */
 int xiw_cq_add(struct xiw_cq *cq, struct xiw_qp *qp,
 	       const struct xiw_cqe *cqe, bool solicited)
+{
+	bool notify = false;
+	int rv = __xiw_cq_add(cq, qp, cqe, solicited, &notify);
+
+	if (notify)
+		xiw_cq_notify(cq);
+	return rv;
+}
+
+/* xiw_cq_add() without the handler: sets *@notify if it is due. */
+int __xiw_cq_add(struct xiw_cq *cq, struct xiw_qp *qp,
+		 const struct xiw_cqe *cqe, bool solicited, bool *notify)
 {
 	struct xiw_cqe *slot;
 	unsigned long flags;
@@ -168,8 +190,8 @@ int xiw_cq_add(struct xiw_cq *cq, struct xiw_qp *qp,
 			      solicited);
 	spin_unlock_irqrestore(&cq->lock, flags);
 
-	if (event && cq->base.comp_handler)
-		cq->base.comp_handler(&cq->base, cq->base.cq_context);
+	if (event)
+		*notify = true;
 	return 0;
 }
 

@@ -118,6 +118,7 @@ enum xiw_tx_kind {
 };
 
 #define XIW_TX_BVEC		40	/* payload pieces per FPDU */
+#define XIW_TERM_TIMEOUT_MS	1000	/* a Terminate TCP will not take */
 #define XIW_TX_BURST		64	/* FPDUs before yielding */
 
 struct xiw_tx_ctx {
@@ -210,6 +211,7 @@ struct xiw_qp_dp {
 
 	struct work_struct tx_work;
 	struct work_struct err_work;
+	struct delayed_work term_work;	/* Terminate send timeout */
 	int err_reason;
 
 	spinlock_t lock;		/* cmpl ring, ORQ, IRQ */

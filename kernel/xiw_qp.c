@@ -223,9 +223,10 @@ static u8 xiw_sq_wc_opcode(u8 op)
  * that keeps refilling its ring cannot keep the kernel here. Caller holds
  * the queue's consumer lock.
  */
-static void xiw_queue_flush(struct xiw_queue *q, struct xiw_qp *qp,
+static bool xiw_queue_flush(struct xiw_queue *q, struct xiw_qp *qp,
 			    struct xiw_cq *cq, bool sq)
 {
+	bool notify = false;
 	struct xiw_cqe cqe = { .status = IB_WC_WR_FLUSH_ERR };
 	u32 n;
 	u8 op;
@@ -246,28 +247,36 @@ static void xiw_queue_flush(struct xiw_queue *q, struct xiw_qp *qp,
 		xiw_wqe_flags_release(flags, 0);
 		q->cons++;
 		if (cq)
-			xiw_cq_add(cq, qp, &cqe, false);
+			__xiw_cq_add(cq, qp, &cqe, false, &notify);
 	}
+	return notify;
 }
 
+/* The completion handler runs after the queue lock is dropped. */
 static void xiw_sq_flush(struct xiw_qp *qp, bool discard)
 {
 	unsigned long flags;
+	bool notify;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	xiw_queue_flush(&qp->sq, qp, discard ? NULL : qp->scq, true);
+	notify = xiw_queue_flush(&qp->sq, qp, discard ? NULL : qp->scq, true);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (notify)
+		xiw_cq_notify(qp->scq);
 }
 
 static void xiw_rq_flush(struct xiw_qp *qp, bool discard)
 {
 	unsigned long flags;
+	bool notify;
 
 	if (qp->srq)
 		return;
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	xiw_queue_flush(&qp->rq, qp, discard ? NULL : qp->rcq, false);
+	notify = xiw_queue_flush(&qp->rq, qp, discard ? NULL : qp->rcq, false);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	if (notify)
+		xiw_cq_notify(qp->rcq);
 }
 
 /* Affiliated asynchronous event for the QP's consumer (any context). */
@@ -310,7 +319,7 @@ static void xiw_qp_enter_error(struct xiw_qp *qp)
 	/* Posters that saw the old state must see ERROR before flushing. */
 	smp_mb();
 	/* WRs the data path took from the SQ are older: flush them first. */
-	xiw_qp_cmpl_flush(qp);
+	xiw_qp_cmpl_flush(qp, false);
 	xiw_sq_flush(qp, false);
 	xiw_rq_flush(qp, false);
 	if (qp->srq && old != XIW_QPS_RESET)
@@ -408,6 +417,7 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct xiw_qp *qp = to_xiw_qp(ibqp);
 	enum xiw_qp_state cur, next;
 	struct xiw_cep *cep = NULL;
+	bool abort = false;
 	int rv = 0;
 
 	if (mask & ~XIW_QP_ATTR_SUPPORTED) {
@@ -492,13 +502,27 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (cur == XIW_QPS_RTS && qp->cep &&
 	    (next == XIW_QPS_CLOSING || next == XIW_QPS_ERROR))
 		cep = qp->cep;
+	/* A QP in RESET has no connection: abort whatever is left of it. */
+	if (next == XIW_QPS_RESET && qp->cep) {
+		cep = qp->cep;
+		abort = true;
+	}
 	switch (next) {
 	case XIW_QPS_ERROR:
 		xiw_qp_enter_error(qp);
 		break;
 	case XIW_QPS_RESET:
-		/* Anything still queued is discarded without completion. */
-		qp->state = XIW_QPS_RESET;
+		/*
+		 * Anything still queued is discarded without completion, and
+		 * the data path (if still attached) stops executing the
+		 * peer's requests now, not when the connection is gone.
+		 */
+		WRITE_ONCE(qp->state, XIW_QPS_RESET);
+		xiw_queue_set_error(&qp->sq, true);
+		if (!qp->srq)
+			xiw_queue_set_error(&qp->rq, true);
+		smp_mb();
+		xiw_qp_cmpl_flush(qp, true);
 		xiw_sq_flush(qp, true);
 		xiw_rq_flush(qp, true);
 		xiw_queue_set_error(&qp->sq, false);
@@ -511,7 +535,7 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	/* Only posts an event; the CEP lives while qp->cep points to it. */
 	if (cep)
-		xiw_cm_qp_disconnect(cep, next == XIW_QPS_ERROR);
+		xiw_cm_qp_disconnect(cep, abort || next == XIW_QPS_ERROR);
 out:
 	mutex_unlock(&qp->state_lock);
 	return rv;
@@ -597,6 +621,9 @@ void xiw_dev_qps_to_error(struct xiw_device *xdev)
 		mutex_lock(&qp->state_lock);
 		if (qp->state >= XIW_QPS_RTS && qp->state != XIW_QPS_ERROR)
 			xiw_qp_enter_error(qp);
+		/* the connection goes with the QP: RST, no half-open socket */
+		if (qp->cep)
+			xiw_cm_qp_disconnect(qp->cep, true);
 		mutex_unlock(&qp->state_lock);
 		xiw_qp_put(&qp->base);
 

@@ -203,6 +203,8 @@ static bool xiw_rx_start_send(struct xiw_qp_dp *dp)
 	struct xiw_qp *qp = dp->qp;
 	struct xiw_rx_ctx *rx = &dp->rx;
 	u32 max = qp->srq ? qp->srq->max_sge : qp->max_recv_sge;
+	/* an SRQ's buffers belong to the SRQ's PD, not the QP's */
+	struct xiw_pd *pd = qp->srq ? to_xiw_pd(qp->srq->base.pd) : qp->pd;
 	struct xiw_rqe rqe;
 	enum xiw_mem_err err;
 	u64 cap = 0;
@@ -225,7 +227,7 @@ static bool xiw_rx_start_send(struct xiw_qp_dp *dp)
 
 		if (!s->length)
 			continue;
-		l->mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
+		l->mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), pd,
 				       s->lkey, IB_ACCESS_LOCAL_WRITE, s->addr,
 				       s->length, &err);
 		if (!l->mr)

@@ -67,8 +67,10 @@ static struct xiw_device *dp_xdev(struct xiw_qp_dp *dp)
  * from the head while the head is done, so the SQ completes in order even
  * when a Send finishes before an earlier Read. Caller holds dp->lock.
  */
-static void xiw_dp_cmpl_reap(struct xiw_qp_dp *dp)
+static bool xiw_dp_cmpl_reap(struct xiw_qp_dp *dp)
 {
+	bool notify = false;
+
 	while (dp->cmpl_head != dp->cmpl_tail) {
 		struct xiw_dp_cmpl *c =
 			&dp->cmpl[dp->cmpl_head & (dp->cmpl_num - 1)];
@@ -81,17 +83,20 @@ static void xiw_dp_cmpl_reap(struct xiw_qp_dp *dp)
 			cqe.opcode = c->opcode;
 			cqe.status = c->status;
 			cqe.byte_len = c->byte_len;
-			xiw_cq_add(dp->qp->scq, dp->qp, &cqe, false);
+			__xiw_cq_add(dp->qp->scq, dp->qp, &cqe, false,
+				     &notify);
 		}
 		c->state = 0;
 		dp->cmpl_head++;
 	}
+	return notify;
 }
 
 void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 		      u32 byte_len)
 {
 	struct xiw_dp_cmpl *c;
+	bool notify = false;
 
 	spin_lock_bh(&dp->lock);
 	if (!test_bit(XIW_DP_FLUSHED, &dp->flags)) {
@@ -99,21 +104,28 @@ void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 		c->status = status;
 		c->byte_len = byte_len;
 		c->state = XIW_CMPL_DONE;
-		xiw_dp_cmpl_reap(dp);
+		notify = xiw_dp_cmpl_reap(dp);
 	}
 	spin_unlock_bh(&dp->lock);
+	/* a consumer may post from its handler: no xiw lock held here */
+	if (notify)
+		xiw_cq_notify(dp->qp->scq);
 }
 
 /*
  * Flush the WRs the data path holds (taken from the SQ, not completed:
  * the one being sent and the outstanding Reads), oldest first, and forget
- * the ORQ and IRQ. Called by xiw_qp.c when the QP enters ERROR, with the
- * state mutex held, before the SQ ring itself is flushed.
+ * the ORQ and IRQ. Called by xiw_qp.c when the QP enters ERROR (@discard
+ * false: WR_FLUSH_ERR completions) or RESET (@discard: no completions),
+ * with the state mutex held, before the SQ ring itself is flushed. On
+ * return RX executes nothing more: no placement, no Read Response, no
+ * atomic.
  */
-void xiw_qp_cmpl_flush(struct xiw_qp *qp)
+void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard)
 {
 	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
 				lockdep_is_held(&qp->state_lock));
+	bool notify = false;
 	u32 i;
 
 	if (!dp)
@@ -129,17 +141,24 @@ void xiw_qp_cmpl_flush(struct xiw_qp *qp)
 			struct xiw_dp_cmpl *c =
 				&dp->cmpl[i & (dp->cmpl_num - 1)];
 
-			if (c->state != XIW_CMPL_DONE) {
+			if (discard) {
+				c->state = 0;
+			} else if (c->state != XIW_CMPL_DONE) {
 				c->status = IB_WC_WR_FLUSH_ERR;
 				c->byte_len = 0;
 				c->state = XIW_CMPL_DONE;
 			}
 		}
-		xiw_dp_cmpl_reap(dp);
+		if (discard)
+			dp->cmpl_head = dp->cmpl_tail;
+		else
+			notify = xiw_dp_cmpl_reap(dp);
 		dp->orq_head = dp->orq_tail;
 		dp->irq_head = dp->irq_tail;
 	}
 	spin_unlock_bh(&dp->lock);
+	if (notify)
+		xiw_cq_notify(qp->scq);
 }
 
 /* ------------------------------------------------------------------------
@@ -153,6 +172,20 @@ static void xiw_dp_err_work(struct work_struct *w)
 		return;
 	xiw_qp_llp_error_state(dp->qp);
 	xiw_cm_llp_error(dp->cep, dp->err_reason);
+}
+
+/* The Terminate did not leave in time: go to ERROR without it. */
+static void xiw_dp_term_timeout(struct work_struct *w)
+{
+	struct xiw_qp_dp *dp = container_of(to_delayed_work(w),
+					    struct xiw_qp_dp, term_work);
+
+	if (!test_and_clear_bit(XIW_DP_TERM_PENDING, &dp->flags))
+		return;
+	ibdev_warn_ratelimited(dp->qp->base.device,
+			       "QP%u: Terminate not sent in %u ms (peer not reading): closing without it\n",
+			       dp->qp->base.qp_num, XIW_TERM_TIMEOUT_MS);
+	queue_work(xiw_dp_wq, &dp->err_work);
 }
 
 /*
@@ -177,10 +210,19 @@ void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		if (hdr)
 			memcpy(dp->term_hdr, hdr, hdr_len);
 		dp->term_hdr_len = hdr ? hdr_len : 0;
+		/* TX reads term* after test_bit_acquire(TERM_PENDING) */
+		smp_mb__before_atomic();
 		set_bit(XIW_DP_TERM_PENDING, &dp->flags);
 		/* Order the Terminate before the kick that sends it. */
 		smp_mb__after_atomic();
 		xiw_dp_tx_kick(dp, false);
+		/*
+		 * A peer that does not read (zero window, TX parked in an
+		 * FPDU) must not keep the QP out of ERROR: give up on the
+		 * Terminate after a while and close anyway.
+		 */
+		queue_delayed_work(xiw_dp_wq, &dp->term_work,
+				   msecs_to_jiffies(XIW_TERM_TIMEOUT_MS));
 	} else {
 		xiw_dp_dbg(dp, "fatal error %d\n", reason);
 		queue_work(xiw_dp_wq, &dp->err_work);
@@ -568,6 +610,16 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 	bool got = false;
 
 	spin_lock_bh(&dp->lock);
+	/*
+	 * The flush marks, under dp->lock, every WR the data path took; a WR
+	 * taken after it would never complete. Leave it in the ring, whose
+	 * own flush follows.
+	 */
+	if (test_bit(XIW_DP_FLUSHED, &dp->flags)) {
+		spin_unlock_bh(&dp->lock);
+		tx->sq_empty_seen = false;
+		return false;
+	}
 	if (dp->cmpl_tail - dp->cmpl_head >= dp->cmpl_num) {
 		/* under dp->lock: the reaper that frees a slot sees it */
 		set_bit(XIW_DP_CMPL_WAIT, &dp->flags);
@@ -1072,7 +1124,7 @@ static int xiw_tx_next(struct xiw_qp_dp *dp)
 	bool blocked;
 	int rv;
 
-	if (test_bit(XIW_DP_TERM_PENDING, &dp->flags)) {
+	if (test_bit_acquire(XIW_DP_TERM_PENDING, &dp->flags)) {
 		xiw_tx_build_term(dp);
 		return 1;
 	}
@@ -1278,7 +1330,12 @@ void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok)
 	smp_mb__after_atomic();
 	if (test_bit(XIW_DP_TX_BUSY, &dp->flags))
 		return;
-	if (inline_ok && preemptible() &&
+	/*
+	 * TX may sleep (lock_sock): not in atomic context and not inside an
+	 * RCU read-side section, which preemptible() alone does not tell
+	 * under PREEMPT_RCU.
+	 */
+	if (inline_ok && preemptible() && !rcu_preempt_depth() &&
 	    !test_bit(XIW_DP_TX_NOSPACE, &dp->flags))
 		xiw_tx_run(dp);
 	else
@@ -1376,6 +1433,7 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	spin_lock_init(&dp->lock);
 	INIT_WORK(&dp->tx_work, xiw_tx_work);
 	INIT_WORK(&dp->err_work, xiw_dp_err_work);
+	INIT_DELAYED_WORK(&dp->term_work, xiw_dp_term_timeout);
 	for (i = 0; i < XIW_QN_COUNT; i++) {
 		dp->tx.msn[i] = 1;
 		dp->rx.msn[i] = 1;
@@ -1498,7 +1556,7 @@ void xiw_qp_llp_stop(struct xiw_qp *qp)
 	    qp->state == XIW_QPS_TERMINATE)
 		xiw_qp_llp_error_state_locked(qp);
 	else
-		xiw_qp_cmpl_flush(qp);
+		xiw_qp_cmpl_flush(qp, false);
 	rcu_assign_pointer(qp->dp, NULL);
 	qp->cep = NULL;
 	mutex_unlock(&qp->state_lock);
@@ -1507,6 +1565,7 @@ void xiw_qp_llp_stop(struct xiw_qp *qp)
 	xiw_dp_put(dp);
 	wait_for_completion(&dp->users_done);
 	cancel_work_sync(&dp->tx_work);
+	cancel_delayed_work_sync(&dp->term_work);
 	cancel_work_sync(&dp->err_work);
 	cancel_work_sync(&dp->tx_work);
 

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// xiw_lifecycle: QP lifecycle edges that must not leave a connection half
+// alive or a work request without a completion.
+//
+//   reset ADDR PORT
+//	Connect two QPs, move the passive one to RESET with ibv_modify_qp,
+//	then let the active side RDMA Write into the passive side's region
+//	and RDMA Read it. A QP in RESET has no connection: the region must
+//	stay untouched, the Write/Read must not complete successfully, and
+//	the active side must learn that the connection is gone
+//	(RDMA_CM_EVENT_DISCONNECTED) within 20 s.
+//
+//   flushrace ADDR PORT ROUNDS
+//	ROUNDS connections; in each, a thread posts signaled Sends as fast
+//	as it can while the main thread moves the QP to ERROR after a few
+//	milliseconds. Every posted WR must complete, successfully or with
+//	WR_FLUSH_ERR, within 20 s: a WR taken by TX after the flush started
+//	must not be lost.
+//
+//   srqpd ADDR PORT
+//	A QP in one PD with an SRQ in another: the SRQ's receive buffers
+//	(registered in the SRQ's PD) take a Send.
+//
+//   hold ADDR PORT SECONDS
+//	Connect two QPs, print "CONNECTED" and wait up to SECONDS for the
+//	connection to end; print "DISCONNECTED after N ms" (exit 0) or
+//	"STILL CONNECTED" (exit 1). The test moves the netdev down meanwhile.
+//
+// One "ok"/"FAIL" line per check; exit status 0 only if all passed.
+#include "cm_pair.h"
+
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <rdma/rdma_cma.h>
+
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using cm_pair::die;
+using Clock = std::chrono::steady_clock;
+
+int failures;
+
+void check(bool ok, const std::string &what)
+{
+	std::printf("%s %s\n", ok ? "ok" : "FAIL", what.c_str());
+	std::fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+struct Side {
+	rdma_cm_id *id = nullptr;
+	ibv_pd *pd = nullptr;
+	ibv_cq *cq = nullptr;
+	ibv_mr *mr = nullptr;
+	std::vector<uint8_t> mem = std::vector<uint8_t>(8192);
+
+	void setup(rdma_cm_id *cid, uint32_t depth)
+	{
+		id = cid;
+		pd = ibv_alloc_pd(id->verbs);
+		cq = ibv_create_cq(id->verbs, 2 * depth + 16, nullptr, nullptr,
+				   0);
+		if (!pd || !cq)
+			die("pd/cq");
+		ibv_qp_init_attr a{};
+		a.qp_type = IBV_QPT_RC;
+		a.send_cq = cq;
+		a.recv_cq = cq;
+		a.cap.max_send_wr = depth;
+		a.cap.max_recv_wr = depth;
+		a.cap.max_send_sge = 1;
+		a.cap.max_recv_sge = 1;
+		if (rdma_create_qp(id, pd, &a))
+			die("rdma_create_qp");
+		mr = ibv_reg_mr(pd, mem.data(), mem.size(),
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ);
+		if (!mr)
+			die("ibv_reg_mr");
+	}
+
+	void teardown()
+	{
+		rdma_destroy_qp(id);
+		ibv_dereg_mr(mr);
+		ibv_destroy_cq(cq);
+		ibv_dealloc_pd(pd);
+		rdma_destroy_id(id);
+	}
+
+	int post(ibv_wr_opcode op, uint64_t wr_id, uint32_t off, uint32_t len,
+		 uint64_t raddr = 0, uint32_t rkey = 0)
+	{
+		ibv_sge sge{ (uintptr_t)mem.data() + off, len, mr->lkey };
+		ibv_send_wr wr{}, *bad;
+
+		wr.wr_id = wr_id;
+		wr.opcode = op;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+		return ibv_post_send(id->qp, &wr, &bad);
+	}
+
+	void post_recv(uint64_t wr_id)
+	{
+		ibv_sge sge{ (uintptr_t)mem.data() + 4096, 64, mr->lkey };
+		ibv_recv_wr wr{}, *bad;
+
+		wr.wr_id = wr_id;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		if (ibv_post_recv(id->qp, &wr, &bad))
+			die("ibv_post_recv");
+	}
+
+	// Up to @n completions within @ms; returns them.
+	std::vector<ibv_wc> poll(size_t n, int ms)
+	{
+		std::vector<ibv_wc> out;
+		auto end = Clock::now() + std::chrono::milliseconds(ms);
+
+		while (out.size() < n && Clock::now() < end) {
+			ibv_wc wc[16];
+			int k = ibv_poll_cq(cq, 16, wc);
+
+			if (k < 0)
+				die("ibv_poll_cq");
+			out.insert(out.end(), wc, wc + k);
+			if (!k)
+				std::this_thread::sleep_for(
+					std::chrono::microseconds(200));
+		}
+		return out;
+	}
+};
+
+bool modify_state(ibv_qp *qp, ibv_qp_state s)
+{
+	ibv_qp_attr a{};
+
+	a.qp_state = s;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE) == 0;
+}
+
+// Wait up to @ms for an event of @type on @ch (others are acked and
+// skipped); returns the ms it took, or -1.
+long wait_event(rdma_event_channel *ch, rdma_cm_event_type type, int ms)
+{
+	auto t0 = Clock::now();
+	auto end = t0 + std::chrono::milliseconds(ms);
+
+	for (;;) {
+		long left = std::chrono::duration_cast<std::chrono::milliseconds>(
+				    end - Clock::now()).count();
+		pollfd p{ ch->fd, POLLIN, 0 };
+		rdma_cm_event *ev;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		if (rdma_get_cm_event(ch, &ev))
+			return -1;
+		bool hit = ev->event == type;
+		rdma_ack_cm_event(ev);
+		if (hit)
+			return std::chrono::duration_cast<std::chrono::milliseconds>(
+				       Clock::now() - t0).count();
+	}
+}
+
+int do_reset(cm_pair::Pair &pair)
+{
+	Side srv, cli;
+	rdma_conn_param p{};
+	rdma_cm_id *passive;
+
+	p.responder_resources = 4;
+	p.initiator_depth = 4;
+	pair.connect([&](rdma_cm_id *id) { cli.setup(id, 16); },
+		     [&](rdma_cm_id *id) { srv.setup(id, 16); }, p, p,
+		     &passive);
+	std::memset(srv.mem.data(), 0x3c, srv.mem.size());
+	std::memset(cli.mem.data(), 0xc3, cli.mem.size());
+
+	// A Write works while connected.
+	if (cli.post(IBV_WR_RDMA_WRITE, 1, 0, 64, (uintptr_t)srv.mem.data(),
+		     srv.mr->rkey))
+		die("post write");
+	auto wc = cli.poll(1, 20000);
+	check(wc.size() == 1 && wc[0].status == IBV_WC_SUCCESS,
+	      "RDMA Write while connected completes");
+	check(srv.mem[0] == 0xc3, "and lands");
+	std::memset(srv.mem.data(), 0x3c, srv.mem.size());
+
+	check(modify_state(srv.id->qp, IBV_QPS_RESET),
+	      "passive QP: RTS -> RESET accepted");
+	ibv_qp_attr qa{};
+	ibv_qp_init_attr qi{};
+	ibv_query_qp(srv.id->qp, &qa, IBV_QP_STATE, &qi);
+	check(qa.qp_state == IBV_QPS_RESET, "passive QP reports RESET");
+
+	// The peer keeps going: Writes and a Read into the reset QP's PD.
+	int posted = 0;
+	for (int i = 0; i < 4; i++)
+		if (!cli.post(IBV_WR_RDMA_WRITE, 10 + i, 0, 4096,
+			      (uintptr_t)srv.mem.data(), srv.mr->rkey))
+			posted++;
+	if (!cli.post(IBV_WR_RDMA_READ, 20, 0, 64, (uintptr_t)srv.mem.data(),
+		      srv.mr->rkey))
+		posted++;
+	wc = cli.poll(posted, 20000);
+	bool read_ok = false;
+	for (auto &w : wc)
+		if (w.wr_id == 20 && w.status == IBV_WC_SUCCESS)
+			read_ok = true;
+	check(!read_ok, "RDMA Read from a QP in RESET does not succeed");
+	bool intact = true;
+	for (uint8_t b : srv.mem)
+		intact &= b == 0x3c;
+	check(intact, "a QP in RESET executes no remote Write: region intact");
+	long ms = wait_event(pair.cch, RDMA_CM_EVENT_DISCONNECTED, 20000);
+	check(ms >= 0, "the peer learns the connection is gone (DISCONNECTED" +
+			       (ms >= 0 ? " after " + std::to_string(ms) + " ms)" :
+					  " never came)"));
+
+	srv.teardown();
+	cli.teardown();
+	return 0;
+}
+
+int do_flushrace(cm_pair::Pair &pair, int rounds)
+{
+	constexpr uint32_t kDepth = 512;
+	long lost_total = 0;
+
+	for (int r = 0; r < rounds; r++) {
+		Side srv, cli;
+		rdma_conn_param p{};
+		rdma_cm_id *passive;
+
+		pair.connect([&](rdma_cm_id *id) { cli.setup(id, kDepth); },
+			     [&](rdma_cm_id *id) {
+				     srv.setup(id, kDepth);
+				     for (uint32_t i = 0; i < kDepth; i++)
+					     srv.post_recv(i);
+			     },
+			     p, p, &passive);
+		std::atomic<bool> stop{ false };
+		std::atomic<long> posted{ 0 };
+		std::thread poster([&] {
+			for (uint64_t i = 0; i < kDepth - 8 && !stop; i++) {
+				if (cli.post(IBV_WR_SEND, i, 0, 8))
+					break;
+				posted++;
+			}
+		});
+		std::this_thread::sleep_for(
+			std::chrono::microseconds(200 * (r % 20)));
+		modify_state(cli.id->qp, IBV_QPS_ERR);
+		stop = true;
+		poster.join();
+		// Posts after ERROR complete too (flushed); none may vanish.
+		auto wc = cli.poll(posted, 20000);
+		long lost = posted - (long)wc.size();
+		if (lost) {
+			std::printf("# round %d: %ld WRs posted, %zu completed\n",
+				    r, posted.load(), wc.size());
+			lost_total += lost;
+		}
+		// destroying an id drops its events still queued
+		rdma_disconnect(cli.id);
+		srv.teardown();
+		cli.teardown();
+	}
+	check(!lost_total, std::to_string(rounds) +
+				   " QPs moved to ERROR while posting: every WR completed (" +
+				   std::to_string(lost_total) + " lost)");
+	return 0;
+}
+
+// An SRQ in one PD serving a QP of another: receive buffers are checked
+// against the SRQ's PD.
+int do_srqpd(cm_pair::Pair &pair)
+{
+	Side cli;
+	rdma_cm_id *passive = nullptr;
+	ibv_pd *qpd = nullptr, *spd = nullptr;
+	ibv_srq *srq = nullptr;
+	ibv_cq *scq = nullptr;
+	ibv_mr *smr = nullptr;
+	std::vector<uint8_t> rbuf(4 * 64, 0);
+	rdma_conn_param p{};
+
+	pair.connect([&](rdma_cm_id *id) { cli.setup(id, 16); },
+		     [&](rdma_cm_id *id) {
+			     qpd = ibv_alloc_pd(id->verbs);
+			     spd = ibv_alloc_pd(id->verbs);
+			     scq = ibv_create_cq(id->verbs, 32, nullptr,
+						 nullptr, 0);
+			     ibv_srq_init_attr sa{};
+			     sa.attr.max_wr = 16;
+			     sa.attr.max_sge = 1;
+			     if (!qpd || !spd || !scq)
+				     die("srqpd: pd/cq");
+			     srq = ibv_create_srq(spd, &sa);
+			     smr = ibv_reg_mr(spd, rbuf.data(), rbuf.size(),
+					      IBV_ACCESS_LOCAL_WRITE);
+			     if (!srq || !smr)
+				     die("srqpd: srq/mr");
+			     for (int i = 0; i < 4; i++) {
+				     ibv_sge sge{ (uintptr_t)rbuf.data() + 64 * i,
+						  64, smr->lkey };
+				     ibv_recv_wr wr{}, *bad;
+
+				     wr.wr_id = i;
+				     wr.sg_list = &sge;
+				     wr.num_sge = 1;
+				     if (ibv_post_srq_recv(srq, &wr, &bad))
+					     die("ibv_post_srq_recv");
+			     }
+			     ibv_qp_init_attr a{};
+			     a.qp_type = IBV_QPT_RC;
+			     a.send_cq = scq;
+			     a.recv_cq = scq;
+			     a.srq = srq;
+			     a.cap.max_send_wr = 16;
+			     a.cap.max_send_sge = 1;
+			     if (rdma_create_qp(id, qpd, &a))
+				     die("srqpd: rdma_create_qp");
+		     },
+		     p, p, &passive);
+	std::memset(cli.mem.data(), 0x77, 64);
+	if (cli.post(IBV_WR_SEND, 1, 0, 64))
+		die("post send");
+	auto wc = cli.poll(1, 20000);
+	check(wc.size() == 1 && wc[0].status == IBV_WC_SUCCESS,
+	      "Send to a QP whose SRQ is in another PD completes");
+	ibv_wc rwc{};
+	int n = 0;
+	for (int i = 0; i < 100000 && !n; i++) {
+		n = ibv_poll_cq(scq, 1, &rwc);
+		if (!n)
+			std::this_thread::sleep_for(
+				std::chrono::microseconds(100));
+	}
+	check(n == 1 && rwc.status == IBV_WC_SUCCESS && rwc.byte_len == 64,
+	      std::string("received into the SRQ's buffer (status ") +
+		      (n == 1 ? ibv_wc_status_str(rwc.status) : "none") + ")");
+	check(rbuf[0] == 0x77 && rbuf[63] == 0x77, "the bytes arrived");
+
+	rdma_disconnect(cli.id);
+	rdma_destroy_qp(passive);
+	rdma_destroy_id(passive);
+	ibv_destroy_srq(srq);
+	ibv_dereg_mr(smr);
+	ibv_destroy_cq(scq);
+	ibv_dealloc_pd(qpd);
+	ibv_dealloc_pd(spd);
+	cli.teardown();
+	return 0;
+}
+
+int do_hold(cm_pair::Pair &pair, int secs)
+{
+	Side srv, cli;
+	rdma_conn_param p{};
+	rdma_cm_id *passive;
+
+	pair.connect([&](rdma_cm_id *id) { cli.setup(id, 16); },
+		     [&](rdma_cm_id *id) { srv.setup(id, 16); }, p, p,
+		     &passive);
+	std::printf("CONNECTED\n");
+	std::fflush(stdout);
+	long ms = wait_event(pair.cch, RDMA_CM_EVENT_DISCONNECTED,
+			     secs * 1000);
+	if (ms < 0) {
+		std::printf("STILL CONNECTED\n");
+		return 1;
+	}
+	std::printf("DISCONNECTED after %ld ms\n", ms);
+	srv.teardown();
+	cli.teardown();
+	return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		std::fprintf(stderr,
+			     "usage: %s reset|flushrace|srqpd|hold ADDR PORT [N]\n",
+			     argv[0]);
+		return 2;
+	}
+	std::string cmd = argv[1];
+	int n = argc > 4 ? std::atoi(argv[4]) : 20;
+	cm_pair::Pair pair(argv[2], argv[3]);
+
+	if (cmd == "reset")
+		do_reset(pair);
+	else if (cmd == "flushrace")
+		do_flushrace(pair, n);
+	else if (cmd == "srqpd")
+		do_srqpd(pair);
+	else if (cmd == "hold")
+		return do_hold(pair, n);
+	else
+		return 2;
+	return failures ? 1 : 0;
+}

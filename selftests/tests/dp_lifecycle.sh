@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: 1vm
+# timeout: 300
+# description: QP lifecycle edges: a connected QP moved to RESET executes no more remote Writes/Reads and its connection is aborted (the peer sees DISCONNECTED); WRs posted while the QP moves to ERROR all complete (30 connections); an SRQ in another PD than its QP takes a Send; the netdev going down aborts the connections of its QPs (no half-open socket left)
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+LC=$(need_prog xiw_lifecycle)
+need_cmd ss ip
+xiw_loopback
+
+# lc TAG ARGS...: one run, its lines in the log, a failure ends the test
+lc() {
+	local tag=$1 rc=0
+	shift
+	run_timeout 120 "$LC" "$@" >"lc-$tag.log" 2>&1 || rc=$?
+	sed 's/^/# /' "lc-$tag.log"
+	[ "$rc" = 0 ] || fail "$tag: $(grep -m1 -E '^FAIL|xiw_lifecycle|rdma|die|srqpd' "lc-$tag.log")"
+	expect_nomatch "$(cat "lc-$tag.log")" '^FAIL' "$tag"
+}
+
+lc reset reset 192.0.2.1 7491
+n=$(grep -c '^ok' lc-reset.log)
+[ "$n" = 7 ] || fail "reset: $n of 7 checks ran"
+log "RTS -> RESET: no remote Write or Read executed, the peer disconnected"
+
+lc flushrace flushrace 192.0.2.1 7492 30
+log "30 QPs moved to ERROR while posting: every WR completed"
+
+lc srqpd srqpd 192.0.2.1 7493
+log "SRQ in another PD: the Send landed in the SRQ's buffer"
+
+# The netdev goes down under a connected pair.
+"$LC" hold 192.0.2.1 7494 20 >lc-hold.log 2>&1 &
+hold=$!
+wait_for 30 grep -q CONNECTED lc-hold.log || fail "hold: no connection: $(cat lc-hold.log)"
+ss -Htn state established "( sport = :7494 or dport = :7494 )" >ss-before.log
+[ -s ss-before.log ] || fail "no established TCP connection on port 7494 while connected"
+ip link set d0 down
+defer ip link set d0 up
+rc=0
+wait "$hold" || rc=$?
+sed 's/^/# /' lc-hold.log
+[ "$rc" = 0 ] || fail "netdev down: the connection was not torn down: $(tail -n1 lc-hold.log)"
+wait_for 10 eval '[ -z "$(ss -Htn state established "( sport = :7494 or dport = :7494 )")" ]' ||
+	fail "netdev down: TCP connection still established: $(ss -Htn '( sport = :7494 or dport = :7494 )')"
+log "netdev down: both QPs disconnected, no TCP connection left"
