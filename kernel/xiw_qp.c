@@ -521,6 +521,7 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		xiw_queue_set_error(&qp->sq, true);
 		if (!qp->srq)
 			xiw_queue_set_error(&qp->rq, true);
+		/* as in xiw_qp_enter_error(): posters see it before the flush */
 		smp_mb();
 		xiw_qp_cmpl_flush(qp, true);
 		xiw_sq_flush(qp, true);
