@@ -23,6 +23,8 @@
 //    tagged segments, STag and TO never change the verdict;
 //  - the opcode mask is honoured: a narrower mask accepts a subset, and
 //    removing the accepted opcode turns it into Unexpected OpCode;
+//  - the opcode table has a descriptor for exactly the 18 logical
+//    opcodes, with min <= max, a valid QN and a staged header that fits;
 //  - encode then parse: a header built with the wire encoders
 //    (xiw_ddp_ctrl(), xiw_rdmap_ctrl()) from any legal choice of opcode
 //    and RDMAP length is accepted as that opcode, and every control byte
@@ -179,5 +181,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    "ctrl %#x -> op %d -> %#x", h[3], op, back);
 	}
 	round_trip(data, size);
+
+	// The opcode table: exactly the logical opcodes have a descriptor,
+	// with coherent bounds and a staged header that fits the union.
+	const unsigned any = size >= 2 ? get_be16(data) % 0x40 : 0xff;
+	const u32 d = xiw_rdmap_op_desc(any);
+	FUZZ_ASSERT(!!d == (any < XIW_RDMAP_OP_COUNT), "op %#x", any);
+	FUZZ_ASSERT(!!xiw_rx_hdr_len(any) == (any < XIW_RDMAP_OP_COUNT));
+	if (d) {
+		FUZZ_ASSERT(XIW_OPD_MIN(d) <= XIW_OPD_MAX(d));
+		FUZZ_ASSERT(xiw_rx_hdr_len(any) <= sizeof(union xiw_fpdu_hdr));
+		FUZZ_ASSERT(XIW_OPD_QN(d) < XIW_QN_COUNT);
+	}
 	return 0;
 }
