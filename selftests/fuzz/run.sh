@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 all="ddp_hdr fpdu_stream mpa term atomic"
 
-build= runs= time= keep= coverage=0 check_corpus=0
+build='' runs='' time='' keep='' coverage=0 check_corpus=0
 harnesses=()
 while [ $# -gt 0 ]; do
 	case $1 in
