@@ -23,6 +23,12 @@
 //    tagged segments, STag and TO never change the verdict;
 //  - the opcode mask is honoured: a narrower mask accepts a subset, and
 //    removing the accepted opcode turns it into Unexpected OpCode;
+//  - the verdict and the exact Terminate code equal an independent
+//    reference written from the design brief's opcode list and the RFCs,
+//    checking in the order xiw_rx_check_hdr()'s kernel-doc promises;
+//  - what RX reads of an accepted header (the structure of its opcode:
+//    struct xiw_rdmap_rreq, xiw_rdmap_atomic_req, ...) lies inside what
+//    it staged;
 //  - the opcode table has a descriptor for exactly the 18 logical
 //    opcodes, with min <= max, a valid QN and a staged header that fits;
 //  - encode then parse: a header built with the wire encoders
@@ -34,6 +40,106 @@
 using namespace xfuzz;
 
 namespace {
+
+// The RDMAP header RX reads after accepting @op, as a structure of
+// xiw_wire.h: its size from the MPA length on bounds what must be staged.
+size_t struct_read(unsigned op)
+{
+	switch (op) {
+	case XIW_RDMAP_OP_WRITE:
+	case XIW_RDMAP_OP_READ_RESP:
+		return sizeof(struct xiw_ddp_tagged);
+	case XIW_RDMAP_OP_READ_REQ:
+		return sizeof(struct xiw_rdmap_rreq);
+	case XIW_RDMAP_OP_TERMINATE:
+		return offsetof(struct xiw_rdmap_term, ddp_seg_len);
+	case XIW_RDMAP_OP_IMM:
+	case XIW_RDMAP_OP_IMM_SE:
+		return sizeof(struct xiw_rdmap_imm);
+	case XIW_RDMAP_OP_ATOMIC_REQ:
+		return sizeof(struct xiw_rdmap_atomic_req);
+	case XIW_RDMAP_OP_ATOMIC_RESP:
+		return sizeof(struct xiw_rdmap_atomic_resp);
+	case XIW_RDMAP_OP_FLUSH_REQ:
+		return sizeof(struct xiw_rdmap_flush_req);
+	case XIW_RDMAP_OP_VERIFY_REQ:
+		return sizeof(struct xiw_rdmap_verify_req);
+	case XIW_RDMAP_OP_ATOMIC_WRITE_REQ:
+		return sizeof(struct xiw_rdmap_awrite_req);
+	default:
+		return sizeof(struct xiw_ddp_untagged);
+	}
+}
+
+// Independent reference: the rules as the design brief (section 3) and
+// RFC 5040/5041/7306 state them, checked in the order the kernel-doc of
+// xiw_rx_check_hdr() promises. Exact Terminate codes are compared.
+struct Spec {
+	bool tagged;
+	u32 qn, min, max; // RDMAP header octets after the DDP header
+	bool single;
+};
+constexpr u32 kAny = ~0U;
+constexpr Spec kSpec[XIW_RDMAP_OP_COUNT] = {
+	{ true, 0, 0, kAny, false },	// 0x0 RDMA Write
+	{ false, 1, 28, 28, true },	// 0x1 Read Request
+	{ true, 0, 0, kAny, false },	// 0x2 Read Response
+	{ false, 0, 0, kAny, false },	// 0x3 Send
+	{ false, 0, 0, kAny, false },	// 0x4 Send with Invalidate
+	{ false, 0, 0, kAny, false },	// 0x5 Send with SE
+	{ false, 0, 0, kAny, false },	// 0x6 Send with SE and Invalidate
+	{ false, 2, 4, 52, true },	// 0x7 Terminate
+	{ false, 0, 8, 8, true },	// 0x8 Immediate Data
+	{ false, 0, 8, 8, true },	// 0x9 Immediate Data with SE
+	{ false, 1, 52, 52, true },	// 0xa Atomic Request
+	{ false, 3, 12, 12, true },	// 0xb Atomic Response
+	{ false, 1, 20, 20, true },	// 0xc Flush Request
+	{ false, 3, 0, 0, true },	// 0xd Flush Response
+	{ false, 1, 16, kAny, true },	// 0xe Verify Request (+ hash)
+	{ false, 3, 0, kAny, true },	// 0xf Verify Response (hash)
+	{ false, 1, 24, 24, true },	// 0x10 Atomic Write Request
+	{ false, 3, 0, 0, true },	// 0x11 Atomic Write Response
+};
+
+Check ref_check(const u8 *h, u32 mask)
+{
+	const u32 ulpdu = get_be16(h);
+	const bool t = h[2] & 0x80, last = h[2] & 0x40;
+	const u32 ddp = t ? 14 : 18, qn = get_be32(h + 8), mo = get_be32(h + 16);
+	const unsigned rv = h[3] >> 6, code = h[3] & 0xf;
+	const u8 md = 0xc0;
+	auto term = [](u8 l, u8 e, u8 c, u8 hc) {
+		return Check{ false, 0, { l, e, c, hc } };
+	};
+
+	if (ulpdu < ddp)
+		return term(2, 0, 0x03, 0); // LLP: length / marker mismatch
+	if ((h[2] & 3) != 1)
+		return t ? term(1, 1, 0x04, 0) : term(1, 2, 0x06, 0);
+	if (!t && qn > 3)
+		return term(1, 2, 0x01, md);
+	int op = -1;
+	if (rv == 1)
+		op = code;
+	else if (rv == 3 && code < 2)
+		op = 0x10 + code;
+	if (op < 0)
+		return term(0, 2, 0x05, md); // RDMAP version
+	const Spec &sp = kSpec[op];
+	if (!(mask >> op & 1) || sp.tagged != t)
+		return term(0, 2, 0x06, md); // unexpected opcode
+	if (!t && qn != sp.qn)
+		return term(1, 2, 0x01, md);
+	const u32 rlen = ulpdu - ddp;
+	if (rlen < sp.min)
+		return term(2, 0, 0x03, md);
+	const u8 hc = op == 1 ? 0xe0 : md;
+	if (sp.single && mo)
+		return term(1, 2, 0x04, hc);
+	if (sp.single && (!last || (sp.max != kAny && rlen > sp.max)))
+		return term(1, 2, 0x05, hc);
+	return Check{ true, unsigned(op), {} };
+}
 
 void check_accepted(const u8 *h, const Check &r, u32 mask)
 {
@@ -66,6 +172,9 @@ void check_accepted(const u8 *h, const Check &r, u32 mask)
 	// What xiw_rx_hdr_step() stages into rx->hdr before the payload.
 	u32 staged = xiw_rx_hdr_len(r.op);
 	FUZZ_ASSERT(staged == XIW_MPA_HDR_LEN + ddp_len + XIW_OPD_MIN(d));
+	// Everything RX reads of the header after accepting it is staged.
+	FUZZ_ASSERT(staged >= struct_read(r.op), "op %u stages %u, reads %zu",
+		    r.op, staged, struct_read(r.op));
 	if (r.op == XIW_RDMAP_OP_TERMINATE)
 		staged = XIW_MPA_HDR_LEN + ulpdu;
 	FUZZ_ASSERT(staged >= XIW_MPA_HDR_LEN + ddp_len);
@@ -133,6 +242,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	const Check all = check_hdr(h, XIW_OPMASK_ALL);
 	FUZZ_ASSERT(all == check_hdr(h, XIW_OPMASK_ALL), "not deterministic");
+	for (u32 mask : { XIW_OPMASK_ALL, kKernelRxOps }) {
+		const Check ref = ref_check(h, mask);
+		const Check got = mask == XIW_OPMASK_ALL ? all :
+							   check_hdr(h, mask);
+		FUZZ_ASSERT(got == ref, "mask %#x: kernel %s op %u tc %u/%u/%#x/%#x,"
+			    " reference %s op %u tc %u/%u/%#x/%#x", mask,
+			    got.ok ? "accepts" : "rejects", got.op,
+			    got.tc.layer, got.tc.etype, got.tc.ecode,
+			    got.tc.hdrct, ref.ok ? "accepts" : "rejects",
+			    ref.op, ref.tc.layer, ref.tc.etype, ref.tc.ecode,
+			    ref.tc.hdrct);
+	}
 	if (all.ok)
 		check_accepted(h, all, XIW_OPMASK_ALL);
 	else
