@@ -64,6 +64,7 @@ demo: deps
 # Long fuzzing runs (the harnesses are built by "make user" when clang-14
 # and libFuzzer are installed); the grown corpus stays in build/fuzz/corpus.
 fuzz: user
+	@test ! -d $(BUILD)/fuzz || cmake --build $(BUILD)/fuzz --target xiw_fuzz_cov -j$(JOBS) >/dev/null
 	@bash selftests/fuzz/run.sh --build $(BUILD)/fuzz --time $(FUZZ_TIME) \
 		--keep $(BUILD)/fuzz/corpus --coverage $(FUZZ)
 
