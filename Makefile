@@ -7,6 +7,7 @@
 #   make check      install what is missing, build, run every test
 #   make check T=name   run one VM test
 #   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side
+#   make fuzz       libFuzzer harnesses, FUZZ_TIME seconds each (FUZZ=names)
 #   make install    install xiw.ko, libxiw and its libibverbs.d entry
 #
 # KDIR defaults to the newest installed Debian 6.12 kernel headers.
@@ -15,11 +16,13 @@ KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.12.*+deb12-amd64))
 BUILD ?= $(CURDIR)/build
 JOBS ?= $(shell nproc)
 T ?=
+FUZZ_TIME ?= 60
+FUZZ ?=
 
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_RDMA_XIW=m
 
 .PHONY: all kernel user deps check check-host check-vm demo bench install \
-	clean checkpatch sparse w1
+	clean checkpatch sparse w1 fuzz fuzz-corpus
 
 all: kernel user
 
@@ -57,6 +60,20 @@ bench: deps
 demo: deps
 	@$(MAKE) --no-print-directory all >/dev/null
 	@bash scripts/demo.sh
+
+# Long fuzzing runs (the harnesses are built by "make user" when clang-14
+# and libFuzzer are installed); the grown corpus stays in build/fuzz/corpus.
+fuzz: user
+	@test ! -d $(BUILD)/fuzz || cmake --build $(BUILD)/fuzz --target xiw_fuzz_cov -j$(JOBS) >/dev/null
+	@bash selftests/fuzz/run.sh --build $(BUILD)/fuzz --time $(FUZZ_TIME) \
+		--keep $(BUILD)/fuzz/corpus --coverage $(FUZZ)
+
+# Regenerate the committed seed corpus from the wire encoders.
+fuzz-corpus: user
+	@rm -rf $(BUILD)/fuzz/gen && $(BUILD)/fuzz/xiw_fuzz_gencorpus $(BUILD)/fuzz/gen
+	@for d in $(BUILD)/fuzz/gen/*; do \
+		h=selftests/fuzz/corpus/$${d##*/}; mkdir -p $$h; \
+		find $$h -type f ! -name 'crash-*' -delete; cp $$d/* $$h/; done
 
 install: all
 	$(KMAKE) modules_install

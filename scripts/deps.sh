@@ -18,6 +18,8 @@ PKGS=(
 	libelf-dev sparse git python3 ethtool
 	# tests
 	libgtest-dev googletest
+	# fuzzing (selftests/fuzz): clang-14 with libFuzzer, ASan and UBSan
+	clang-14 libfuzzer-14-dev libclang-rt-14-dev llvm-14
 	qemu-system-x86 busybox-static iproute2 procps util-linux tshark
 	# rdma-core (provider ABI 34 = rdma-core 44), tools and ULP clients
 	rdma-core ibverbs-utils rdmacm-utils libibverbs-dev librdmacm-dev
