@@ -138,6 +138,7 @@ struct xiw_qp {
 	struct mutex state_lock;	/* serialises state changes */
 	enum xiw_qp_state state;
 	bool user;
+	struct pid *owner;		/* user QP: the creating process */
 
 	struct xiw_pd *pd;
 	struct xiw_cq *scq;
@@ -224,6 +225,7 @@ void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type);
 void xiw_qp_llp_error_state(struct xiw_qp *qp);
 void xiw_qp_llp_error_state_locked(struct xiw_qp *qp);
 /* xiw_qp_tx.c: flush WRs the data path holds; caller holds state_lock */
+bool xiw_qp_caller_owns(struct xiw_qp *qp);
 void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard);
 
 enum xiw_mr_type {
@@ -429,6 +431,8 @@ struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag);
 void xiw_mr_put(struct xiw_mr *mr);
 
 /* Why an STag did not resolve; the caller maps it to a Terminate code. */
+#define XIW_MR_DRAIN_MS	500	/* dereg: grace before revoking */
+
 enum xiw_mem_err {
 	XIW_MEM_OK,
 	XIW_MEM_INV_STAG,	/* unknown, wrong key, or invalid state */
@@ -441,6 +445,7 @@ enum xiw_mem_err {
 struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev, struct xiw_pd *pd,
 			      u32 stag, int access, u64 va, u64 len,
 			      enum xiw_mem_err *err);
+void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr);
 enum xiw_mem_err xiw_mr_check(struct xiw_mr *mr, struct xiw_pd *pd,
 			      int access, u64 va, u64 len);
 struct page *xiw_mr_page(struct xiw_mr *mr, u64 va, u32 *off, u32 *avail);

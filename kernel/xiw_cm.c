@@ -3,9 +3,15 @@
  * xiw - iWARP connection manager.
  *
  * One connection endpoint (struct xiw_cep) per listening socket and per
- * connection. All CM work runs on one ordered workqueue under the CEP's
- * mutex: socket callbacks, timers and data path upcalls only set an event
- * bit and queue the CEP's work item, they never sleep and never allocate.
+ * connection. CM work runs on an unbound, concurrent workqueue; a CEP's own
+ * work item never runs twice at once (workqueue non-reentrancy) and holds
+ * the CEP's mutex, so one CEP's events are handled in order while a CEP
+ * that waits (a graceful close draining TX towards a peer that does not
+ * read) holds up no other connection. Socket callbacks, timers and data
+ * path upcalls only set an event bit and queue the CEP's work item, they
+ * never sleep and never allocate. Lock order: a connection's mutex, then
+ * its listener's (SINGLE_DEPTH_NESTING); a listener takes only the mutex
+ * of a connection not yet published.
  *
  * Socket ownership: sk_user_data of every socket the CM creates or accepts
  * is its CEP, for the whole life of the socket. The CM installs
@@ -469,6 +475,13 @@ static int xiw_cep_qp_up(struct xiw_cep *cep, const struct xiw_llp_params *p)
 		xiw_cep_dbg(cep, "QP %u is connected already\n",
 			    qp->base.qp_num);
 		return -EBUSY;
+	}
+	/* not linked: a refused QP is left as it is, not moved to ERROR */
+	if (qp->state != XIW_QPS_INIT && qp->state != XIW_QPS_RTR) {
+		mutex_unlock(&qp->state_lock);
+		xiw_cep_dbg(cep, "QP %u is not in INIT or RTR\n",
+			    qp->base.qp_num);
+		return -EINVAL;
 	}
 	mutex_unlock(&qp->state_lock);
 	xiw_cep_get(cep);
@@ -960,7 +973,14 @@ static void xiw_cep_process(struct xiw_cep *cep, unsigned long ev)
 	if (ev & BIT(XIW_CEP_EV_LLP_ERR)) {
 		xiw_cep_dbg(cep, "data path error %d\n",
 			    READ_ONCE(cep->llp_reason));
-		xiw_cep_close(cep, READ_ONCE(cep->llp_reason), true, false);
+		/*
+		 * Graceful (FIN after what TCP holds, the Terminate
+		 * included) unless the data path gave up on a peer that
+		 * does not read (-ETIMEDOUT): then RST, as a FIN would wait
+		 * behind data that never leaves.
+		 */
+		xiw_cep_close(cep, READ_ONCE(cep->llp_reason), true,
+			      READ_ONCE(cep->llp_reason) == -ETIMEDOUT);
 		return;
 	}
 	sk = cep->sock ? cep->sock->sk : NULL;
@@ -1159,6 +1179,11 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ibqp = xiw_get_qp(id->device, param->qpn);
 	if (!ibqp)
 		return -EINVAL;
+	if (!xiw_qp_caller_owns(to_xiw_qp(ibqp))) {
+		xiw_dbg(id->device, "connect: QP %u belongs to another process\n",
+			param->qpn);
+		return -EINVAL;
+	}
 
 	cep = xiw_cep_alloc(xdev);
 	if (!cep)
@@ -1262,6 +1287,12 @@ int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	}
 	ibqp = xiw_get_qp(id->device, param->qpn);
 	if (!ibqp) {
+		rv = -EINVAL;
+		goto abort;
+	}
+	if (!xiw_qp_caller_owns(to_xiw_qp(ibqp))) {
+		xiw_cep_dbg(cep, "accept: QP %u belongs to another process\n",
+			    param->qpn);
 		rv = -EINVAL;
 		goto abort;
 	}
@@ -1563,7 +1594,7 @@ int xiw_destroy_listen(struct iw_cm_id *id)
  */
 int xiw_cm_init(void)
 {
-	xiw_cm_wq = alloc_ordered_workqueue("xiw_cm", WQ_MEM_RECLAIM);
+	xiw_cm_wq = alloc_workqueue("xiw_cm", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	return xiw_cm_wq ? 0 : -ENOMEM;
 }
 

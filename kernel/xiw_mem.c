@@ -60,11 +60,19 @@ static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
 	return 0;
 }
 
+/*
+ * Unpublish the STag and wait for the data path's references. They last
+ * one FPDU, which a peer can stretch without limit (see
+ * xiw_dp_revoke_mr()): after XIW_MR_DRAIN_MS the connections still
+ * holding the region are ended, and waiting goes on until they let go.
+ */
 static void xiw_mr_remove(struct xiw_device *xdev, struct xiw_mr *mr)
 {
 	xa_erase(&xdev->mr_xa, mr->base.lkey >> XIW_STAG_KEY_BITS);
 	xiw_mr_put(mr);
-	wait_for_completion(&mr->free);
+	while (!wait_for_completion_timeout(&mr->free,
+					    msecs_to_jiffies(XIW_MR_DRAIN_MS)))
+		xiw_dp_revoke_mr(xdev, mr);
 	atomic_dec(&xdev->num_mr);
 }
 

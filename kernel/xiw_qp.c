@@ -163,6 +163,8 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		attr->cap.max_recv_wr = qp->rq.num;
 
 	if (udata) {
+		/* only this process may connect it (xiw_qp_caller_owns()) */
+		qp->owner = get_pid(task_tgid(current));
 		uresp.qp_id = qpn;
 		uresp.num_sqe = qp->sq.num;
 		uresp.num_rqe = qp->srq ? 0 : qp->rq.num;
@@ -176,6 +178,7 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	return 0;
 
 err_xa:
+	put_pid(qp->owner);
 	xa_erase(&xdev->qp_xa, qpn);
 err_rq:
 	if (!qp->srq)
@@ -489,7 +492,7 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 
 	if (mask & IB_QP_ACCESS_FLAGS)
-		qp->access = attr->qp_access_flags;
+		WRITE_ONCE(qp->access, attr->qp_access_flags);	/* RX reads it */
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		qp->ord = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
@@ -602,9 +605,21 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xiw_queue_destroy(&qp->sq);
 	if (!qp->srq)
 		xiw_queue_destroy(&qp->rq);
+	put_pid(qp->owner);
 	mutex_destroy(&qp->state_lock);
 	atomic_dec(&xdev->num_qp);
 	return 0;
+}
+
+/*
+ * May the caller connect or accept with @qp? rdma_cm lets a process name
+ * any QP number: a user QP only by the process that created it. A kernel
+ * QP is named by its ULP through rdma_cm's own id (its QP number, never
+ * one from user space) - see Documentation/security.md for what is left.
+ */
+bool xiw_qp_caller_owns(struct xiw_qp *qp)
+{
+	return !qp->user || task_tgid(current) == qp->owner;
 }
 
 /* Connected QPs go to ERROR when their netdev goes down. */

@@ -295,6 +295,26 @@ static struct xiw_orqe *xiw_orq_head(struct xiw_qp_dp *dp)
 	return &dp->orq[dp->orq_head & (n - 1)];
 }
 
+/*
+ * QP access rights (RFC 5040 section 6.4 leaves them to the RNIC; enforced
+ * as IB does, on top of the STag's own rights). rdma_cm's iWARP path grants
+ * REMOTE_WRITE | REMOTE_READ and has no way to ask for REMOTE_ATOMIC, so an
+ * Atomic Request is allowed by REMOTE_ATOMIC or by REMOTE_WRITE (it writes
+ * memory); the MR must still carry IB_ACCESS_REMOTE_ATOMIC. A consumer that
+ * clears REMOTE_WRITE refuses atomics too. Documentation/security.md.
+ */
+static bool xiw_rx_qp_allows(struct xiw_qp_dp *dp, int access)
+{
+	int qa = READ_ONCE(dp->qp->access);
+
+	if (access == IB_ACCESS_REMOTE_ATOMIC)
+		access |= IB_ACCESS_REMOTE_WRITE;
+	if (qa & access)
+		return true;
+	xiw_dp_dbg(dp, "QP access flags %#x refuse %#x\n", qa, access);
+	return false;
+}
+
 static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
 {
 	struct xiw_rx_ctx *rx = &dp->rx;
@@ -346,6 +366,10 @@ static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
 		/* RDMA Write; a zero-length one touches nothing (RTR). */
 		if (!payload)
 			return true;
+		if (!xiw_rx_qp_allows(dp, IB_ACCESS_REMOTE_WRITE)) {
+			xiw_rx_term_tagged(dp, XIW_MEM_ACCESS);
+			return false;
+		}
 		rx->tmr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
 					 stag, IB_ACCESS_REMOTE_WRITE, to,
 					 payload, &err);
@@ -418,6 +442,11 @@ static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
 		return false;
 	if (!len)
 		return true;	/* zero-length Read: no STag check */
+	if (!xiw_rx_qp_allows(dp, IB_ACCESS_REMOTE_READ)) {
+		xiw_rx_term_prot(dp, XIW_MEM_ACCESS,
+				 XIW_HDRCT_MD | XIW_TERM_HDRCT_R);
+		return false;
+	}
 	mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
 			    be32_to_cpu(r->src_stag), IB_ACCESS_REMOTE_READ,
 			    be64_to_cpu(r->src_to), len, &err);
@@ -453,6 +482,10 @@ static bool xiw_rx_hdr_atomic(struct xiw_qp_dp *dp)
 		xiw_dp_dbg(dp, "Atomic Request: AOpCode %#x TO %#llx refused\n",
 			   be32_to_cpu(r->aopcode), to);
 		xiw_rx_fail(dp, &tc);
+		return false;
+	}
+	if (!xiw_rx_qp_allows(dp, IB_ACCESS_REMOTE_ATOMIC)) {
+		xiw_rx_term_prot(dp, XIW_MEM_ACCESS, XIW_HDRCT_MD);
 		return false;
 	}
 	mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,

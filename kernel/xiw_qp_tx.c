@@ -185,6 +185,8 @@ static void xiw_dp_term_timeout(struct work_struct *w)
 	ibdev_warn_ratelimited(dp->qp->base.device,
 			       "QP%u: Terminate not sent in %u ms (peer not reading): closing without it\n",
 			       dp->qp->base.qp_num, XIW_TERM_TIMEOUT_MS);
+	/* nothing of ours gets through: the CM resets the connection */
+	dp->err_reason = -ETIMEDOUT;
 	queue_work(xiw_dp_wq, &dp->err_work);
 }
 
@@ -227,6 +229,67 @@ void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		xiw_dp_dbg(dp, "fatal error %d\n", reason);
 		queue_work(xiw_dp_wq, &dp->err_work);
 	}
+}
+
+/* ------------------------------------------------------------------------
+ * Revoking a region the data path holds
+ */
+
+/* Does @dp hold a reference on @mr? A racy look: the caller retries. */
+static bool xiw_dp_holds_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
+{
+	int i;
+
+	/* data_race: RX/TX change these without our lock; a miss retries */
+	if (data_race(dp->rx.tmr) == mr || data_race(dp->tx.rr_sge.mr) == mr)
+		return true;
+	for (i = 0; i < XIW_MAX_SGE; i++) {
+		/* data_race: as above */
+		if (data_race(dp->rx.sge[i].mr) == mr ||
+		    /* data_race: as above */
+		    data_race(dp->tx.sge[i].mr) == mr)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * dereg_mr waits for the data path's references on a region; normally
+ * they go within one FPDU. A peer controls how long an FPDU takes (a
+ * header and then silence, a Read Response into a closed window), so
+ * after a grace period xiw_mr_remove() calls this: every connection
+ * still holding @mr ends with a Terminate and goes to ERROR, which
+ * releases the region. A process can always deregister and exit.
+ */
+void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr)
+{
+	struct xiw_term_code tc = {
+		.layer = XIW_TERM_LAYER_RDMAP,
+		.etype = XIW_RDMAP_ET_CATASTROPHIC,
+	};
+	unsigned long index;
+	struct xiw_qp *qp;
+
+	xa_lock(&xdev->qp_xa);
+	xa_for_each(&xdev->qp_xa, index, qp) {
+		struct xiw_qp_dp *dp;
+
+		if (!refcount_inc_not_zero(&qp->ref))
+			continue;
+		xa_unlock(&xdev->qp_xa);
+		dp = xiw_dp_get(qp);
+		if (dp) {
+			if (xiw_dp_holds_mr(dp, mr)) {
+				xiw_dp_dbg(dp, "holds STag %#x being deregistered: ending the connection\n",
+					   mr->base.lkey);
+				xiw_dp_fatal(dp, &tc, NULL, 0, -ETIMEDOUT);
+			}
+			xiw_dp_put(dp);
+		}
+		xiw_qp_put(&qp->base);
+		xa_lock(&xdev->qp_xa);
+	}
+	xa_unlock(&xdev->qp_xa);
 }
 
 /* ------------------------------------------------------------------------

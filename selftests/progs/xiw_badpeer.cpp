@@ -567,6 +567,38 @@ const Case kCases[] = {
 	{"nortr", "(--rtr write) a Send before the RTR", [](Peer &p, const Opts &) {
 		send_fpdu(p, send_hdr(p), pattern(16, 20));
 	}},
+	{"stall-write", "a Write FPDU cut short (header and 100 of 1024 bytes), then silence",
+	 [](Peer &p, const Opts &) {
+		Bytes f = fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag,
+					     p.rw_addr), pattern(1024, 21));
+		send_all(p.fd, f.data(), sizeof(xiw_ddp_tagged) + 100);
+		// the rest never comes; run() reads until --timeout
+	}},
+	{"stall-quiet", "(4 KiB receive buffer) 4 Read Requests (IRD), never reading the Responses, then silence for 15 s",
+	 [](Peer &p, const Opts &) {
+		for (int i = 0; i < 4; i++) {
+			send_fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr, kRegion));
+			p.msn[XIW_QN_REQ]++;
+		}
+		std::printf("STALLING\n");
+		sleep(15);
+	}},
+	{"stall-read", "(4 KiB receive buffer) Read Requests in batches, never reading the Responses, a Send on QN 7, then silence for 12 s",
+	 [](Peer &p, const Opts &) {
+		for (int b = 0; b < 10; b++) {
+			for (int i = 0; i < 4; i++) {
+				send_fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr,
+						      kRegion));
+				p.msn[XIW_QN_REQ]++;
+			}
+			usleep(150000);
+		}
+		// then one malformed FPDU: xiw owes us a Terminate it cannot send
+		send_fpdu(p, untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_SEND), 7, 1),
+			  pattern(16, 22));
+		std::printf("STALLING\n");
+		sleep(12);	// xiw's TX is parked: it must close anyway
+	}},
 };
 
 const Case *find_case(std::string_view n)
@@ -596,6 +628,11 @@ int run(const Opts &o)
 	p.fd = socket(ai->ai_family, SOCK_STREAM, 0);
 	if (p.fd < 0)
 		die("socket");
+	if (o.name == "stall-read" || o.name == "stall-quiet") {
+		int rb = 4096;	// a small window that closes soon
+
+		setsockopt(p.fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));
+	}
 	if (connect(p.fd, ai->ai_addr, ai->ai_addrlen))
 		die("connect");
 	freeaddrinfo(ai);

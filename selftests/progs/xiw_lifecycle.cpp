@@ -18,9 +18,22 @@
 //	WR_FLUSH_ERR, within 20 s: a WR taken by TX after the flush started
 //	must not be lost.
 //
+//   qpaccess ADDR PORT
+//	QP access flags narrowed after connect: Write, Read and FetchAdd
+//	that they do not allow are refused with memory untouched; what
+//	rdma_cm grants (REMOTE_WRITE|REMOTE_READ) allows atomics.
+//
+//   victim ADDR PORT / thief ADDR PORT QPN
+//	A QP of one process named by another in connect and accept: both
+//	refused, the victim's QP untouched.
+//
 //   srqpd ADDR PORT
 //	A QP in one PD with an SRQ in another: the SRQ's receive buffers
 //	(registered in the SRQ's PD) take a Send.
+//
+//   cycle ADDR PORT N
+//	N connections set up and torn down in turn: "CYCLE i ms=..." each,
+//	"WORST ms=..." at the end.
 //
 //   hold ADDR PORT SECONDS
 //	Connect two QPs, print "CONNECTED" and wait up to SECONDS for the
@@ -34,6 +47,7 @@
 #include <poll.h>
 #include <rdma/rdma_cma.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
@@ -375,6 +389,215 @@ int do_srqpd(cm_pair::Pair &pair)
 	return 0;
 }
 
+// QP access flags are enforced at the responder (issue 13, item 1): the
+// passive QP's flags are narrowed after the connection is up, then the
+// active side tries what they no longer allow.
+int do_qpaccess(cm_pair::Pair &pair)
+{
+	struct Case {
+		const char *what;
+		int access;		// passive QP's flags
+		ibv_wr_opcode op;
+		bool allowed;
+	} cases[] = {
+		{ "RDMA Write, QP without REMOTE_WRITE",
+		  IBV_ACCESS_REMOTE_READ, IBV_WR_RDMA_WRITE, false },
+		{ "RDMA Read, QP without REMOTE_READ",
+		  IBV_ACCESS_REMOTE_WRITE, IBV_WR_RDMA_READ, false },
+		{ "FetchAdd, QP with REMOTE_READ only",
+		  IBV_ACCESS_REMOTE_READ, IBV_WR_ATOMIC_FETCH_AND_ADD, false },
+		{ "FetchAdd, QP with rdma_cm's REMOTE_WRITE|REMOTE_READ",
+		  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		  IBV_WR_ATOMIC_FETCH_AND_ADD, true },
+		{ "RDMA Write, QP with REMOTE_WRITE",
+		  IBV_ACCESS_REMOTE_WRITE, IBV_WR_RDMA_WRITE, true },
+	};
+
+	for (auto &c : cases) {
+		Side srv, cli;
+		rdma_conn_param p{};
+		rdma_cm_id *passive;
+
+		p.responder_resources = 4;
+		p.initiator_depth = 4;
+		pair.connect([&](rdma_cm_id *id) { cli.setup(id, 16); },
+			     [&](rdma_cm_id *id) {
+				     srv.setup(id, 16);
+				     ibv_dereg_mr(srv.mr);
+				     srv.mr = ibv_reg_mr(srv.pd, srv.mem.data(),
+							 srv.mem.size(),
+							 IBV_ACCESS_LOCAL_WRITE |
+							 IBV_ACCESS_REMOTE_WRITE |
+							 IBV_ACCESS_REMOTE_READ |
+							 IBV_ACCESS_REMOTE_ATOMIC);
+				     if (!srv.mr)
+					     die("reg atomic mr");
+			     },
+			     p, p, &passive);
+		std::memset(srv.mem.data(), 0x3c, srv.mem.size());
+		std::memset(cli.mem.data(), 0xc3, cli.mem.size());
+		ibv_qp_attr a{};
+		a.qp_access_flags = c.access;
+		check(ibv_modify_qp(srv.id->qp, &a, IBV_QP_ACCESS_FLAGS) == 0,
+		      std::string(c.what) + ": access flags set in RTS");
+
+		int rv;
+		if (c.op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			ibv_sge sge{ (uintptr_t)cli.mem.data(), 8, cli.mr->lkey };
+			ibv_send_wr wr{}, *bad;
+
+			wr.wr_id = 1;
+			wr.opcode = c.op;
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			wr.wr.atomic.remote_addr = (uintptr_t)srv.mem.data();
+			wr.wr.atomic.rkey = srv.mr->rkey;
+			wr.wr.atomic.compare_add = 1;
+			rv = ibv_post_send(cli.id->qp, &wr, &bad);
+		} else {
+			rv = cli.post(c.op, 1, 0, 64, (uintptr_t)srv.mem.data(),
+				      srv.mr->rkey);
+		}
+		if (rv)
+			die("post");
+		auto wc = cli.poll(1, 20000);
+		bool ok = wc.size() == 1 && wc[0].status == IBV_WC_SUCCESS;
+		if (c.allowed) {
+			bool changed = srv.mem[0] != 0x3c;
+			check(ok && (c.op == IBV_WR_RDMA_READ || changed),
+			      std::string(c.what) + ": allowed and executed");
+		} else {
+			// A Write completes when sent; the responder's
+			// Terminate then ends the connection.
+			long ms = wait_event(pair.cch,
+					     RDMA_CM_EVENT_DISCONNECTED, 20000);
+			bool untouched = std::all_of(
+				srv.mem.begin(), srv.mem.end(),
+				[](uint8_t b) { return b == 0x3c; });
+			check((c.op == IBV_WR_RDMA_WRITE || !ok) && ms >= 0 &&
+				      untouched,
+			      std::string(c.what) + ": refused (" +
+				      (wc.empty() ? "no completion" :
+				       ibv_wc_status_str(wc[0].status)) +
+				      ", connection ended), memory untouched");
+		}
+		rdma_disconnect(cli.id);
+		srv.teardown();
+		cli.teardown();
+	}
+	return 0;
+}
+
+// Issue 13 item 3: rdma_cm lets a process name any QP number. "victim"
+// creates a QP and prints its number, then reports its state when stdin
+// closes; "thief" names that number in a connect and in an accept.
+int do_victim(cm_pair::Pair &pair)
+{
+	rdma_cm_id *id;
+	Side v;
+
+	if (rdma_create_id(pair.cch, &id, nullptr, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(id, nullptr, pair.ai->ai_addr, 2000))
+		die("victim: rdma_resolve_addr");
+	rdma_ack_cm_event(cm_pair::expect(pair.cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	v.setup(id, 16);
+	ibv_qp_attr qa{};
+	ibv_qp_init_attr qi{};
+	ibv_query_qp(id->qp, &qa, IBV_QP_STATE, &qi);
+	std::printf("QPN %u state %d\n", id->qp->qp_num, qa.qp_state);
+	std::fflush(stdout);
+	char buf[16];
+	while (std::fgets(buf, sizeof(buf), stdin))
+		;
+	ibv_qp_attr qb{};
+	ibv_query_qp(id->qp, &qb, IBV_QP_STATE, &qi);
+	check(qb.qp_state == qa.qp_state,
+	      "victim QP state unchanged (" + std::to_string(qa.qp_state) +
+		      " -> " + std::to_string(qb.qp_state) + ")");
+	v.teardown();
+	return 0;
+}
+
+int do_thief(cm_pair::Pair &pair, uint32_t qpn)
+{
+	rdma_cm_id *cid;
+	rdma_conn_param p{};
+
+	// connect naming the victim's QP (no QP of our own on the id)
+	if (rdma_create_id(pair.cch, &cid, nullptr, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(cid, nullptr, pair.ai->ai_addr, 2000))
+		die("thief: rdma_resolve_addr");
+	rdma_ack_cm_event(cm_pair::expect(pair.cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(cid, 2000))
+		die("thief: rdma_resolve_route");
+	rdma_ack_cm_event(cm_pair::expect(pair.cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	p.qp_num = qpn;
+	int rv = rdma_connect(cid, &p);
+	check(rv != 0, "connect naming another process's QP " +
+			       std::to_string(qpn) + " is refused (" +
+			       (rv ? std::strerror(errno) : "accepted") + ")");
+	rdma_destroy_id(cid);
+	// drain what a wrongly accepted connect left behind
+	while (wait_event(pair.sch, RDMA_CM_EVENT_CONNECT_REQUEST, 500) >= 0)
+		;
+
+	// accept naming the victim's QP: a legitimate active side connects
+	Side act;
+	if (rdma_create_id(pair.cch, &cid, nullptr, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(cid, nullptr, pair.ai->ai_addr, 2000))
+		die("thief: rdma_resolve_addr 2");
+	rdma_ack_cm_event(cm_pair::expect(pair.cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(cid, 2000))
+		die("thief: rdma_resolve_route 2");
+	rdma_ack_cm_event(cm_pair::expect(pair.cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	act.setup(cid, 16);
+	rdma_conn_param ap{};
+	if (rdma_connect(cid, &ap))
+		die("thief: rdma_connect 2");
+	rdma_cm_event *ev = cm_pair::expect(pair.sch,
+					    RDMA_CM_EVENT_CONNECT_REQUEST);
+	rdma_cm_id *pid = ev->id;
+	rdma_ack_cm_event(ev);
+	rdma_conn_param acc{};
+	acc.qp_num = qpn;
+	rv = rdma_accept(pid, &acc);
+	check(rv != 0, "accept naming another process's QP " +
+			       std::to_string(qpn) + " is refused (" +
+			       (rv ? std::strerror(errno) : "accepted") + ")");
+	rdma_destroy_id(pid);
+	act.teardown();
+	return 0;
+}
+
+// N connections set up and torn down one after another, each timed.
+int do_cycle(cm_pair::Pair &pair, int n)
+{
+	long worst = 0;
+
+	for (int i = 0; i < n; i++) {
+		Side srv, cli;
+		rdma_conn_param p{};
+		rdma_cm_id *passive;
+		auto t0 = Clock::now();
+
+		pair.connect([&](rdma_cm_id *id) { cli.setup(id, 4); },
+			     [&](rdma_cm_id *id) { srv.setup(id, 4); }, p, p,
+			     &passive);
+		rdma_disconnect(cli.id);
+		wait_event(pair.cch, RDMA_CM_EVENT_DISCONNECTED, 20000);
+		srv.teardown();
+		cli.teardown();
+		long ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+				  Clock::now() - t0).count();
+		worst = std::max(worst, ms);
+		std::printf("CYCLE %d ms=%ld\n", i, ms);
+		std::fflush(stdout);
+	}
+	std::printf("WORST ms=%ld\n", worst);
+	return 0;
+}
+
 int do_hold(cm_pair::Pair &pair, int secs)
 {
 	Side srv, cli;
@@ -404,7 +627,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s reset|flushrace|srqpd|hold ADDR PORT [N]\n",
+			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|hold ADDR PORT [N]\n",
 			     argv[0]);
 		return 2;
 	}
@@ -416,6 +639,14 @@ int main(int argc, char **argv)
 		do_reset(pair);
 	else if (cmd == "flushrace")
 		do_flushrace(pair, n);
+	else if (cmd == "qpaccess")
+		do_qpaccess(pair);
+	else if (cmd == "victim")
+		do_victim(pair);
+	else if (cmd == "thief")
+		do_thief(pair, n);
+	else if (cmd == "cycle")
+		do_cycle(pair, n);
 	else if (cmd == "srqpd")
 		do_srqpd(pair);
 	else if (cmd == "hold")

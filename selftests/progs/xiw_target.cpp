@@ -18,12 +18,20 @@
 //
 // and any asynchronous event of the device context ("ASYNC id=1 ...").
 //
+// With --dereg-on FILE, once FILE exists it deregisters every live
+// connection's RW region while the QP is still connected and reports how
+// long that took: "DEREG id=1 ms=... rc=0".
+//
 // Usage: xiw_target --bind ADDR [--port 7174] [--conns N] [--timeout SEC]
+//                   [--dereg-on FILE] [--disconnect-on FILE]
+// With --disconnect-on FILE, once FILE exists it disconnects (gracefully)
+// every live connection: "DISCONNECTING id=1".
 #include <arpa/inet.h>
 #include <endian.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <unistd.h>
 #include <rdma/rdma_cma.h>
 
 #include "target_info.h"
@@ -210,6 +218,8 @@ int main(int argc, char **argv)
 {
 	std::string bind_addr, port = "7174";
 	unsigned conns = 1, timeout = 60;
+	std::string dereg_on, disc_on;
+	bool dereg_done = false, disc_done = false;
 
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -228,9 +238,14 @@ int main(int argc, char **argv)
 			conns = std::stoul(val());
 		else if (a == "--timeout")
 			timeout = std::stoul(val());
+		else if (a == "--dereg-on")
+			dereg_on = val();
+		else if (a == "--disconnect-on")
+			disc_on = val();
 		else {
 			std::fprintf(stderr, "usage: xiw_target --bind ADDR "
-				     "[--port P] [--conns N] [--timeout SEC]\n");
+				     "[--port P] [--conns N] [--timeout SEC] "
+				     "[--dereg-on FILE] [--disconnect-on FILE]\n");
 			return 2;
 		}
 	}
@@ -271,6 +286,29 @@ int main(int argc, char **argv)
 		if (std::chrono::steady_clock::now() > deadline) {
 			std::printf("TIMEOUT\n");
 			return 1;
+		}
+		if (!disc_on.empty() && !disc_done &&
+		    !access(disc_on.c_str(), F_OK)) {
+			disc_done = true;
+			for (auto &[id, c] : live) {
+				std::printf("DISCONNECTING id=%u\n", c->id);
+				rdma_disconnect(id);
+			}
+		}
+		if (!dereg_on.empty() && !dereg_done &&
+		    !access(dereg_on.c_str(), F_OK)) {
+			dereg_done = true;
+			for (auto &[id, c] : live) {
+				auto t0 = std::chrono::steady_clock::now();
+				int rc = c->rw_mr ? ibv_dereg_mr(c->rw_mr) : -1;
+				long ms = std::chrono::duration_cast<
+					std::chrono::milliseconds>(
+					std::chrono::steady_clock::now() - t0).count();
+
+				c->rw_mr = nullptr;
+				std::printf("DEREG id=%u ms=%ld rc=%d\n", c->id,
+					    ms, rc);
+			}
 		}
 		pollfd pfd[2] = { { ch->fd, POLLIN, 0 },
 				  { ctx ? ctx->async_fd : -1, POLLIN, 0 } };

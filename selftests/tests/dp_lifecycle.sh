@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 300
-# description: QP lifecycle edges: a connected QP moved to RESET executes no more remote Writes/Reads and its connection is aborted (the peer sees DISCONNECTED); WRs posted while the QP moves to ERROR all complete (30 connections); an SRQ in another PD than its QP takes a Send; the netdev going down aborts the connections of its QPs (no half-open socket left)
+# description: QP lifecycle and access edges: QP access flags enforced for remote Write/Read/atomics (rdma_cm's defaults allow atomics); connect/accept naming another process's QP refused; a connected QP moved to RESET executes no more remote Writes/Reads and its connection is aborted (the peer sees DISCONNECTED); WRs posted while the QP moves to ERROR all complete (30 connections); an SRQ in another PD than its QP takes a Send; the netdev going down aborts the connections of its QPs (no half-open socket left)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 LC=$(need_prog xiw_lifecycle)
@@ -26,6 +26,30 @@ log "RTS -> RESET: no remote Write or Read executed, the peer disconnected"
 
 lc flushrace flushrace 192.0.2.1 7492 30
 log "30 QPs moved to ERROR while posting: every WR completed"
+
+lc qpaccess qpaccess 192.0.2.1 7497
+n=$(grep -c '^ok' lc-qpaccess.log)
+[ "$n" = 10 ] || fail "qpaccess: $n of 10 checks ran"
+log "QP access flags enforced: Write, Read, FetchAdd refused where the QP forbids them; rdma_cm's defaults allow atomics"
+
+# One process names another's QP number in connect and accept.
+coproc VICTIM { "$LC" victim 192.0.2.1 7495 2>&1; }
+vpid=$VICTIM_PID
+read -r -t 30 line <&"${VICTIM[0]}" || fail "victim: no QP"
+log "victim: $line"
+qpn=$(awk '{ print $2 }' <<<"$line")
+rc=0
+run_timeout 60 "$LC" thief 192.0.2.1 7496 "$qpn" >lc-thief.log 2>&1 || rc=$?
+sed 's/^/# /' lc-thief.log
+[ "$rc" = 0 ] || log "thief exited with $rc"
+exec {VICTIM[1]}>&-
+cat <&"${VICTIM[0]}" >lc-victim.log || true
+wait "$vpid" || rc=1
+sed 's/^/# /' lc-victim.log
+[ "$rc" = 0 ] || fail "a process could use another process's QP: $(grep -h -m1 -E 'FAIL|thief|victim' lc-thief.log lc-victim.log)"
+[ "$(grep -c '^ok' lc-thief.log lc-victim.log | awk -F: '{ s += $2 } END { print s }')" = 3 ] ||
+	fail "victim/thief: not every check ran"
+log "connect and accept naming another process's QP refused, its QP untouched"
 
 lc srqpd srqpd 192.0.2.1 7493
 log "SRQ in another PD: the Send landed in the SRQ's buffer"

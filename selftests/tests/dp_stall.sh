@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: 1vm
+# timeout: 240
+# description: peers that stall must not hold xiw (or other connections): a peer that stops reading (TX parked mid-FPDU) and then breaks the protocol still gets its QP to ERROR and the connection closed though the Terminate cannot be sent; a peer that stops in the middle of a Write FPDU cannot make ibv_dereg_mr (or process exit) wait for it: the region is revoked, the connection ended; graceful closes towards three peers that do not read hold up no other connection setup or teardown (CM work is concurrent)
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+B=$(need_prog xiw_badpeer)
+T=$(need_prog xiw_target)
+need_cmd ss
+xiw_load
+xiw_need_provider
+dummy_add d0
+ip addr add 10.77.5.1/24 dev d0
+xiw_link_add xiw0 d0
+wait_port_state xiw0 PORT_ACTIVE 5
+addr=10.77.5.1
+
+# tcp_conns PORT: established TCP connections on PORT (xiw's kernel socket
+# and the raw peer's)
+tcp_conns() { ss -Htn state established "( sport = :$1 or dport = :$1 )"; }
+
+# Small socket buffers: a peer that does not read parks xiw's TX soon.
+wmem=$(sysctl -n net.ipv4.tcp_wmem)
+defer sysctl -qw "net.ipv4.tcp_wmem=$wmem"
+sysctl -qw net.ipv4.tcp_wmem="4096 16384 65536"
+
+# --- 1. A Terminate TCP will not take
+"$T" --bind $addr --port 7320 --conns 1 --timeout 60 >tgt1.log 2>&1 &
+tgt1=$!
+defer eval 'kill $tgt1 2>/dev/null || true'
+wait_for 20 grep -q LISTENING tgt1.log || fail "xiw_target does not listen: $(cat tgt1.log)"
+"$B" $addr 7320 --case stall-read --timeout 20000 >peer1.log 2>&1 &
+peer1=$!
+defer eval 'kill $peer1 2>/dev/null || true'
+wait_for 30 grep -q STALLING peer1.log || fail "stall-read: $(cat peer1.log)"
+# the peer now sleeps 12 s without reading: xiw must not wait for it
+wait_for 8 grep -q 'DISCONNECTED' tgt1.log ||
+	fail "a peer that does not read kept the QP out of ERROR: $(cat tgt1.log)"
+expect_match "$(cat tgt1.log)" 'QPSTATE id=1 state=ERR' "target after the stall"
+wait_for 5 eval '[ -z "$(tcp_conns 7320)" ]' ||
+	fail "connection still established: $(tcp_conns 7320)"
+log "peer not reading + IRD overflow: QP in ERROR and connection closed while the peer slept ($(grep -m1 DISCONNECTED tgt1.log))"
+wait "$peer1" || true
+sed 's/^/# peer: /' peer1.log | tail -n 3
+
+# --- 2. ibv_dereg_mr while a peer stops in the middle of a Write FPDU
+"$T" --bind $addr --port 7321 --conns 1 --timeout 60 --dereg-on dereg.now >tgt2.log 2>&1 &
+tgt2=$!
+defer eval 'kill $tgt2 2>/dev/null || true'
+wait_for 20 grep -q LISTENING tgt2.log || fail "xiw_target does not listen: $(cat tgt2.log)"
+"$B" $addr 7321 --case stall-write --timeout 30000 >peer2.log 2>&1 &
+peer2=$!
+defer eval 'kill $peer2 2>/dev/null || true'
+wait_for 30 grep -q 'SENT case=stall-write' peer2.log || fail "stall-write: $(cat peer2.log)"
+# xiw's RX has taken the partial FPDU once its socket's receive queue is empty
+wait_for 10 eval "ss -Htn '( sport = :7321 )' | awk '{ exit !(\$2 == 0) }'" ||
+	fail "RX did not consume the partial FPDU: $(ss -Htn '( sport = :7321 )')"
+touch dereg.now
+wait_for 15 grep -q '^DEREG' tgt2.log ||
+	fail "ibv_dereg_mr hangs while a peer holds the region mid-FPDU"
+line=$(grep -m1 '^DEREG' tgt2.log)
+expect_match "$line" 'rc=0' "dereg"
+wait_for 10 grep -q 'DISCONNECTED' tgt2.log || fail "the stalled connection was not ended: $(cat tgt2.log)"
+log "dereg with a peer stalled mid-Write: $line, connection ended"
+wait "$tgt2" || true
+
+# --- 3. Graceful closes towards peers that do not read hold up no one
+# Three connections whose TX is parked (Read Responses into closed windows)
+# are closed gracefully at once: each close waits (bounded) for TX to drain.
+# Meanwhile other connections are set up and torn down: none may wait.
+LC=$(need_prog xiw_lifecycle)
+"$T" --bind $addr --port 7322 --conns 3 --timeout 90 --disconnect-on disc.now >tgt3.log 2>&1 &
+tgt3=$!
+defer eval 'kill $tgt3 2>/dev/null || true'
+wait_for 20 grep -q LISTENING tgt3.log || fail "xiw_target does not listen: $(cat tgt3.log)"
+for i in 1 2 3; do
+	"$B" $addr 7322 --case stall-quiet --timeout 30000 >"peer3-$i.log" 2>&1 &
+	eval "p3_$i=\$!"
+	defer eval "kill \$p3_$i 2>/dev/null || true"
+done
+for i in 1 2 3; do
+	wait_for 30 grep -q STALLING "peer3-$i.log" || fail "stall-quiet $i: $(cat "peer3-$i.log")"
+done
+"$LC" cycle $addr 7323 40 >cycle.log 2>&1 &
+cyc=$!
+wait_for 30 grep -q 'CYCLE 2 ' cycle.log || fail "cycle: $(cat cycle.log)"
+touch disc.now
+wait "$cyc" || fail "cycle failed: $(tail -n 3 cycle.log)"
+wait_for 20 eval '[ "$(grep -c DISCONNECTED tgt3.log)" = 3 ]' ||
+	fail "the stalled connections did not close: $(cat tgt3.log)"
+worst=$(sed -nE 's/^WORST ms=([0-9]+)/\1/p' cycle.log)
+[ -n "$worst" ] || fail "cycle: no result"
+# each stalled close waits up to 2 s; three of them in one queue took 6 s
+[ "$worst" -lt 3500 ] ||
+	fail "a connection waited ${worst} ms behind graceful closes of stalled peers"
+log "40 connections set up and torn down while 3 stalled peers closed: slowest ${worst} ms"
