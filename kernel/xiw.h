@@ -226,6 +226,10 @@ void xiw_qp_llp_error_state(struct xiw_qp *qp);
 void xiw_qp_llp_error_state_locked(struct xiw_qp *qp);
 /* xiw_qp_tx.c: flush WRs the data path holds; caller holds state_lock */
 bool xiw_qp_caller_owns(struct xiw_qp *qp);
+bool xiw_qp_llp_may_start_locked(struct xiw_qp *qp);
+void xiw_qp_llp_enter_rts_locked(struct xiw_qp *qp);
+bool xiw_qp_llp_closing_locked(struct xiw_qp *qp);
+void xiw_qp_llp_down_locked(struct xiw_qp *qp);
 void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard);
 
 enum xiw_mr_type {

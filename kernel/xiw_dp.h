@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * xiw - data path (TX and RX engines): per-QP state.
+ * xiw - data path: per-connection state shared by the core (xiw_dp.c) and
+ * the TX and RX engines (xiw_qp_tx.c, xiw_qp_rx.c).
  *
  * One struct xiw_qp_dp exists while a QP has a TCP connection, from
  * xiw_qp_llp_start() to xiw_qp_llp_stop(). Everything the engines need at
@@ -240,8 +241,12 @@ struct xiw_qp_dp {
 	struct xiw_rx_ctx rx;
 };
 
-/* xiw_qp_tx.c */
-void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok);
+static inline struct xiw_device *xiw_dp_dev(struct xiw_qp_dp *dp)
+{
+	return to_xiw_dev(dp->qp->base.device);
+}
+
+/* xiw_dp.c: the data-path core */
 void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 		      u32 byte_len);
 void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
@@ -249,6 +254,11 @@ void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 void xiw_dp_put_lsges(struct xiw_lsge *sge, int n);
 struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp);
 void xiw_dp_put(struct xiw_qp_dp *dp);
+
+/* xiw_qp_tx.c: the TX engine */
+void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok);
+void xiw_tx_work(struct work_struct *w);
+bool xiw_tx_idle(struct xiw_qp_dp *dp);
 
 /* xiw_tx_zcopy.c */
 bool xiw_tx_zcopy_enabled(void);

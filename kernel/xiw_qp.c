@@ -343,6 +343,41 @@ void xiw_qp_llp_error_state_locked(struct xiw_qp *qp)
 	}
 }
 
+/*
+ * The data-path core asks, the QP decides (state_lock held by the caller
+ * for all of these): may a connection start on it, it is connected (RTS),
+ * is it closing gracefully, and the data path goes away.
+ */
+bool xiw_qp_llp_may_start_locked(struct xiw_qp *qp)
+{
+	lockdep_assert_held(&qp->state_lock);
+	return qp->state == XIW_QPS_INIT || qp->state == XIW_QPS_RTR;
+}
+
+void xiw_qp_llp_enter_rts_locked(struct xiw_qp *qp)
+{
+	lockdep_assert_held(&qp->state_lock);
+	xiw_qp_dbg(qp, "%s -> RTS (LLP)\n", xiw_qps_name[qp->state]);
+	WRITE_ONCE(qp->state, XIW_QPS_RTS);
+}
+
+bool xiw_qp_llp_closing_locked(struct xiw_qp *qp)
+{
+	lockdep_assert_held(&qp->state_lock);
+	return qp->state == XIW_QPS_CLOSING;
+}
+
+/* A connected QP goes to ERROR; otherwise the data path's WRs are flushed. */
+void xiw_qp_llp_down_locked(struct xiw_qp *qp)
+{
+	lockdep_assert_held(&qp->state_lock);
+	if (qp->state == XIW_QPS_RTS || qp->state == XIW_QPS_CLOSING ||
+	    qp->state == XIW_QPS_TERMINATE)
+		xiw_qp_llp_error_state_locked(qp);
+	else
+		xiw_qp_cmpl_flush(qp, false);
+}
+
 void xiw_qp_llp_error_state(struct xiw_qp *qp)
 {
 	mutex_lock(&qp->state_lock);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xiw - TX engine: LLP hand-over, SQ processing, FPDU framing, Read
- * Responses, Terminate, completion ordering.
+ * xiw - TX engine: SQ processing, FPDU framing, Read and Atomic Responses,
+ * Terminate and RTR frames. A pure engine: it reports completions and
+ * fatal errors to the data-path core (xiw_dp.c), which owns the
+ * connection's lifetime, the completion order and the error path.
  *
  * Work sources, in priority order at every FPDU boundary: a Terminate, the
  * RTR frame, then the SQ and the IRQ (inbound Read Requests) alternating
@@ -35,276 +37,9 @@
 
 #include "xiw_dp.h"
 
-/*
- * TX and error work. WQ_MEM_RECLAIM: block storage (NVMe-oF, NFS) runs over
- * xiw, so writeback under memory pressure depends on this work making
- * progress.
- */
-struct workqueue_struct *xiw_dp_wq;
-
-int xiw_dp_init(void)
-{
-	xiw_dp_wq = alloc_workqueue("xiw_dp", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	return xiw_dp_wq ? 0 : -ENOMEM;
-}
-
-void xiw_dp_exit(void)
-{
-	destroy_workqueue(xiw_dp_wq);
-}
-
-static struct xiw_device *dp_xdev(struct xiw_qp_dp *dp)
-{
-	return to_xiw_dev(dp->qp->base.device);
-}
-
-/* ------------------------------------------------------------------------
- * Completion ordering
- *
- * Every WR taken from the SQ gets a slot in dp->cmpl, in SQ order. A WR is
- * done when TCP accepted its last FPDU (Send, Write), when its last Read
- * Response arrived (Read) or at once (local operations); CQEs are emitted
- * from the head while the head is done, so the SQ completes in order even
- * when a Send finishes before an earlier Read. Caller holds dp->lock.
- */
-static bool xiw_dp_cmpl_reap(struct xiw_qp_dp *dp)
-{
-	bool notify = false;
-
-	while (dp->cmpl_head != dp->cmpl_tail) {
-		struct xiw_dp_cmpl *c =
-			&dp->cmpl[dp->cmpl_head & (dp->cmpl_num - 1)];
-		struct xiw_cqe cqe = {};
-
-		if (c->state != XIW_CMPL_DONE)
-			break;
-		if (c->signaled || c->status != IB_WC_SUCCESS) {
-			cqe.wr_id = c->wr_id;
-			cqe.opcode = c->opcode;
-			cqe.status = c->status;
-			cqe.byte_len = c->byte_len;
-			__xiw_cq_add(dp->qp->scq, dp->qp, &cqe, false,
-				     &notify);
-		}
-		c->state = 0;
-		dp->cmpl_head++;
-	}
-	return notify;
-}
-
-void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
-		      u32 byte_len)
-{
-	struct xiw_dp_cmpl *c;
-	bool notify = false;
-
-	spin_lock_bh(&dp->lock);
-	if (!test_bit(XIW_DP_FLUSHED, &dp->flags)) {
-		c = &dp->cmpl[cidx & (dp->cmpl_num - 1)];
-		c->status = status;
-		c->byte_len = byte_len;
-		c->state = XIW_CMPL_DONE;
-		notify = xiw_dp_cmpl_reap(dp);
-	}
-	spin_unlock_bh(&dp->lock);
-	/* a consumer may post from its handler: no xiw lock held here */
-	if (notify)
-		xiw_cq_notify(dp->qp->scq);
-}
-
-/*
- * Flush the WRs the data path holds (taken from the SQ, not completed:
- * the one being sent and the outstanding Reads), oldest first, and forget
- * the ORQ and IRQ. Called by xiw_qp.c when the QP enters ERROR (@discard
- * false: WR_FLUSH_ERR completions) or RESET (@discard: no completions),
- * with the state mutex held, before the SQ ring itself is flushed. On
- * return RX executes nothing more: no placement, no Read Response, no
- * atomic.
- */
-void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard)
-{
-	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
-				lockdep_is_held(&qp->state_lock));
-	bool notify = false;
-	u32 i;
-
-	if (!dp)
-		return;
-	set_bit(XIW_DP_ERROR, &dp->flags);
-	/* RX runs under the socket lock: stop it before its RQE is flushed. */
-	lock_sock(dp->sk);
-	xiw_dp_rx_flush(dp);
-	release_sock(dp->sk);
-	spin_lock_bh(&dp->lock);
-	if (!test_and_set_bit(XIW_DP_FLUSHED, &dp->flags)) {
-		for (i = dp->cmpl_head; i != dp->cmpl_tail; i++) {
-			struct xiw_dp_cmpl *c =
-				&dp->cmpl[i & (dp->cmpl_num - 1)];
-
-			if (discard) {
-				c->state = 0;
-			} else if (c->state != XIW_CMPL_DONE) {
-				c->status = IB_WC_WR_FLUSH_ERR;
-				c->byte_len = 0;
-				c->state = XIW_CMPL_DONE;
-			}
-		}
-		if (discard)
-			dp->cmpl_head = dp->cmpl_tail;
-		else
-			notify = xiw_dp_cmpl_reap(dp);
-		dp->orq_head = dp->orq_tail;
-		dp->irq_head = dp->irq_tail;
-	}
-	spin_unlock_bh(&dp->lock);
-	if (notify)
-		xiw_cq_notify(qp->scq);
-}
-
-/* ------------------------------------------------------------------------
- * Errors
- */
-static void xiw_dp_err_work(struct work_struct *w)
-{
-	struct xiw_qp_dp *dp = container_of(w, struct xiw_qp_dp, err_work);
-
-	if (test_bit(XIW_DP_STOPPED, &dp->flags))
-		return;
-	xiw_qp_llp_error_state(dp->qp);
-	xiw_cm_llp_error(dp->cep, dp->err_reason);
-}
-
-/* The Terminate did not leave in time: go to ERROR without it. */
-static void xiw_dp_term_timeout(struct work_struct *w)
-{
-	struct xiw_qp_dp *dp = container_of(to_delayed_work(w),
-					    struct xiw_qp_dp, term_work);
-
-	if (!test_and_clear_bit(XIW_DP_TERM_PENDING, &dp->flags))
-		return;
-	ibdev_warn_ratelimited(dp->qp->base.device,
-			       "QP%u: Terminate not sent in %u ms (peer not reading): closing without it\n",
-			       dp->qp->base.qp_num, XIW_TERM_TIMEOUT_MS);
-	/* nothing of ours gets through: the CM resets the connection */
-	dp->err_reason = -ETIMEDOUT;
-	queue_work(xiw_dp_wq, &dp->err_work);
-}
-
-/*
- * The data path cannot go on: stop TX and RX, send the Terminate @tc (if
- * any) at the next FPDU boundary, then move the QP to ERROR and tell the
- * CM (err_work). @hdr/@hdr_len: the offending FPDU from its MPA length on,
- * for the Terminate's copied headers. Any context; first caller wins.
- */
-void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
-		  const void *hdr, u32 hdr_len, int reason)
-{
-	if (test_and_set_bit(XIW_DP_ERROR, &dp->flags))
-		return;
-	dp->err_reason = reason;
-	if (tc) {
-		ibdev_warn_ratelimited(dp->qp->base.device,
-				       "QP%u: Terminate layer %u type %u code %#x\n",
-				       dp->qp->base.qp_num, tc->layer,
-				       tc->etype, tc->ecode);
-		dp->term = *tc;
-		hdr_len = min_t(u32, hdr_len, sizeof(dp->term_hdr));
-		if (hdr)
-			memcpy(dp->term_hdr, hdr, hdr_len);
-		dp->term_hdr_len = hdr ? hdr_len : 0;
-		/* TX reads term* after test_bit_acquire(TERM_PENDING) */
-		smp_mb__before_atomic();
-		set_bit(XIW_DP_TERM_PENDING, &dp->flags);
-		/* Order the Terminate before the kick that sends it. */
-		smp_mb__after_atomic();
-		xiw_dp_tx_kick(dp, false);
-		/*
-		 * A peer that does not read (zero window, TX parked in an
-		 * FPDU) must not keep the QP out of ERROR: give up on the
-		 * Terminate after a while and close anyway.
-		 */
-		queue_delayed_work(xiw_dp_wq, &dp->term_work,
-				   msecs_to_jiffies(XIW_TERM_TIMEOUT_MS));
-	} else {
-		xiw_dp_dbg(dp, "fatal error %d\n", reason);
-		queue_work(xiw_dp_wq, &dp->err_work);
-	}
-}
-
-/* ------------------------------------------------------------------------
- * Revoking a region the data path holds
- */
-
-/* Does @dp hold a reference on @mr? A racy look: the caller retries. */
-static bool xiw_dp_holds_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
-{
-	int i;
-
-	/* data_race: RX/TX change these without our lock; a miss retries */
-	if (data_race(dp->rx.tmr) == mr || data_race(dp->tx.rr_sge.mr) == mr)
-		return true;
-	for (i = 0; i < XIW_MAX_SGE; i++) {
-		/* data_race: as above */
-		if (data_race(dp->rx.sge[i].mr) == mr ||
-		    /* data_race: as above */
-		    data_race(dp->tx.sge[i].mr) == mr)
-			return true;
-	}
-	return false;
-}
-
-/*
- * dereg_mr waits for the data path's references on a region; normally
- * they go within one FPDU. A peer controls how long an FPDU takes (a
- * header and then silence, a Read Response into a closed window), so
- * after a grace period xiw_mr_remove() calls this: every connection
- * still holding @mr ends with a Terminate and goes to ERROR, which
- * releases the region. A process can always deregister and exit.
- */
-void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr)
-{
-	struct xiw_term_code tc = {
-		.layer = XIW_TERM_LAYER_RDMAP,
-		.etype = XIW_RDMAP_ET_CATASTROPHIC,
-	};
-	unsigned long index;
-	struct xiw_qp *qp;
-
-	xa_lock(&xdev->qp_xa);
-	xa_for_each(&xdev->qp_xa, index, qp) {
-		struct xiw_qp_dp *dp;
-
-		if (!refcount_inc_not_zero(&qp->ref))
-			continue;
-		xa_unlock(&xdev->qp_xa);
-		dp = xiw_dp_get(qp);
-		if (dp) {
-			if (xiw_dp_holds_mr(dp, mr)) {
-				xiw_dp_dbg(dp, "holds STag %#x being deregistered: ending the connection\n",
-					   mr->base.lkey);
-				xiw_dp_fatal(dp, &tc, NULL, 0, -ETIMEDOUT);
-			}
-			xiw_dp_put(dp);
-		}
-		xiw_qp_put(&qp->base);
-		xa_lock(&xdev->qp_xa);
-	}
-	xa_unlock(&xdev->qp_xa);
-}
-
 /* ------------------------------------------------------------------------
  * Local SGEs
  */
-void xiw_dp_put_lsges(struct xiw_lsge *sge, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		if (sge[i].mr)
-			xiw_mr_put(sge[i].mr);
-		sge[i].mr = NULL;
-	}
-}
 
 /*
  * Resolve the SGEs of a send-side WR: every non-empty SGE must name a
@@ -324,7 +59,7 @@ static u8 xiw_tx_resolve_sges(struct xiw_qp_dp *dp, const struct xiw_sge *in,
 
 		if (!len)
 			continue;
-		out[k].mr = xiw_mr_resolve(dp_xdev(dp), dp->qp->pd,
+		out[k].mr = xiw_mr_resolve(xiw_dp_dev(dp), dp->qp->pd,
 					   in[i].lkey, access, in[i].addr,
 					   len, &err);
 		if (!out[k].mr) {
@@ -804,7 +539,7 @@ static int xiw_tx_start_sqe(struct xiw_qp_dp *dp)
 		return -EALREADY;
 	case XIW_OP_LOCAL_INV:
 		xiw_tx_set_wc_opcode(dp, IB_WC_LOCAL_INV);
-		if (xiw_mr_invalidate(dp_xdev(dp), qp->pd, s->rkey, false))
+		if (xiw_mr_invalidate(xiw_dp_dev(dp), qp->pd, s->rkey, false))
 			return IB_WC_MW_BIND_ERR;
 		return -EALREADY;
 	default:
@@ -1037,7 +772,7 @@ static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 	tx->rr_sge.addr = tx->irqe.src_to;
 	if (!tx->irqe.atomic && tx->irqe.len) {
 		/* Checked by RX already; the MR may have changed since. */
-		tx->rr_sge.mr = xiw_mr_resolve(dp_xdev(dp), dp->qp->pd,
+		tx->rr_sge.mr = xiw_mr_resolve(xiw_dp_dev(dp), dp->qp->pd,
 					       tx->irqe.src_stag,
 					       IB_ACCESS_REMOTE_READ,
 					       tx->irqe.src_to, tx->irqe.len,
@@ -1377,7 +1112,7 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 	}
 }
 
-static void xiw_tx_work(struct work_struct *w)
+void xiw_tx_work(struct work_struct *w)
 {
 	xiw_tx_run(container_of(w, struct xiw_qp_dp, tx_work));
 }
@@ -1405,151 +1140,7 @@ void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok)
 		queue_work(xiw_dp_wq, &dp->tx_work);
 }
 
-/* Take a reference on the QP's data path, NULL if it has none. */
-struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp)
-{
-	struct xiw_qp_dp *dp;
-
-	rcu_read_lock();
-	dp = rcu_dereference(qp->dp);
-	if (dp && !refcount_inc_not_zero(&dp->users))
-		dp = NULL;
-	rcu_read_unlock();
-	return dp;
-}
-
-void xiw_dp_put(struct xiw_qp_dp *dp)
-{
-	if (refcount_dec_and_test(&dp->users))
-		complete(&dp->users_done);
-}
-
-/* New SQ work (post_send, doorbell) or RTS entered: run TX. */
-void xiw_qp_sq_kick(struct xiw_qp *qp)
-{
-	struct xiw_qp_dp *dp = xiw_dp_get(qp);
-
-	if (!dp)
-		return;
-	if (!test_bit(XIW_DP_ERROR, &dp->flags))
-		xiw_dp_tx_kick(dp, true);
-	xiw_dp_put(dp);
-}
-
-static void xiw_dp_write_space(struct sock *sk)
-{
-	struct xiw_qp_dp *dp = NULL;
-	struct xiw_qp *qp;
-
-	read_lock_bh(&sk->sk_callback_lock);
-	qp = xiw_cm_sk_to_qp(sk);
-	if (qp)
-		dp = xiw_dp_get(qp);
-	read_unlock_bh(&sk->sk_callback_lock);
-	if (!dp)
-		return;
-	if (sk_stream_is_writeable(sk) &&
-	    test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags)) {
-		if (sk->sk_socket)
-			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-		queue_work(xiw_dp_wq, &dp->tx_work);
-	}
-	xiw_dp_put(dp);
-}
-
-/* ------------------------------------------------------------------------
- * LLP hand-over
- */
-static void xiw_dp_free(struct xiw_qp_dp *dp)
-{
-	xiw_tx_zc_free(dp);
-	kvfree(dp->cmpl);
-	kfree(dp->orq);
-	kfree(dp->irq);
-	kfree(dp);
-}
-
-int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
-		     const struct xiw_llp_params *p)
-{
-	struct sock *sk = p->sock->sk;
-	struct xiw_qp_dp *dp;
-	u32 n;
-	int i;
-
-	dp = kzalloc(sizeof(*dp), GFP_KERNEL);
-	if (!dp)
-		return -ENOMEM;
-	dp->qp = qp;
-	dp->cep = cep;
-	dp->sock = p->sock;
-	dp->sk = sk;
-	dp->crc = p->crc;
-	dp->rtr = p->rtr_send_first ? p->rtr : XIW_RTR_NONE;
-	dp->ord = min_t(u32, p->ord, XIW_MAX_ORD);
-	dp->ird = min_t(u32, p->ird, XIW_MAX_IRD);
-	dp->mss = tcp_sk(sk)->mss_cache ?: 1460;
-	if (!xiw_ddp_max_payload(dp->mss, false))
-		dp->mss = 536;
-	refcount_set(&dp->users, 1);
-	init_completion(&dp->users_done);
-	spin_lock_init(&dp->lock);
-	INIT_WORK(&dp->tx_work, xiw_tx_work);
-	INIT_WORK(&dp->err_work, xiw_dp_err_work);
-	INIT_DELAYED_WORK(&dp->term_work, xiw_dp_term_timeout);
-	for (i = 0; i < XIW_QN_COUNT; i++) {
-		dp->tx.msn[i] = 1;
-		dp->rx.msn[i] = 1;
-	}
-	if (p->rtr_wait && p->rtr != XIW_RTR_NONE)
-		set_bit(XIW_DP_RTR_WAIT, &dp->flags);
-
-	dp->cmpl_num = qp->sq.num;
-	dp->cmpl = kvcalloc(dp->cmpl_num, sizeof(*dp->cmpl), GFP_KERNEL);
-	n = roundup_pow_of_two(max_t(u32, dp->ord, 1));
-	dp->orq = kcalloc(n, sizeof(*dp->orq), GFP_KERNEL);
-	n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
-	dp->irq = kcalloc(n, sizeof(*dp->irq), GFP_KERNEL);
-	if (!dp->cmpl || !dp->orq || !dp->irq || xiw_tx_zc_attach(dp)) {
-		xiw_dp_free(dp);
-		return -ENOMEM;
-	}
-
-	mutex_lock(&qp->state_lock);
-	if (qp->state != XIW_QPS_INIT && qp->state != XIW_QPS_RTR) {
-		mutex_unlock(&qp->state_lock);
-		xiw_dp_free(dp);
-		return -EINVAL;
-	}
-	xiw_qp_get(&qp->base);
-	qp->cep = cep;
-	rcu_assign_pointer(qp->dp, dp);
-
-	tcp_sock_set_nodelay(sk);
-	lock_sock(sk);
-	write_lock_bh(&sk->sk_callback_lock);
-	dp->saved_data_ready = sk->sk_data_ready;
-	dp->saved_write_space = sk->sk_write_space;
-	sk->sk_data_ready = xiw_dp_data_ready;
-	sk->sk_write_space = xiw_dp_write_space;
-	write_unlock_bh(&sk->sk_callback_lock);
-	release_sock(sk);
-
-	qp->state = XIW_QPS_RTS;
-	mutex_unlock(&qp->state_lock);
-	xiw_dp_dbg(dp, "RTS, mss %u crc %d ord %u ird %u rtr %d/%d/%d\n", dp->mss,
-		   dp->crc, dp->ord, dp->ird, p->rtr, p->rtr_send_first,
-		   p->rtr_wait);
-
-	/* Data that arrived with the MPA reply, and WRs posted early. */
-	lock_sock(sk);
-	xiw_dp_data_ready(sk);
-	release_sock(sk);
-	xiw_qp_sq_kick(qp);
-	return 0;
-}
-
-static bool xiw_tx_idle(struct xiw_qp_dp *dp)
+bool xiw_tx_idle(struct xiw_qp_dp *dp)
 {
 	struct xiw_qp *qp = dp->qp;
 	struct xiw_sqe *slot = xiw_queue_entry(&qp->sq, READ_ONCE(qp->sq.cons));
@@ -1560,82 +1151,3 @@ static bool xiw_tx_idle(struct xiw_qp_dp *dp)
 	       !(xiw_wqe_flags_acquire(&slot->flags) & XIW_WQE_VALID);
 }
 
-/*
- * Graceful close (QP in CLOSING): what the consumer posted before it asked
- * for the close goes out before the FIN. Bounded: a peer that does not
- * read cannot hold the close forever.
- */
-static void xiw_dp_drain_tx(struct xiw_qp_dp *dp)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(2000);
-
-	while (!test_bit(XIW_DP_ERROR, &dp->flags) &&
-	       time_before(jiffies, end)) {
-		/* no flush_work(): the CM's workqueue reclaims memory */
-		xiw_dp_tx_kick(dp, false);
-		if (xiw_tx_idle(dp))
-			return;
-		usleep_range(500, 1000);
-	}
-}
-
-/*
- * Detach the data path from the socket: restore the callbacks, move the QP
- * to ERROR if it was connected (flushing everything), wait for every user
- * of the data path and free it. Process context; the caller must not hold
- * the QP's state mutex. Safe against concurrent softirq RX and TX work.
- */
-void xiw_qp_llp_stop(struct xiw_qp *qp)
-{
-	struct xiw_qp_dp *dp;
-	struct sock *sk;
-
-	mutex_lock(&qp->state_lock);
-	dp = rcu_dereference_protected(qp->dp,
-				       lockdep_is_held(&qp->state_lock));
-	if (!dp) {
-		mutex_unlock(&qp->state_lock);
-		return;
-	}
-	if (qp->state == XIW_QPS_CLOSING) {
-		/* Only llp_stop frees dp, and only after this. */
-		mutex_unlock(&qp->state_lock);
-		xiw_dp_drain_tx(dp);
-		mutex_lock(&qp->state_lock);
-	}
-	set_bit(XIW_DP_STOPPED, &dp->flags);
-	set_bit(XIW_DP_ERROR, &dp->flags);
-	/* zero-copy WRs TCP still holds are flushed below, not completed */
-	xiw_tx_zc_detach(dp);
-	sk = dp->sk;
-	write_lock_bh(&sk->sk_callback_lock);
-	if (sk->sk_data_ready == xiw_dp_data_ready)
-		sk->sk_data_ready = dp->saved_data_ready;
-	if (sk->sk_write_space == xiw_dp_write_space)
-		sk->sk_write_space = dp->saved_write_space;
-	write_unlock_bh(&sk->sk_callback_lock);
-
-	if (qp->state == XIW_QPS_RTS || qp->state == XIW_QPS_CLOSING ||
-	    qp->state == XIW_QPS_TERMINATE)
-		xiw_qp_llp_error_state_locked(qp);
-	else
-		xiw_qp_cmpl_flush(qp, false);
-	rcu_assign_pointer(qp->dp, NULL);
-	qp->cep = NULL;
-	mutex_unlock(&qp->state_lock);
-
-	synchronize_rcu();
-	xiw_dp_put(dp);
-	wait_for_completion(&dp->users_done);
-	cancel_work_sync(&dp->tx_work);
-	cancel_delayed_work_sync(&dp->term_work);
-	cancel_work_sync(&dp->err_work);
-	cancel_work_sync(&dp->tx_work);
-
-	xiw_dp_put_lsges(dp->tx.sge, dp->tx.nsge);
-	xiw_dp_put_lsges(&dp->tx.rr_sge, 1);
-	xiw_dp_rx_release(dp);
-	xiw_dp_dbg(dp, "stopped\n");
-	xiw_dp_free(dp);
-	xiw_qp_put(&qp->base);
-}
