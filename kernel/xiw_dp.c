@@ -323,15 +323,23 @@ void xiw_qp_sq_kick(struct xiw_qp *qp)
 	xiw_dp_put(dp);
 }
 
+/*
+ * The data path of a socket's QP, with a reference, or NULL. For the
+ * socket callbacks; the caller holds sk_callback_lock (read).
+ */
+struct xiw_qp_dp *xiw_dp_get_sk(struct sock *sk)
+{
+	struct xiw_qp *qp = xiw_cm_sk_to_qp(sk);
+
+	return qp ? xiw_dp_get(qp) : NULL;
+}
+
 static void xiw_dp_write_space(struct sock *sk)
 {
-	struct xiw_qp_dp *dp = NULL;
-	struct xiw_qp *qp;
+	struct xiw_qp_dp *dp;
 
 	read_lock_bh(&sk->sk_callback_lock);
-	qp = xiw_cm_sk_to_qp(sk);
-	if (qp)
-		dp = xiw_dp_get(qp);
+	dp = xiw_dp_get_sk(sk);
 	read_unlock_bh(&sk->sk_callback_lock);
 	if (!dp)
 		return;

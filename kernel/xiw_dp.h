@@ -253,6 +253,7 @@ void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		  const void *hdr, u32 hdr_len, int reason);
 void xiw_dp_put_lsges(struct xiw_lsge *sge, int n);
 struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp);
+struct xiw_qp_dp *xiw_dp_get_sk(struct sock *sk);
 void xiw_dp_put(struct xiw_qp_dp *dp);
 
 /* xiw_qp_tx.c: the TX engine */

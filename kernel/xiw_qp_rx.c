@@ -296,17 +296,25 @@ static struct xiw_orqe *xiw_orq_head(struct xiw_qp_dp *dp)
 }
 
 /*
- * QP access rights (RFC 5040 section 6.4 leaves them to the RNIC; enforced
- * as IB does, on top of the STag's own rights). rdma_cm's iWARP path grants
- * REMOTE_WRITE | REMOTE_READ and has no way to ask for REMOTE_ATOMIC, so an
- * Atomic Request is allowed by REMOTE_ATOMIC or by REMOTE_WRITE (it writes
- * memory); the MR must still carry IB_ACCESS_REMOTE_ATOMIC. A consumer that
- * clears REMOTE_WRITE refuses atomics too. Documentation/security.md.
+ * QP access rights (RFC 5040 leaves them to the RNIC; enforced as IB does,
+ * on top of the STag's own rights). What rdma_cm's iWARP path leaves on a
+ * QP decides the rules (Documentation/security.md):
+ * - the passive side and kernel ULPs get REMOTE_WRITE | REMOTE_READ; there
+ *   is no way to ask for REMOTE_ATOMIC, so an Atomic Request is allowed by
+ *   REMOTE_ATOMIC or by REMOTE_WRITE (it writes memory); the MR must still
+ *   carry IB_ACCESS_REMOTE_ATOMIC;
+ * - a user QP of the active side keeps the 0 that rdma_create_qp() sets
+ *   before the connection exists, and nothing sets it later: flags of 0
+ *   mean "not chosen", and the STag rights alone decide. A consumer that
+ *   wants no remote access sets a non-zero value without remote bits
+ *   (IB_ACCESS_LOCAL_WRITE).
  */
 static bool xiw_rx_qp_allows(struct xiw_qp_dp *dp, int access)
 {
 	int qa = READ_ONCE(dp->qp->access);
 
+	if (!qa)
+		return true;
 	if (access == IB_ACCESS_REMOTE_ATOMIC)
 		access |= IB_ACCESS_REMOTE_WRITE;
 	if (qa & access)
@@ -1157,13 +1165,10 @@ fault:
  */
 void xiw_dp_data_ready(struct sock *sk)
 {
-	struct xiw_qp_dp *dp = NULL;
-	struct xiw_qp *qp;
+	struct xiw_qp_dp *dp;
 
 	read_lock_bh(&sk->sk_callback_lock);
-	qp = xiw_cm_sk_to_qp(sk);
-	if (qp)
-		dp = xiw_dp_get(qp);
+	dp = xiw_dp_get_sk(sk);
 	if (dp) {
 		read_descriptor_t desc = { .arg.data = dp, .count = 1 };
 

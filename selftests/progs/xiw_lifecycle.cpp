@@ -41,7 +41,7 @@
 //	"STILL CONNECTED" (exit 1). The test moves the netdev down meanwhile.
 //
 // One "ok"/"FAIL" line per check; exit status 0 only if all passed.
-#include "cm_pair.h"
+#include "verbs_side.h"
 
 #include <infiniband/verbs.h>
 #include <poll.h>
@@ -74,95 +74,16 @@ void check(bool ok, const std::string &what)
 		failures++;
 }
 
-struct Side {
-	rdma_cm_id *id = nullptr;
-	ibv_pd *pd = nullptr;
-	ibv_cq *cq = nullptr;
-	ibv_mr *mr = nullptr;
-	std::vector<uint8_t> mem = std::vector<uint8_t>(8192);
+using cm_pair::Side;
+using cm_pair::SideOpts;
 
-	void setup(rdma_cm_id *cid, uint32_t depth)
-	{
-		id = cid;
-		pd = ibv_alloc_pd(id->verbs);
-		cq = ibv_create_cq(id->verbs, 2 * depth + 16, nullptr, nullptr,
-				   0);
-		if (!pd || !cq)
-			die("pd/cq");
-		ibv_qp_init_attr a{};
-		a.qp_type = IBV_QPT_RC;
-		a.send_cq = cq;
-		a.recv_cq = cq;
-		a.cap.max_send_wr = depth;
-		a.cap.max_recv_wr = depth;
-		a.cap.max_send_sge = 1;
-		a.cap.max_recv_sge = 1;
-		if (rdma_create_qp(id, pd, &a))
-			die("rdma_create_qp");
-		mr = ibv_reg_mr(pd, mem.data(), mem.size(),
-				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				IBV_ACCESS_REMOTE_READ);
-		if (!mr)
-			die("ibv_reg_mr");
-	}
+SideOpts depth(uint32_t d)
+{
+	SideOpts o;
 
-	void teardown()
-	{
-		rdma_destroy_qp(id);
-		ibv_dereg_mr(mr);
-		ibv_destroy_cq(cq);
-		ibv_dealloc_pd(pd);
-		rdma_destroy_id(id);
-	}
-
-	int post(ibv_wr_opcode op, uint64_t wr_id, uint32_t off, uint32_t len,
-		 uint64_t raddr = 0, uint32_t rkey = 0)
-	{
-		ibv_sge sge{ (uintptr_t)mem.data() + off, len, mr->lkey };
-		ibv_send_wr wr{}, *bad;
-
-		wr.wr_id = wr_id;
-		wr.opcode = op;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-		return ibv_post_send(id->qp, &wr, &bad);
-	}
-
-	void post_recv(uint64_t wr_id)
-	{
-		ibv_sge sge{ (uintptr_t)mem.data() + 4096, 64, mr->lkey };
-		ibv_recv_wr wr{}, *bad;
-
-		wr.wr_id = wr_id;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		if (ibv_post_recv(id->qp, &wr, &bad))
-			die("ibv_post_recv");
-	}
-
-	// Up to @n completions within @ms; returns them.
-	std::vector<ibv_wc> poll(size_t n, int ms)
-	{
-		std::vector<ibv_wc> out;
-		auto end = Clock::now() + std::chrono::milliseconds(ms);
-
-		while (out.size() < n && Clock::now() < end) {
-			ibv_wc wc[16];
-			int k = ibv_poll_cq(cq, 16, wc);
-
-			if (k < 0)
-				die("ibv_poll_cq");
-			out.insert(out.end(), wc, wc + k);
-			if (!k)
-				std::this_thread::sleep_for(
-					std::chrono::microseconds(200));
-		}
-		return out;
-	}
-};
+	o.depth = d;
+	return o;
+}
 
 bool modify_state(ibv_qp *qp, ibv_qp_state s)
 {
@@ -205,14 +126,14 @@ int do_reset(cm_pair::Pair &pair)
 
 	p.responder_resources = 4;
 	p.initiator_depth = 4;
-	pair.connect([&](rdma_cm_id *id) { cli.setup(id, 16); },
-		     [&](rdma_cm_id *id) { srv.setup(id, 16); }, p, p,
+	pair.connect([&](rdma_cm_id *id) { cli.setup(id, depth(16)); },
+		     [&](rdma_cm_id *id) { srv.setup(id, depth(16)); }, p, p,
 		     &passive);
 	std::memset(srv.mem.data(), 0x3c, srv.mem.size());
 	std::memset(cli.mem.data(), 0xc3, cli.mem.size());
 
 	// A Write works while connected.
-	if (cli.post(IBV_WR_RDMA_WRITE, 1, 0, 64, (uintptr_t)srv.mem.data(),
+	if (cli.post(IBV_WR_RDMA_WRITE, 1, cli.mem.data(), 64, true, (uintptr_t)srv.mem.data(),
 		     srv.mr->rkey))
 		die("post write");
 	auto wc = cli.poll(1, 20000);
@@ -231,10 +152,10 @@ int do_reset(cm_pair::Pair &pair)
 	// The peer keeps going: Writes and a Read into the reset QP's PD.
 	int posted = 0;
 	for (int i = 0; i < 4; i++)
-		if (!cli.post(IBV_WR_RDMA_WRITE, 10 + i, 0, 4096,
+		if (!cli.post(IBV_WR_RDMA_WRITE, 10 + i, cli.mem.data(), 4096, true,
 			      (uintptr_t)srv.mem.data(), srv.mr->rkey))
 			posted++;
-	if (!cli.post(IBV_WR_RDMA_READ, 20, 0, 64, (uintptr_t)srv.mem.data(),
+	if (!cli.post(IBV_WR_RDMA_READ, 20, cli.mem.data(), 64, true, (uintptr_t)srv.mem.data(),
 		      srv.mr->rkey))
 		posted++;
 	wc = cli.poll(posted, 20000);
@@ -267,18 +188,18 @@ int do_flushrace(cm_pair::Pair &pair, int rounds)
 		rdma_conn_param p{};
 		rdma_cm_id *passive;
 
-		pair.connect([&](rdma_cm_id *id) { cli.setup(id, kDepth); },
+		pair.connect([&](rdma_cm_id *id) { cli.setup(id, depth(kDepth)); },
 			     [&](rdma_cm_id *id) {
-				     srv.setup(id, kDepth);
+				     srv.setup(id, depth(kDepth));
 				     for (uint32_t i = 0; i < kDepth; i++)
-					     srv.post_recv(i);
+					     srv.post_recv(i, srv.mem.data() + 4096, 64);
 			     },
 			     p, p, &passive);
 		std::atomic<bool> stop{ false };
 		std::atomic<long> posted{ 0 };
 		std::thread poster([&] {
 			for (uint64_t i = 0; i < kDepth - 8 && !stop; i++) {
-				if (cli.post(IBV_WR_SEND, i, 0, 8))
+				if (cli.post(IBV_WR_SEND, i, cli.mem.data(), 8))
 					break;
 				posted++;
 			}
@@ -320,7 +241,7 @@ int do_srqpd(cm_pair::Pair &pair)
 	std::vector<uint8_t> rbuf(4 * 64, 0);
 	rdma_conn_param p{};
 
-	pair.connect([&](rdma_cm_id *id) { cli.setup(id, 16); },
+	pair.connect([&](rdma_cm_id *id) { cli.setup(id, depth(16)); },
 		     [&](rdma_cm_id *id) {
 			     qpd = ibv_alloc_pd(id->verbs);
 			     spd = ibv_alloc_pd(id->verbs);
@@ -359,7 +280,7 @@ int do_srqpd(cm_pair::Pair &pair)
 		     },
 		     p, p, &passive);
 	std::memset(cli.mem.data(), 0x77, 64);
-	if (cli.post(IBV_WR_SEND, 1, 0, 64))
+	if (cli.post(IBV_WR_SEND, 1, cli.mem.data(), 64))
 		die("post send");
 	auto wc = cli.poll(1, 20000);
 	check(wc.size() == 1 && wc[0].status == IBV_WC_SUCCESS,
@@ -411,6 +332,10 @@ int do_qpaccess(cm_pair::Pair &pair)
 		  IBV_WR_ATOMIC_FETCH_AND_ADD, true },
 		{ "RDMA Write, QP with REMOTE_WRITE",
 		  IBV_ACCESS_REMOTE_WRITE, IBV_WR_RDMA_WRITE, true },
+		{ "RDMA Read, QP with LOCAL_WRITE only (no remote access)",
+		  IBV_ACCESS_LOCAL_WRITE, IBV_WR_RDMA_READ, false },
+		{ "RDMA Write, QP flags 0 as rdma_cm leaves an active user QP",
+		  0, IBV_WR_RDMA_WRITE, true },
 	};
 
 	for (auto &c : cases) {
@@ -420,9 +345,9 @@ int do_qpaccess(cm_pair::Pair &pair)
 
 		p.responder_resources = 4;
 		p.initiator_depth = 4;
-		pair.connect([&](rdma_cm_id *id) { cli.setup(id, 16); },
+		pair.connect([&](rdma_cm_id *id) { cli.setup(id, depth(16)); },
 			     [&](rdma_cm_id *id) {
-				     srv.setup(id, 16);
+				     srv.setup(id, depth(16));
 				     ibv_dereg_mr(srv.mr);
 				     srv.mr = ibv_reg_mr(srv.pd, srv.mem.data(),
 							 srv.mem.size(),
@@ -456,7 +381,7 @@ int do_qpaccess(cm_pair::Pair &pair)
 			wr.wr.atomic.compare_add = 1;
 			rv = ibv_post_send(cli.id->qp, &wr, &bad);
 		} else {
-			rv = cli.post(c.op, 1, 0, 64, (uintptr_t)srv.mem.data(),
+			rv = cli.post(c.op, 1, cli.mem.data(), 64, true, (uintptr_t)srv.mem.data(),
 				      srv.mr->rkey);
 		}
 		if (rv)
@@ -501,7 +426,7 @@ int do_victim(cm_pair::Pair &pair)
 	    rdma_resolve_addr(id, nullptr, pair.ai->ai_addr, 2000))
 		die("victim: rdma_resolve_addr");
 	rdma_ack_cm_event(cm_pair::expect(pair.cch, RDMA_CM_EVENT_ADDR_RESOLVED));
-	v.setup(id, 16);
+	v.setup(id, depth(16));
 	ibv_qp_attr qa{};
 	ibv_qp_init_attr qi{};
 	ibv_query_qp(id->qp, &qa, IBV_QP_STATE, &qi);
@@ -551,7 +476,7 @@ int do_thief(cm_pair::Pair &pair, uint32_t qpn)
 	if (rdma_resolve_route(cid, 2000))
 		die("thief: rdma_resolve_route 2");
 	rdma_ack_cm_event(cm_pair::expect(pair.cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
-	act.setup(cid, 16);
+	act.setup(cid, depth(16));
 	rdma_conn_param ap{};
 	if (rdma_connect(cid, &ap))
 		die("thief: rdma_connect 2");
@@ -581,8 +506,8 @@ int do_cycle(cm_pair::Pair &pair, int n)
 		rdma_cm_id *passive;
 		auto t0 = Clock::now();
 
-		pair.connect([&](rdma_cm_id *id) { cli.setup(id, 4); },
-			     [&](rdma_cm_id *id) { srv.setup(id, 4); }, p, p,
+		pair.connect([&](rdma_cm_id *id) { cli.setup(id, depth(4)); },
+			     [&](rdma_cm_id *id) { srv.setup(id, depth(4)); }, p, p,
 			     &passive);
 		rdma_disconnect(cli.id);
 		wait_event(pair.cch, RDMA_CM_EVENT_DISCONNECTED, 20000);
@@ -604,8 +529,8 @@ int do_hold(cm_pair::Pair &pair, int secs)
 	rdma_conn_param p{};
 	rdma_cm_id *passive;
 
-	pair.connect([&](rdma_cm_id *id) { cli.setup(id, 16); },
-		     [&](rdma_cm_id *id) { srv.setup(id, 16); }, p, p,
+	pair.connect([&](rdma_cm_id *id) { cli.setup(id, depth(16)); },
+		     [&](rdma_cm_id *id) { srv.setup(id, depth(16)); }, p, p,
 		     &passive);
 	std::printf("CONNECTED\n");
 	std::fflush(stdout);

@@ -22,7 +22,7 @@
 // status 0 only if every byte arrived as sent.
 //
 // Usage: xiw_zcreuse ADDR PORT [ROUNDS [SIZE]]
-#include "cm_pair.h"
+#include "verbs_side.h"
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -49,94 +49,8 @@ uint64_t pattern(uint32_t round, size_t w)
 	       0x1122334455667788ULL;
 }
 
-struct Side {
-	rdma_cm_id *id = nullptr;
-	ibv_pd *pd = nullptr;
-	ibv_cq *cq = nullptr;
-	ibv_mr *mr = nullptr;
-	std::vector<uint64_t> mem;
-
-	void setup(rdma_cm_id *cid, size_t words, uint32_t depth)
-	{
-		id = cid;
-		mem.assign(words, 0);
-		pd = ibv_alloc_pd(id->verbs);
-		cq = ibv_create_cq(id->verbs, 2 * depth + 8, nullptr, nullptr,
-				   0);
-		if (!pd || !cq)
-			die("pd/cq");
-		ibv_qp_init_attr a{};
-		a.qp_type = IBV_QPT_RC;
-		a.send_cq = cq;
-		a.recv_cq = cq;
-		a.cap.max_send_wr = depth + 8;
-		a.cap.max_recv_wr = depth + 8;
-		a.cap.max_send_sge = 1;
-		a.cap.max_recv_sge = 1;
-		if (rdma_create_qp(id, pd, &a))
-			die("rdma_create_qp");
-		mr = ibv_reg_mr(pd, mem.data(), mem.size() * sizeof(uint64_t),
-				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-		if (!mr)
-			die("ibv_reg_mr");
-	}
-
-	// One completion, checked for success (spins; allow 60 s in TCG).
-	ibv_wc poll()
-	{
-		auto end = std::chrono::steady_clock::now() +
-			   std::chrono::seconds(60);
-		ibv_wc wc{};
-
-		while (std::chrono::steady_clock::now() < end) {
-			int n = ibv_poll_cq(cq, 1, &wc);
-
-			if (n < 0)
-				die("ibv_poll_cq");
-			if (!n)
-				continue;
-			if (wc.status != IBV_WC_SUCCESS) {
-				std::fprintf(stderr,
-					     "xiw_zcreuse: wr_id %" PRIu64 ": %s\n",
-					     wc.wr_id,
-					     ibv_wc_status_str(wc.status));
-				std::exit(2);
-			}
-			return wc;
-		}
-		std::fprintf(stderr, "xiw_zcreuse: no completion in 60 s\n");
-		std::exit(2);
-	}
-};
-
-void post_send(Side &s, ibv_wr_opcode op, uint64_t wr_id, const void *buf,
-	       uint32_t len, bool signaled, uint64_t raddr, uint32_t rkey)
-{
-	ibv_sge sge{ (uintptr_t)buf, len, s.mr->lkey };
-	ibv_send_wr wr{}, *bad;
-
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	if (ibv_post_send(s.id->qp, &wr, &bad))
-		die("ibv_post_send");
-}
-
-void post_recv(Side &s, uint64_t wr_id, void *buf, uint32_t len)
-{
-	ibv_sge sge{ (uintptr_t)buf, len, s.mr->lkey };
-	ibv_recv_wr wr{}, *bad;
-
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	if (ibv_post_recv(s.id->qp, &wr, &bad))
-		die("ibv_post_recv");
-}
+using cm_pair::Side;
+using cm_pair::SideOpts;
 
 } // namespace
 
@@ -163,15 +77,17 @@ int main(int argc, char **argv)
 	rdma_cm_id *passive;
 	// srv: a sink slot and a receive buffer per round, plus the token.
 	// cli: the one reused source buffer, then the 8-byte token.
-	pair.connect([&](rdma_cm_id *id) { cli.setup(id, words + 1, 2 * rounds); },
-		     [&](rdma_cm_id *id) {
-			     srv.setup(id, 2 * words * rounds + 1, 2 * rounds);
-		     },
-		     p, p, &passive);
+	SideOpts co, so;
+	co.depth = so.depth = 2 * rounds + 8;
+	co.mem_bytes = (words + 1) * 8;
+	so.mem_bytes = (2 * words * rounds + 1) * 8;
+	pair.connect([&](rdma_cm_id *id) { cli.setup(id, co); },
+		     [&](rdma_cm_id *id) { srv.setup(id, so); }, p, p,
+		     &passive);
 
-	uint64_t *src = cli.mem.data();
+	uint64_t *src = reinterpret_cast<uint64_t *>(cli.mem.data());
 	uint64_t *tok = src + words;
-	uint64_t *sink = srv.mem.data();			// Write slots
+	uint64_t *sink = reinterpret_cast<uint64_t *>(srv.mem.data());	// Write slots
 	uint64_t *rbuf = sink + words * rounds;		// Send buffers
 	uint64_t *stok = rbuf + words * rounds;
 	const uint64_t raddr = (uintptr_t)sink;
@@ -180,8 +96,8 @@ int main(int argc, char **argv)
 	uint32_t sends = 0;
 	for (uint32_t r = 0; r < rounds; r++)
 		if (r % 2)
-			post_recv(srv, r, rbuf + words * r, size);
-	post_recv(srv, rounds, stok, 8);			// final Send
+			srv.post_recv(r, rbuf + words * r, size);
+	srv.post_recv(rounds, stok, 8);			// final Send
 	for (uint32_t r = 0; r < rounds; r++)
 		sends += r % 2;
 
@@ -194,15 +110,17 @@ int main(int argc, char **argv)
 
 		for (size_t w = 0; w < words; w++)
 			src[w] = pattern(r, w);
-		post_send(cli, op, r, src, size, self_signaled,
-			  raddr + uint64_t(r) * size, rkey);
+		if (cli.post(op, r, src, size, self_signaled,
+			     raddr + uint64_t(r) * size, rkey))
+			die("ibv_post_send");
 		if (!self_signaled) {
 			// a later signaled WR: 8 bytes into the token word
 			*tok = r;
-			post_send(cli, IBV_WR_RDMA_WRITE, 1000000 + r, tok, 8,
-				  true, (uintptr_t)stok, rkey);
+			if (cli.post(IBV_WR_RDMA_WRITE, 1000000 + r, tok, 8,
+				     true, (uintptr_t)stok, rkey))
+				die("ibv_post_send");
 		}
-		ibv_wc wc = cli.poll();
+		ibv_wc wc = cli.poll_ok();
 		if (wc.wr_id != (self_signaled ? r : 1000000 + r)) {
 			std::fprintf(stderr, "round %u: completion wr_id %" PRIu64 "\n",
 				     r, wc.wr_id);
@@ -224,11 +142,11 @@ int main(int argc, char **argv)
 	}
 	// A last Send: placed after every earlier message of the stream.
 	*tok = 0x5eed;
-	post_send(cli, IBV_WR_SEND, 2000000, tok, 8, true, 0, 0);
-	cli.poll();
+	if (cli.post(IBV_WR_SEND, 2000000, tok, 8))
+		die("ibv_post_send");
+	cli.poll_ok();
 	while (recvd < sends + 1) {
-		ibv_wc rwc = srv.poll();
-		(void)rwc;
+		srv.poll_ok();
 		recvd++;
 	}
 	double secs = std::chrono::duration<double>(
@@ -260,15 +178,7 @@ int main(int argc, char **argv)
 		    rounds * double(size) / secs / 1e6);
 
 	rdma_disconnect(cli.id);
-	rdma_destroy_qp(cli.id);
-	rdma_destroy_qp(passive);
-	ibv_dereg_mr(cli.mr);
-	ibv_dereg_mr(srv.mr);
-	ibv_destroy_cq(cli.cq);
-	ibv_destroy_cq(srv.cq);
-	ibv_dealloc_pd(cli.pd);
-	ibv_dealloc_pd(srv.pd);
-	rdma_destroy_id(cli.id);
-	rdma_destroy_id(passive);
+	cli.teardown();
+	srv.teardown();
 	return failures ? 1 : 0;
 }

@@ -29,7 +29,7 @@ log "30 QPs moved to ERROR while posting: every WR completed"
 
 lc qpaccess qpaccess 192.0.2.1 7497
 n=$(grep -c '^ok' lc-qpaccess.log)
-[ "$n" = 10 ] || fail "qpaccess: $n of 10 checks ran"
+[ "$n" = 14 ] || fail "qpaccess: $n of 14 checks ran"
 log "QP access flags enforced: Write, Read, FetchAdd refused where the QP forbids them; rdma_cm's defaults allow atomics"
 
 # One process names another's QP number in connect and accept.

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// verbs_side.h: one end of a test connection - PD, CQ, RC QP on an
+// rdma_cm id, one registered buffer - with the posting and polling helpers
+// the test programs share (xiw_lifecycle, xiw_zcreuse). Pairs with
+// cm_pair.h, which connects two such ends inside one process.
+#pragma once
+
+#include "cm_pair.h"
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+namespace cm_pair {
+
+struct SideOpts {
+	uint32_t depth = 16;		// send and receive queue depth
+	size_t mem_bytes = 8192;	// the registered buffer
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		     IBV_ACCESS_REMOTE_READ;
+};
+
+struct Side {
+	rdma_cm_id *id = nullptr;
+	ibv_pd *pd = nullptr;
+	ibv_cq *cq = nullptr;
+	ibv_mr *mr = nullptr;
+	std::vector<uint8_t> mem;
+
+	void setup(rdma_cm_id *cid, const SideOpts &o = {})
+	{
+		id = cid;
+		mem.assign(o.mem_bytes, 0);
+		pd = ibv_alloc_pd(id->verbs);
+		cq = ibv_create_cq(id->verbs, 2 * o.depth + 16, nullptr,
+				   nullptr, 0);
+		if (!pd || !cq)
+			die("pd/cq");
+		ibv_qp_init_attr a{};
+		a.qp_type = IBV_QPT_RC;
+		a.send_cq = cq;
+		a.recv_cq = cq;
+		a.cap.max_send_wr = o.depth;
+		a.cap.max_recv_wr = o.depth;
+		a.cap.max_send_sge = 1;
+		a.cap.max_recv_sge = 1;
+		if (rdma_create_qp(id, pd, &a))
+			die("rdma_create_qp");
+		mr = ibv_reg_mr(pd, mem.data(), mem.size(), o.access);
+		if (!mr)
+			die("ibv_reg_mr");
+	}
+
+	void teardown()
+	{
+		rdma_destroy_qp(id);
+		ibv_dereg_mr(mr);
+		ibv_destroy_cq(cq);
+		ibv_dealloc_pd(pd);
+		rdma_destroy_id(id);
+	}
+
+	// One send-queue WR on a single SGE of the buffer; ibv_post_send's
+	// result.
+	int post(ibv_wr_opcode op, uint64_t wr_id, const void *buf,
+		 uint32_t len, bool signaled = true, uint64_t raddr = 0,
+		 uint32_t rkey = 0)
+	{
+		ibv_sge sge{ (uintptr_t)buf, len, mr->lkey };
+		ibv_send_wr wr{}, *bad;
+
+		wr.wr_id = wr_id;
+		wr.opcode = op;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+		return ibv_post_send(id->qp, &wr, &bad);
+	}
+
+	void post_recv(uint64_t wr_id, void *buf, uint32_t len)
+	{
+		ibv_sge sge{ (uintptr_t)buf, len, mr->lkey };
+		ibv_recv_wr wr{}, *bad;
+
+		wr.wr_id = wr_id;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		if (ibv_post_recv(id->qp, &wr, &bad))
+			die("ibv_post_recv");
+	}
+
+	// Up to @n completions within @ms, whatever their status.
+	std::vector<ibv_wc> poll(size_t n, int ms)
+	{
+		std::vector<ibv_wc> out;
+		auto end = std::chrono::steady_clock::now() +
+			   std::chrono::milliseconds(ms);
+
+		while (out.size() < n && std::chrono::steady_clock::now() < end) {
+			ibv_wc wc[16];
+			int k = ibv_poll_cq(cq, n - out.size() < 16 ?
+					    int(n - out.size()) : 16, wc);
+
+			if (k < 0)
+				die("ibv_poll_cq");
+			out.insert(out.end(), wc, wc + k);
+			if (!k)
+				std::this_thread::sleep_for(
+					std::chrono::microseconds(100));
+		}
+		return out;
+	}
+
+	// Exactly one successful completion within @ms, else exit(2).
+	ibv_wc poll_ok(int ms = 60000)
+	{
+		auto wc = poll(1, ms);
+
+		if (wc.empty()) {
+			std::fprintf(stderr, "no completion in %d ms\n", ms);
+			std::exit(2);
+		}
+		if (wc[0].status != IBV_WC_SUCCESS) {
+			std::fprintf(stderr, "wr_id %" PRIu64 ": %s\n",
+				     wc[0].wr_id, ibv_wc_status_str(wc[0].status));
+			std::exit(2);
+		}
+		return wc[0];
+	}
+};
+
+} // namespace cm_pair
