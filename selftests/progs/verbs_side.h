@@ -2,7 +2,8 @@
 //
 // verbs_side.h: one end of a test connection - PD, CQ, RC QP on an
 // rdma_cm id, one registered buffer - with the posting and polling helpers
-// the test programs share (xiw_lifecycle, xiw_zcreuse). Pairs with
+// the test programs share (xiw_lifecycle, xiw_zcreuse, xiw_dv,
+// xiw_ringfuzz, xiw_wiregen, xiw_dbbench). Pairs with
 // cm_pair.h, which connects two such ends inside one process.
 #pragma once
 
@@ -23,38 +24,60 @@ namespace cm_pair {
 
 struct SideOpts {
 	uint32_t depth = 16;		// send and receive queue depth
+	uint32_t recv_depth = 0;	// receive queue depth if not depth
+	uint32_t sge = 1;		// SGEs per send and receive WR
+	uint32_t cq_entries = 0;	// 0: enough for both queues
 	size_t mem_bytes = 8192;	// the registered buffer
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ;
+	uint64_t send_ops_flags = 0;	// non-zero: an ibv_qp_ex QP (qpx)
 };
 
-struct Side {
+// @T: the element type the test reads its buffer as.
+template <typename T = uint8_t> struct SideT {
 	rdma_cm_id *id = nullptr;
 	ibv_pd *pd = nullptr;
 	ibv_cq *cq = nullptr;
+	ibv_qp_ex *qpx = nullptr;
 	ibv_mr *mr = nullptr;
-	std::vector<uint8_t> mem;
+	std::vector<T> mem;
 
 	void setup(rdma_cm_id *cid, const SideOpts &o = {})
 	{
+		uint32_t rdepth = o.recv_depth ? o.recv_depth : o.depth;
+
 		id = cid;
-		mem.assign(o.mem_bytes, 0);
+		mem.assign((o.mem_bytes + sizeof(T) - 1) / sizeof(T), T{});
 		pd = ibv_alloc_pd(id->verbs);
-		cq = ibv_create_cq(id->verbs, 2 * o.depth + 16, nullptr,
-				   nullptr, 0);
+		cq = ibv_create_cq(id->verbs,
+				   o.cq_entries ? o.cq_entries :
+						  o.depth + rdepth + 16,
+				   nullptr, nullptr, 0);
 		if (!pd || !cq)
 			die("pd/cq");
-		ibv_qp_init_attr a{};
+		ibv_qp_init_attr_ex a{};
 		a.qp_type = IBV_QPT_RC;
 		a.send_cq = cq;
 		a.recv_cq = cq;
 		a.cap.max_send_wr = o.depth;
-		a.cap.max_recv_wr = o.depth;
-		a.cap.max_send_sge = 1;
-		a.cap.max_recv_sge = 1;
-		if (rdma_create_qp(id, pd, &a))
-			die("rdma_create_qp");
-		mr = ibv_reg_mr(pd, mem.data(), mem.size(), o.access);
+		a.cap.max_recv_wr = rdepth;
+		a.cap.max_send_sge = o.sge;
+		a.cap.max_recv_sge = o.sge;
+		a.pd = pd;
+		a.comp_mask = IBV_QP_INIT_ATTR_PD;
+		if (o.send_ops_flags) {
+			a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+			a.send_ops_flags = o.send_ops_flags;
+		}
+		if (rdma_create_qp_ex(id, &a))
+			die("rdma_create_qp_ex");
+		if (o.send_ops_flags) {
+			qpx = ibv_qp_to_qp_ex(id->qp);
+			if (!qpx)
+				die("ibv_qp_to_qp_ex");
+		}
+		mr = ibv_reg_mr(pd, mem.data(), mem.size() * sizeof(T),
+				o.access);
 		if (!mr)
 			die("ibv_reg_mr");
 	}
@@ -138,5 +161,7 @@ struct Side {
 		return wc[0];
 	}
 };
+
+using Side = SideT<>;
 
 } // namespace cm_pair

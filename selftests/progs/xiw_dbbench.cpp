@@ -51,7 +51,7 @@
 #include <string>
 #include <vector>
 
-#include "cm_pair.h"
+#include "verbs_side.h"
 
 namespace {
 
@@ -134,34 +134,19 @@ int count_doorbell_fds()
 	return n;
 }
 
-struct Side {
-	rdma_cm_id *id = nullptr;
-	ibv_pd *pd = nullptr;
-	ibv_cq *cq = nullptr;
-	ibv_mr *mr = nullptr;
-	std::vector<uint64_t> mem = std::vector<uint64_t>(512);
-
+// The shared test-connection end (verbs_side.h) with this program's
+// buffer layout and helpers.
+struct Side : cm_pair::SideT<uint64_t> {
 	void setup(rdma_cm_id *cid)
 	{
-		id = cid;
-		pd = ibv_alloc_pd(id->verbs);
-		cq = ibv_create_cq(id->verbs, 256, nullptr, nullptr, 0);
-		if (!pd || !cq)
-			die("pd/cq");
-		ibv_qp_init_attr a{};
-		a.qp_type = IBV_QPT_RC;
-		a.send_cq = cq;
-		a.recv_cq = cq;
-		a.cap.max_send_wr = 128;
-		a.cap.max_recv_wr = 4;
-		a.cap.max_send_sge = 1;
-		a.cap.max_recv_sge = 1;
-		if (rdma_create_qp(id, pd, &a))
-			die("rdma_create_qp");
-		mr = ibv_reg_mr(pd, mem.data(), mem.size() * 8,
-				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-		if (!mr)
-			die("ibv_reg_mr");
+		cm_pair::SideOpts o;
+
+		o.depth = 128;
+		o.recv_depth = 4;
+		o.cq_entries = 256;
+		o.mem_bytes = 512 * sizeof(uint64_t);
+		o.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+		SideT::setup(cid, o);
 	}
 };
 

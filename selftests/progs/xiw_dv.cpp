@@ -14,7 +14,7 @@
 // Every check prints one line; the exit status is 0 only if all passed.
 //
 // Usage: xiw_dv ADDR PORT
-#include "cm_pair.h"
+#include "verbs_side.h"
 #include "kcompat.h"
 #include "xiw_wire.h"
 
@@ -50,43 +50,20 @@ struct Region {
 	uint32_t rkey;
 } __attribute__((packed));
 
-struct Side {
-	rdma_cm_id *id = nullptr;
-	ibv_pd *pd = nullptr;
-	ibv_cq *cq = nullptr;
-	ibv_qp_ex *qpx = nullptr;
-	ibv_mr *mr = nullptr;
-	std::vector<uint64_t> mem = std::vector<uint64_t>(512);
-
+// The shared test-connection end (verbs_side.h) with this program's
+// buffer layout and helpers.
+struct Side : cm_pair::SideT<uint64_t> {
 	void setup(rdma_cm_id *cid)
 	{
-		id = cid;
-		pd = ibv_alloc_pd(id->verbs);
-		cq = ibv_create_cq(id->verbs, 64, nullptr, nullptr, 0);
-		if (!pd || !cq)
-			die("pd/cq");
-		ibv_qp_init_attr_ex a{};
-		a.qp_type = IBV_QPT_RC;
-		a.send_cq = cq;
-		a.recv_cq = cq;
-		a.cap.max_send_wr = 16;
-		a.cap.max_recv_wr = 16;
-		a.cap.max_send_sge = 1;
-		a.cap.max_recv_sge = 1;
-		a.pd = pd;
-		a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+		cm_pair::SideOpts o;
+
+		o.cq_entries = 64;
+		o.mem_bytes = 512 * sizeof(uint64_t);
+		o.access |= IBV_ACCESS_REMOTE_ATOMIC;
+		o.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 				   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 				   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-		if (rdma_create_qp_ex(id, &a))
-			die("rdma_create_qp_ex");
-		qpx = ibv_qp_to_qp_ex(id->qp);
-		mr = ibv_reg_mr(pd, mem.data(), mem.size() * sizeof(uint64_t),
-				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				IBV_ACCESS_REMOTE_READ |
-				IBV_ACCESS_REMOTE_ATOMIC);
-		if (!qpx || !mr)
-			die("qp_ex/mr");
+		SideT::setup(cid, o);
 	}
 
 	void post_recv(uint64_t wr_id)

@@ -14,7 +14,7 @@
 // prints how many rounds ran and how many completions it saw.
 //
 // Usage: xiw_ringfuzz ADDR PORT [ROUNDS] [SEED]
-#include "cm_pair.h"
+#include "verbs_side.h"
 
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
@@ -90,35 +90,17 @@ void doorbell(ibv_qp *qp, bool send)
 		std::printf("doorbell: %s\n", std::strerror(errno));
 }
 
-struct Side {
-	rdma_cm_id *id = nullptr;
-	ibv_pd *pd = nullptr;
-	ibv_cq *cq = nullptr;
-	ibv_mr *mr = nullptr;
-	std::vector<uint8_t> buf = std::vector<uint8_t>(65536);
-
+// The shared test-connection end (verbs_side.h) with this program's
+// buffer layout and helpers.
+struct Side : cm_pair::SideT<uint8_t> {
 	void setup(rdma_cm_id *cid)
 	{
-		id = cid;
-		pd = ibv_alloc_pd(id->verbs);
-		cq = ibv_create_cq(id->verbs, 32, nullptr, nullptr, 0);
-		if (!pd || !cq)
-			die("pd/cq");
-		ibv_qp_init_attr a{};
-		a.qp_type = IBV_QPT_RC;
-		a.send_cq = cq;
-		a.recv_cq = cq;
-		a.cap.max_send_wr = 16;
-		a.cap.max_recv_wr = 16;
-		a.cap.max_send_sge = 4;
-		a.cap.max_recv_sge = 4;
-		if (rdma_create_qp(id, pd, &a))
-			die("rdma_create_qp");
-		mr = ibv_reg_mr(pd, buf.data(), buf.size(),
-				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				IBV_ACCESS_REMOTE_READ);
-		if (!mr)
-			die("ibv_reg_mr");
+		cm_pair::SideOpts o;
+
+		o.sge = 4;
+		o.cq_entries = 32;
+		o.mem_bytes = 65536;
+		SideT::setup(cid, o);
 	}
 };
 
@@ -187,7 +169,7 @@ int main(int argc, char **argv)
 						e->raddr = rng();
 						for (auto &s : e->sge) {
 							s.addr = rng() & 1 ? rng() :
-								 (uintptr_t)cli.buf.data();
+								 (uintptr_t)cli.mem.data();
 							s.length = rng();
 							s.lkey = rng() & 1 ? rng() :
 								 cli.mr->lkey;
@@ -197,7 +179,7 @@ int main(int argc, char **argv)
 				}
 			}
 			// doorbells and kicks through the normal verbs entry points
-			ibv_sge sge{ (uintptr_t)cli.buf.data(), 64, cli.mr->lkey };
+			ibv_sge sge{ (uintptr_t)cli.mem.data(), 64, cli.mr->lkey };
 			ibv_send_wr swr{}, *sbad;
 			ibv_recv_wr rwr{}, *rbad;
 			swr.sg_list = &sge;

@@ -23,7 +23,10 @@
 // long that took: "DEREG id=1 ms=... rc=0".
 //
 // Usage: xiw_target --bind ADDR [--port 7174] [--conns N] [--timeout SEC]
-//                   [--dereg-on FILE] [--disconnect-on FILE]
+//                   [--dereg-on FILE] [--disconnect-on FILE] [--send-out]
+// With --send-out, every connection posts 8 unsignaled 16 KiB Sends (its
+// receive buffer, whatever it holds) once established, for peers that do
+// not read: "SENDING id=1".
 // With --disconnect-on FILE, once FILE exists it disconnects (gracefully)
 // every live connection: "DISCONNECTING id=1".
 #include <arpa/inet.h>
@@ -219,7 +222,7 @@ int main(int argc, char **argv)
 	std::string bind_addr, port = "7174";
 	unsigned conns = 1, timeout = 60;
 	std::string dereg_on, disc_on;
-	bool dereg_done = false, disc_done = false;
+	bool dereg_done = false, disc_done = false, send_out = false;
 
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -242,10 +245,13 @@ int main(int argc, char **argv)
 			dereg_on = val();
 		else if (a == "--disconnect-on")
 			disc_on = val();
+		else if (a == "--send-out")
+			send_out = true;
 		else {
 			std::fprintf(stderr, "usage: xiw_target --bind ADDR "
 				     "[--port P] [--conns N] [--timeout SEC] "
-				     "[--dereg-on FILE] [--disconnect-on FILE]\n");
+				     "[--dereg-on FILE] [--disconnect-on FILE] "
+				     "[--send-out]\n");
 			return 2;
 		}
 	}
@@ -365,8 +371,24 @@ int main(int argc, char **argv)
 		}
 		case RDMA_CM_EVENT_ESTABLISHED:
 			if (live.count(id)) {
-				live[id]->connected = true;
-				std::printf("CONNECTED id=%u\n", live[id]->id);
+				Conn &c = *live[id];
+
+				c.connected = true;
+				std::printf("CONNECTED id=%u\n", c.id);
+				for (int i = 0; send_out && i < 8; i++) {
+					ibv_sge sge{ (uintptr_t)c.rx.data(),
+						     16384, c.rx_mr->lkey };
+					ibv_send_wr wr{}, *bad;
+
+					wr.wr_id = 1000 + i;
+					wr.opcode = IBV_WR_SEND;
+					wr.sg_list = &sge;
+					wr.num_sge = 1;
+					if (ibv_post_send(id->qp, &wr, &bad))
+						die("ibv_post_send");
+				}
+				if (send_out)
+					std::printf("SENDING id=%u\n", c.id);
 			}
 			break;
 		case RDMA_CM_EVENT_DISCONNECTED:

@@ -66,11 +66,12 @@ log "dereg with a peer stalled mid-Write: $line, connection ended"
 wait "$tgt2" || true
 
 # --- 3. Graceful closes towards peers that do not read hold up no one
-# Three connections whose TX is parked (Read Responses into closed windows)
-# are closed gracefully at once: each close waits (bounded) for TX to drain.
+# Three connections whose TX is parked (128 KiB of Sends into closed
+# windows) are closed gracefully at once: each close waits (bounded, 2 s)
+# for TX to drain.
 # Meanwhile other connections are set up and torn down: none may wait.
 LC=$(need_prog xiw_lifecycle)
-"$T" --bind $addr --port 7322 --conns 3 --timeout 90 --disconnect-on disc.now >tgt3.log 2>&1 &
+"$T" --bind $addr --port 7322 --conns 3 --timeout 90 --disconnect-on disc.now --send-out >tgt3.log 2>&1 &
 tgt3=$!
 defer eval 'kill $tgt3 2>/dev/null || true'
 wait_for 20 grep -q LISTENING tgt3.log || fail "xiw_target does not listen: $(cat tgt3.log)"
@@ -82,6 +83,7 @@ done
 for i in 1 2 3; do
 	wait_for 30 grep -q STALLING "peer3-$i.log" || fail "stall-quiet $i: $(cat "peer3-$i.log")"
 done
+wait_for 30 eval '[ "$(grep -c SENDING tgt3.log)" = 3 ]' || fail "target: $(cat tgt3.log)"
 "$LC" cycle $addr 7323 40 >cycle.log 2>&1 &
 cyc=$!
 wait_for 30 grep -q 'CYCLE 2 ' cycle.log || fail "cycle: $(cat cycle.log)"
