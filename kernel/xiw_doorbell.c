@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xiw: the SQ doorbell file of user QPs.
+ * xiw: the doorbell object of user QPs.
  *
- * A process posts by writing WQEs into its mmap'd SQ ring; when the kernel
- * is not already draining the SQ (XIW_SQ_KERNEL_ACTIVE) it must be told.
- * The legacy way (what siw does) is a write() of a zero-WR POST_SEND
- * command on the uverbs command fd: the uverbs dispatcher copies and
- * checks the command header, enters the device's SRCU section, looks the
- * QP handle up and locks its uobject, allocates the WR buffer, calls
- * post_send(NULL) and copies a response back.
+ * A process posts by writing WQEs into its mmap'd SQ and RQ rings; the
+ * kernel must be told when it is not already draining the SQ
+ * (XIW_SQ_KERNEL_ACTIVE), and, for a QP in ERROR, when receive WRs were
+ * posted (they must be flushed). The legacy way (what siw does) is a
+ * write() of a zero-WR POST_SEND / POST_RECV command on the uverbs command
+ * fd: the uverbs dispatcher copies and checks the command header, enters
+ * the device's SRCU section, looks the QP handle up and locks its
+ * uobject, allocates the WR buffer, calls post_send/post_recv(NULL) and
+ * copies a response back.
  *
- * The doorbell file is a driver-defined uverbs FD object, allocated once
- * per QP by the ioctl method XIW_METHOD_DOORBELL_ALLOC with the QP's
- * handle. A write() on it goes straight from the VFS to
- * xiw_doorbell_write(), which finds the QP and runs the SQ.
+ * The doorbell is a driver-defined uverbs FD object, allocated per QP by
+ * the ioctl method XIW_METHOD_DOORBELL_ALLOC with the QP's handle and
+ * advertised to the provider as XIW_FEATURE_DOORBELL in the context
+ * response. A write() on it goes straight from the VFS to
+ * xiw_doorbell_write(), which finds the QP and kicks its SQ and/or RQ.
  *
  * The link between a QP and its doorbell has one owner, the QP's word
  * qp->db, and changes only by atomic operations on it:
@@ -73,21 +76,43 @@ static struct xiw_qp *xiw_doorbell_get_qp(struct xiw_doorbell *db)
 }
 
 /*
- * The doorbell: any write, of any length (the data is not read). Runs the
- * SQ in the caller's context like the legacy zero-WR POST_SEND.
+ * The doorbell (enum xiw_doorbell_kick in xiw-abi.h): a write of 0 bytes
+ * rings the SQ, one of 4 bytes carries the kick bits. Runs in the
+ * caller's context like the legacy zero-WR POST_SEND / POST_RECV
+ * commands, which stay for providers that predate XIW_FEATURE_DOORBELL.
+ * The RQ needs a kick only in ERROR (RX consumes the RQ ring on its own):
+ * receive WRs posted then must be flushed.
  */
 static ssize_t xiw_doorbell_write(struct file *filp, const char __user *buf,
 				  size_t count, loff_t *pos)
 {
 	struct ib_uobject *uobj = filp->private_data;
 	struct xiw_doorbell *db = container_of(uobj, struct xiw_doorbell, uobj);
-	struct xiw_qp *qp = xiw_doorbell_get_qp(db);
+	u32 kick = XIW_DOORBELL_SQ;
+	struct xiw_qp *qp;
+	int rv = 0;
 
+	if (count) {
+		if (count != sizeof(kick))
+			return -EINVAL;
+		if (get_user(kick, (const u32 __user *)buf))
+			return -EFAULT;
+		if (!kick || (kick & ~(XIW_DOORBELL_SQ | XIW_DOORBELL_RQ)))
+			return -EINVAL;
+	}
+	qp = xiw_doorbell_get_qp(db);
 	if (!qp)
 		return -ENXIO;
-	xiw_qp_sq_doorbell(qp);
+	if (kick & XIW_DOORBELL_RQ) {
+		const struct ib_recv_wr *bad;
+
+		/* a user QP's post_recv(NULL) is its RQ kick */
+		rv = xiw_post_recv(&qp->base, NULL, &bad);
+	}
+	if (kick & XIW_DOORBELL_SQ)
+		xiw_qp_sq_doorbell(qp);
 	xiw_qp_put(&qp->base);
-	return count;
+	return rv ? rv : count;
 }
 
 static const struct file_operations xiw_doorbell_fops = {
