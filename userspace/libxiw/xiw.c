@@ -272,6 +272,8 @@ static int xiw_qp_setup(struct xiw_qp *qp, bool with_srq, bool sq_sig_all,
 	int rv;
 
 	qp->qp_id = u->qp_id;
+	/* the kernel creates it in Idle = INIT; libibverbs assumed RESET */
+	qp->vqp.qp.state = IBV_QPS_INIT;
 	qp->sq_sig_all = sq_sig_all;
 	qp->max_inline = to_xctx(ibctx)->max_inline;
 
