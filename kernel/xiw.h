@@ -163,7 +163,11 @@ struct xiw_qp {
 	struct xiw_cep *cep;		/* connection endpoint (xiw_cm.c) */
 	struct xiw_qp_dp __rcu *dp;	/* TX/RX engines (xiw_qp_tx/rx.c) */
 
-	/* user QPs: the doorbell file, if allocated (xiw_doorbell.c) */
+	/*
+	 * User QPs: the link to the doorbell file, owned by xiw_doorbell.c
+	 * (NULL, the doorbell, or "gone" after destroy_qp), which changes it
+	 * only with atomic operations.
+	 */
 	struct xiw_doorbell *db;
 };
 

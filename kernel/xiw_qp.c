@@ -127,7 +127,11 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	mutex_init(&qp->state_lock);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
-	qp->state = XIW_QPS_RESET;
+	/*
+	 * iWARP (RDMAC) verbs create a QP in Idle, which is IB's INIT (siw
+	 * reports it so too): query_qp right after create says INIT.
+	 */
+	qp->state = XIW_QPS_INIT;
 	qp->user = !!udata;
 	qp->pd = to_xiw_pd(ibqp->pd);
 	qp->scq = to_xiw_cq(attr->send_cq);

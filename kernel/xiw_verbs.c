@@ -186,20 +186,23 @@ int xiw_alloc_ucontext(struct ib_ucontext *ctx, struct ib_udata *udata)
 		.sqe_size = sizeof(struct xiw_sqe),
 		.rqe_size = sizeof(struct xiw_rqe),
 		.cqe_size = sizeof(struct xiw_cqe),
+		.features = XIW_FEATURE_DOORBELL,
 	};
+	/* The first ABI 1 response ended at rsvd: its providers still work. */
+	size_t min_len = offsetofend(struct xiw_uresp_alloc_ctx, rsvd);
 	int rv;
 
 	if (atomic_inc_return(&xdev->num_ctx) > XIW_MAX_QP) {
 		rv = -ENOMEM;
 		goto err;
 	}
-	if (udata->outlen < sizeof(uresp)) {
+	if (udata->outlen < min_len) {
 		xiw_dbg(ctx->device, "response buffer too small: %zu\n",
 			udata->outlen);
 		rv = -EINVAL;
 		goto err;
 	}
-	rv = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+	rv = ib_copy_to_udata(udata, &uresp, min(udata->outlen, sizeof(uresp)));
 	if (rv)
 		goto err;
 	return 0;

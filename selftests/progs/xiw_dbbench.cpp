@@ -9,10 +9,13 @@
 // with XIW_LEGACY_DOORBELL=1 so that libxiw leaves the doorbell file of
 // its QPs to this program; then:
 //
-// * rules: the doorbell file is allocated with the driver's uverbs ioctl
+// * rules: a fresh context's response carries XIW_FEATURE_DOORBELL, and
+//   the kernel still serves a provider that knows only the first
+//   response layout (see check_ctx_abi); the doorbell file is allocated with the driver's uverbs ioctl
 //   for the client QP and shows as anon_inode:[xiw_doorbell]; a second one
 //   for the same QP is refused (EEXIST); an unknown QP handle is refused;
-//   a zero-length write() on it succeeds; after the QP is destroyed a
+//   a zero-length write() (SQ) and a 4-byte one with kick bits succeed,
+//   other lengths and unknown bits fail with EINVAL; after the QP is destroyed a
 //   write fails with ENXIO, and the close after that is clean (also: a
 //   file closed before its QP is destroyed).
 // * cost: N empty doorbells (nothing in the SQ) through the legacy
@@ -38,6 +41,7 @@
 #include <rdma/rdma_user_ioctl_cmds.h>
 #include <rdma/xiw-abi.h>
 
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -45,6 +49,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -119,6 +124,58 @@ struct LegacyDoorbell {
 		return write(fd, req, sizeof(req)) == (ssize_t)sizeof(req);
 	}
 };
+
+// The context response as a provider of the first ABI 1 layout (24 bytes
+// of driver data, up to rsvd) and as today's (with features) see it, from
+// a fresh uverbs fd of @dev: the kernel must accept the short buffer and
+// write no more than fits, and advertise XIW_FEATURE_DOORBELL in the long
+// one; a buffer shorter than the first layout is refused.
+void check_ctx_abi(ibv_device *dev)
+{
+	std::string path = std::string("/dev/infiniband/") + dev->dev_name;
+	const size_t v1 = offsetof(xiw_uresp_alloc_ctx, features);
+
+	for (size_t drv : { v1 - 8, v1, sizeof(xiw_uresp_alloc_ctx) }) {
+		alignas(8) unsigned char req[sizeof(ib_uverbs_cmd_hdr) +
+					     sizeof(ib_uverbs_get_context)] = {};
+		alignas(8) unsigned char resp[sizeof(ib_uverbs_get_context_resp) +
+					      sizeof(xiw_uresp_alloc_ctx) + 8];
+		auto *hdr = reinterpret_cast<ib_uverbs_cmd_hdr *>(req);
+		auto *cmd = reinterpret_cast<ib_uverbs_get_context *>(hdr + 1);
+		auto *core = reinterpret_cast<ib_uverbs_get_context_resp *>(resp);
+		xiw_uresp_alloc_ctx u;
+		std::string what = "context response with " +
+				   std::to_string(drv) + " bytes of driver data";
+		int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+
+		if (fd < 0)
+			die(path.c_str());
+		std::memset(resp, 0xa5, sizeof(resp));
+		hdr->command = IB_USER_VERBS_CMD_GET_CONTEXT;
+		hdr->in_words = sizeof(req) / 4;
+		hdr->out_words = (sizeof(*core) + drv) / 4;
+		cmd->response = (uintptr_t)resp;
+		ssize_t w = write(fd, req, sizeof(req));
+		int err = errno;
+
+		std::memcpy(&u, resp + sizeof(*core), sizeof(u));
+		if (drv < v1) {
+			check(w < 0 && err == EINVAL, what + ": EINVAL");
+		} else if (drv == v1) {
+			check(w == (ssize_t)sizeof(req) && u.sqe_size == sizeof(xiw_sqe) &&
+				      u.features == 0xa5a5a5a5a5a5a5a5ULL,
+			      what + " (an older provider): accepted, nothing written past it");
+		} else {
+			check(w == (ssize_t)sizeof(req) &&
+				      (u.features & XIW_FEATURE_DOORBELL) &&
+				      resp[sizeof(*core) + sizeof(u)] == 0xa5,
+			      what + ": XIW_FEATURE_DOORBELL advertised");
+		}
+		if (w == (ssize_t)sizeof(req))
+			close((int)core->async_fd);
+		close(fd);
+	}
+}
 
 int count_doorbell_fds()
 {
@@ -249,6 +306,7 @@ int main(int argc, char **argv)
 	}
 
 	// --- rules ---
+	check_ctx_abi(cli.id->verbs->device);
 	int base = count_doorbell_fds();
 	check(base == 0, "XIW_LEGACY_DOORBELL=1: libxiw allocated no doorbell file");
 	int fd = alloc_doorbell(cli.id->verbs, cli.id->qp->handle);
@@ -262,8 +320,16 @@ int main(int argc, char **argv)
 	int fd3 = alloc_doorbell(cli.id->verbs, 0x7fffffff);
 	check(fd3 < 0, "an unknown QP handle is refused (" +
 	      std::to_string(fd3) + ")");
-	check(write(fd, "", 0) == 0, "zero-length doorbell write");
-	check(write(fd, "12345678", 8) == 8, "8-byte doorbell write");
+	check(write(fd, "", 0) == 0, "zero-length doorbell write (SQ)");
+	uint32_t kick = XIW_DOORBELL_SQ | XIW_DOORBELL_RQ;
+	check(write(fd, &kick, 4) == 4, "4-byte doorbell write: SQ and RQ kick");
+	kick = XIW_DOORBELL_RQ << 1;
+	errno = 0;
+	check(write(fd, &kick, 4) < 0 && errno == EINVAL,
+	      "unknown kick bit: EINVAL");
+	errno = 0;
+	check(write(fd, "12345678", 8) < 0 && errno == EINVAL,
+	      "8-byte doorbell write: EINVAL");
 
 	// --- cost of an empty doorbell, alternating rounds ---
 	LegacyDoorbell legacy(cli.id->qp);

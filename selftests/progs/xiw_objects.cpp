@@ -7,7 +7,8 @@
  * Checks the device and port attributes, then runs N cycles of: PD, two
  * MRs, CQs with and without a completion channel, an SRQ, three RC QPs
  * (plain, plain on the SRQ, ibv_create_qp_ex with the ibv_wr_* API),
- * RESET->INIT, query, receives and sends posted while in INIT, INIT->ERR,
+ * created in INIT (iWARP Idle: ibv_query_qp right after create), INIT->INIT,
+ * query, receives and sends posted while in INIT, INIT->ERR,
  * and every posted WR must come back exactly once as IBV_WC_WR_FLUSH_ERR
  * (this drives the mmap()ed rings end to end), in posting order, and so
  * must WRs posted after ERR; then everything is destroyed in reverse order.
@@ -651,7 +652,8 @@ Obj<ibv_qp> create_qp(ibv_pd *pd, ibv_cq *cq, ibv_srq *srq, bool ex,
 	}
 	if (!CHECK(qp, "%s: create: %s", name, strerror(errno)))
 		return nullptr;
-	CHECK(qp->state == IBV_QPS_RESET && qp->qp_type == IBV_QPT_RC,
+	/* iWARP verbs create a QP in Idle, which verbs call INIT */
+	CHECK(qp->state == IBV_QPS_INIT && qp->qp_type == IBV_QPT_RC,
 	      "%s: state %d type %d after create", name, qp->state,
 	      qp->qp_type);
 	CHECK(a.cap.max_send_wr >= kSendWr && a.cap.max_send_sge >= kSge,
@@ -728,6 +730,8 @@ void run_cycle(ibv_context *ctx, Buffers &buf, unsigned long cycle)
 		QpUnderTest &t = qps[qpi];
 		Expected &exp = t.cq == cq.get() ? exp_cq : exp_cq_ev;
 
+		/* the kernel's view right after create: Idle = INIT */
+		check_qp_caps(t, IBV_QPS_INIT);
 		modify_state(t.qp.get(), IBV_QPS_INIT,
 			     IBV_QP_ACCESS_FLAGS | IBV_QP_PORT |
 			     IBV_QP_PKEY_INDEX, t.name);

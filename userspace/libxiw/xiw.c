@@ -272,6 +272,8 @@ static int xiw_qp_setup(struct xiw_qp *qp, bool with_srq, bool sq_sig_all,
 	int rv;
 
 	qp->qp_id = u->qp_id;
+	/* the kernel creates it in Idle = INIT; libibverbs assumed RESET */
+	qp->vqp.qp.state = IBV_QPS_INIT;
 	qp->sq_sig_all = sq_sig_all;
 	qp->max_inline = to_xctx(ibctx)->max_inline;
 
@@ -491,6 +493,14 @@ static struct verbs_context *xiw_alloc_context(struct ibv_device *ibdev,
 	ctx->dev_id = resp.drv.dev_id;
 	ctx->max_inline = resp.drv.max_inline < XIW_MAX_INLINE ?
 			  resp.drv.max_inline : XIW_MAX_INLINE;
+	/*
+	 * An older kernel writes a shorter response: features stays 0 from
+	 * the zeroed buffer. XIW_LEGACY_DOORBELL makes the provider behave
+	 * as with a kernel without the doorbell object (comparisons, tests).
+	 */
+	ctx->features = resp.drv.features & XIW_FEATURE_DOORBELL;
+	if (getenv("XIW_LEGACY_DOORBELL"))
+		ctx->features &= ~(uint64_t)XIW_FEATURE_DOORBELL;
 
 	verbs_set_ops(&ctx->vctx, &xiw_context_ops);
 	return &ctx->vctx;

@@ -78,9 +78,10 @@ XIW_DECLARE_RESP(xiw_create_qp_ex_resp, ib_uverbs_ex_create_qp_resp,
 XIW_DECLARE_RESP(xiw_create_srq_resp, ib_uverbs_create_srq_resp,
 		 xiw_uresp_create_srq);
 
-/* ---- legacy write-ABI post_send/post_recv, used as doorbells ----------- */
+/* ---- compatibility doorbell: legacy write-ABI post_send/post_recv ------ */
 
 /*
+ * Only for kernels without XIW_FEATURE_DOORBELL (see xiw_ring.c):
  * [ib_uverbs_cmd_hdr][ib_uverbs_post_send or ib_uverbs_post_recv] with
  * wr_count = sge_count = 0. Both core structs have the same fields.
  */
@@ -135,6 +136,7 @@ struct xiw_context {
 	struct verbs_context vctx;
 	uint32_t dev_id;
 	uint32_t max_inline;		/* min(kernel's, XIW_MAX_INLINE) */
+	uint64_t features;		/* enum xiw_ctx_features we use */
 };
 
 struct xiw_cq {
@@ -157,7 +159,8 @@ struct xiw_qp {
 	struct xiw_ring sq;
 	bool sq_sig_all;
 	uint32_t max_inline;
-	int sq_db_fd;			/* doorbell file, or -1: use sq_db */
+	/* doorbell object (SQ and RQ), or -1: the compatibility commands */
+	int db_fd;
 	struct xiw_db_cmd sq_db;
 	struct ib_uverbs_post_send_resp sq_db_resp;
 

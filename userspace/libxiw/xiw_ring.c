@@ -3,7 +3,8 @@
  * libxiw data path: the mmap()ed SQ/RQ/SRQ/CQ rings of xiw-abi.h.
  *
  * Posting and polling never enter the kernel, except for the SQ doorbell
- * and the RQ kick of a QP in error (both legacy write()s, see below).
+ * and the RQ kick of a QP in error (a write() on the QP's doorbell
+ * object, see below).
  * Ownership of a ring slot is carried by the element's flags word only:
  * the producer fills the element and store-releases its flags with the
  * VALID bit; the consumer load-acquires the flags, copies the element and
@@ -116,27 +117,23 @@ static inline uint32_t xiw_ctrl_flags(const struct xiw_ring *r)
 
 /* ---- doorbells --------------------------------------------------------- */
 
-static void xiw_init_db(struct xiw_db_cmd *db, uint32_t command,
-			uint32_t qp_handle, void *resp, size_t resp_size,
-			size_t wqe_size)
-{
-	memset(db, 0, sizeof(*db));
-	db->hdr.command = command;
-	db->hdr.in_words = sizeof(*db) / 4;
-	db->hdr.out_words = resp_size / 4;
-	db->response = (uintptr_t)resp;
-	db->qp_handle = qp_handle;
-	db->wr_count = 0;
-	db->sge_count = 0;
-	/* the kernel rejects a wqe_size below its struct even for 0 WRs */
-	db->wqe_size = wqe_size;
-}
+/*
+ * Each QP rings its kernel through its doorbell object (kernel
+ * xiw_doorbell.c), which the kernel advertises with XIW_FEATURE_DOORBELL
+ * in the context response: a write() of 0 bytes rings the SQ, one of a
+ * __u32 XIW_DOORBELL_RQ kicks the RQ. The RQ needs a kick only while the
+ * QP is in ERROR (the kernel's RX takes receive WRs from the ring by
+ * itself; in ERROR nothing would ever flush newly posted ones).
+ *
+ * Without the feature (an older xiw.ko, or XIW_LEGACY_DOORBELL=1) the
+ * compatibility shim below is used instead.
+ */
 
 /*
- * Allocate the QP's doorbell file (kernel/xiw_doorbell.c) with the
- * driver's uverbs ioctl method; rdma-core's ioctl helpers are private to
- * its tree, so the request is built here from the kernel's uapi headers.
- * Returns the fd, or -1 (errno set) if the kernel does not offer it.
+ * Allocate the QP's doorbell object with the driver's uverbs ioctl
+ * method; rdma-core's ioctl helpers are private to its tree, so the
+ * request is built here from the kernel's uapi headers. Returns the fd, or
+ * -1 with errno set.
  */
 static int xiw_alloc_doorbell_fd(struct ibv_context *ibctx, uint32_t qp_handle)
 {
@@ -161,91 +158,126 @@ static int xiw_alloc_doorbell_fd(struct ibv_context *ibctx, uint32_t qp_handle)
 }
 
 /*
- * Pre-build the doorbell commands (the QP handle is known after create)
- * and get the doorbell file; without one (an older xiw.ko), the SQ
- * doorbell is the legacy write() below.
+ * ---- compatibility shim: kernels without XIW_FEATURE_DOORBELL ----------
+ *
+ * siw's doorbell: a write() on cmd_fd of a legacy IB_USER_VERBS_CMD_POST_SEND
+ * (POST_RECV for the RQ) with wr_count = 0 for this QP, which the kernel
+ * treats as "look at the SQ" ("flush the RQ in ERROR") after the uverbs
+ * command dispatch. 2.5x the cost of the doorbell object in the VM
+ * (Documentation/architecture.md). Nothing else uses these commands.
+ */
+static void xiw_init_db(struct xiw_db_cmd *db, uint32_t command,
+			uint32_t qp_handle, void *resp, size_t resp_size,
+			size_t wqe_size)
+{
+	memset(db, 0, sizeof(*db));
+	db->hdr.command = command;
+	db->hdr.in_words = sizeof(*db) / 4;
+	db->hdr.out_words = resp_size / 4;
+	db->response = (uintptr_t)resp;
+	db->qp_handle = qp_handle;
+	db->wr_count = 0;
+	db->sge_count = 0;
+	/* the kernel rejects a wqe_size below its struct even for 0 WRs */
+	db->wqe_size = wqe_size;
+}
+
+static void xiw_db_compat_write(struct xiw_qp *qp, const struct xiw_db_cmd *db)
+{
+	struct ibv_context *ibctx = qp->vqp.qp.context;
+
+	/* as with the doorbell object, a failure only means a later kick does it */
+	if (write(ibctx->cmd_fd, db, sizeof(*db)) != (ssize_t)sizeof(*db))
+		xiw_dbg(ibctx, "QP %u: doorbell %u failed: %d\n", qp->qp_id,
+			db->hdr.command, errno);
+}
+
+/* ---- end of the compatibility shim ---- */
+
+/*
+ * Right after create_qp (the QP handle is known): the doorbell object if
+ * the kernel offers it, else the prebuilt compatibility commands. Also
+ * when the process has no file descriptor left for the object (each QP
+ * needs one; EMFILE under a low RLIMIT_NOFILE): the QP then still works,
+ * through the slower shim, instead of failing to be created.
  */
 void xiw_qp_init_doorbells(struct xiw_qp *qp)
 {
 	struct ibv_context *ibctx = qp->vqp.qp.context;
 	uint32_t handle = qp->vqp.qp.handle;
 
+	qp->db_fd = -1;
+	if (to_xctx(ibctx)->features & XIW_FEATURE_DOORBELL) {
+		qp->db_fd = xiw_alloc_doorbell_fd(ibctx, handle);
+		if (qp->db_fd >= 0)
+			return;
+		xiw_err(ibctx, "QP %u: no doorbell object (%d), using the compatibility doorbell\n",
+			qp->qp_id, errno);
+	}
 	xiw_init_db(&qp->sq_db, IB_USER_VERBS_CMD_POST_SEND, handle,
 		    &qp->sq_db_resp, sizeof(qp->sq_db_resp),
 		    sizeof(struct ib_uverbs_send_wr));
 	xiw_init_db(&qp->rq_db, IB_USER_VERBS_CMD_POST_RECV, handle,
 		    &qp->rq_db_resp, sizeof(qp->rq_db_resp),
 		    sizeof(struct ib_uverbs_recv_wr));
-	qp->sq_db_fd = -1;
-	if (getenv("XIW_LEGACY_DOORBELL"))
-		return;
-	qp->sq_db_fd = xiw_alloc_doorbell_fd(ibctx, handle);
-	if (qp->sq_db_fd < 0)
-		xiw_dbg(ibctx, "QP %u: no doorbell file (%d), legacy doorbell\n",
-			qp->qp_id, errno);
 }
 
 void xiw_qp_close_doorbell(struct xiw_qp *qp)
 {
-	if (qp->sq_db_fd >= 0)
-		close(qp->sq_db_fd);
-	qp->sq_db_fd = -1;
-}
-
-static void xiw_db_write(struct xiw_qp *qp, const struct xiw_db_cmd *db)
-{
-	struct ibv_context *ibctx = qp->vqp.qp.context;
-
-	/*
-	 * The WQEs are already owned by the kernel (VALID published), so a
-	 * failed kick does not un-post them: they are processed or flushed
-	 * on a later kick or state change. Only log it.
-	 */
-	if (write(ibctx->cmd_fd, db, sizeof(*db)) != (ssize_t)sizeof(*db))
-		xiw_dbg(ibctx, "QP %u: doorbell %u failed: %d\n", qp->qp_id,
-			db->hdr.command, errno);
+	if (qp->db_fd >= 0)
+		close(qp->db_fd);
+	qp->db_fd = -1;
 }
 
 /*
- * SQ doorbell: a zero-length write() on the QP's doorbell file, which the
- * kernel hands straight to the QP. Without one, siw's doorbell: a write()
- * on cmd_fd of a legacy IB_USER_VERBS_CMD_POST_SEND with wr_count = 0 for
- * this QP, which the kernel treats as "look at the SQ" after the uverbs
- * command dispatch (Documentation/architecture.md has both costs).
+ * The WQEs are already owned by the kernel (VALID published), so a failed
+ * kick does not un-post them: they are processed or flushed on a later
+ * kick or state change. Only log it.
+ */
+static void xiw_db_kick(struct xiw_qp *qp, uint32_t kick)
+{
+	ssize_t n = kick == XIW_DOORBELL_SQ ? 0 : sizeof(kick);
+
+	if (write(qp->db_fd, &kick, n) != n)
+		xiw_dbg(qp->vqp.qp.context, "QP %u: doorbell %#x failed: %d\n",
+			qp->qp_id, kick, errno);
+}
+
+/*
+ * SQ doorbell, called after at least one WQE was published, outside
+ * sq_lock (the kick is idempotent, and other posters need not spin during
+ * the syscall).
  *
  * It is skipped while the kernel says it is draining the SQ
  * (XIW_SQ_KERNEL_ACTIVE). The full barrier orders our VALID stores before
  * the flag load; the kernel clears the flag, issues a full barrier and then
  * re-checks the next SQE, so one of the two sides always sees the new WQE.
- * Called after at least one WQE was published, outside sq_lock (the kick
- * is idempotent, and other posters need not spin during the syscall).
  */
 void xiw_sq_doorbell(struct xiw_qp *qp)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (xiw_ctrl_flags(&qp->sq) & XIW_SQ_KERNEL_ACTIVE)
 		return;
-	if (qp->sq_db_fd >= 0) {
-		/* As below, a failure only means a later kick does it. */
-		if (write(qp->sq_db_fd, "", 0) < 0)
-			xiw_dbg(qp->vqp.qp.context, "QP %u: doorbell failed: %d\n",
-				qp->qp_id, errno);
-		return;
-	}
-	xiw_db_write(qp, &qp->sq_db);
+	if (qp->db_fd >= 0)
+		xiw_db_kick(qp, XIW_DOORBELL_SQ);
+	else
+		xiw_db_compat_write(qp, &qp->sq_db);
 }
 
 /*
- * RQ kick: a QP in error flushes its RQ into the CQ when the kernel sees a
- * legacy IB_USER_VERBS_CMD_POST_RECV with wr_count = 0. Needed only for
- * RQEs posted after the QP went to error. Same barrier pairing as above
- * with the kernel's "set XIW_QUEUE_ERROR, full barrier, flush".
+ * RQ kick: only for RQEs posted while the QP is in error, which the
+ * kernel must flush into the CQ. Same barrier pairing as above with the
+ * kernel's "set XIW_QUEUE_ERROR, full barrier, flush".
  */
 static void xiw_rq_kick_if_error(struct xiw_qp *qp)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (xiw_ctrl_flags(&qp->rq) & XIW_QUEUE_ERROR)
-		xiw_db_write(qp, &qp->rq_db);
+	if (!(xiw_ctrl_flags(&qp->rq) & XIW_QUEUE_ERROR))
+		return;
+	if (qp->db_fd >= 0)
+		xiw_db_kick(qp, XIW_DOORBELL_RQ);
+	else
+		xiw_db_compat_write(qp, &qp->rq_db);
 }
 
 /* ---- send -------------------------------------------------------------- */

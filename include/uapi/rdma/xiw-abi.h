@@ -152,6 +152,27 @@ struct xiw_queue_ctrl {
 	__u32 rsvd[12];
 };
 
+/*
+ * struct xiw_uresp_alloc_ctx.features: what the kernel offers beyond the
+ * first ABI 1 kernel, one bit per capability (like io_uring's
+ * params.features). The provider uses a capability only if its bit is set.
+ */
+enum xiw_ctx_features {
+	/*
+	 * Each user QP may have a doorbell object (XIW_OBJECT_DOORBELL
+	 * below), which rings the SQ and kicks the RQ (enum
+	 * xiw_doorbell_kick). Without it the doorbells are the legacy
+	 * zero-WR POST_SEND / POST_RECV write()s on the command fd.
+	 */
+	XIW_FEATURE_DOORBELL	= 1 << 0,
+};
+
+/*
+ * The response grows at its end only. A kernel accepts any response
+ * buffer of at least the first layout (up to rsvd) and fills what fits;
+ * a provider zeroes its buffer first, so whatever an older kernel did not
+ * write (features) reads as 0.
+ */
 struct xiw_uresp_alloc_ctx {
 	__u32 dev_id;
 	__u32 max_inline;
@@ -159,6 +180,8 @@ struct xiw_uresp_alloc_ctx {
 	__u32 rqe_size;
 	__u32 cqe_size;
 	__u32 rsvd;
+	/* added later, 0 from older kernels */
+	__aligned_u64 features;	/* enum xiw_ctx_features */
 };
 
 struct xiw_uresp_create_cq {
@@ -183,20 +206,27 @@ struct xiw_uresp_create_srq {
 };
 
 /*
- * SQ doorbell file (kernel/xiw_doorbell.c). A driver-specific uverbs ioctl
- * on the context's command fd allocates it for one of the context's user
- * QPs:
+ * QP doorbell object (kernel/xiw_doorbell.c), offered when the context
+ * response has XIW_FEATURE_DOORBELL. A driver-specific uverbs ioctl on the
+ * context's command fd allocates it for one of the context's user QPs:
  *
  *	object XIW_OBJECT_DOORBELL, method XIW_METHOD_DOORBELL_ALLOC,
  *	attributes XIW_ATTR_DOORBELL_ALLOC_FD (new fd, returned in its data)
  *	and XIW_ATTR_DOORBELL_ALLOC_QP (the QP's uverbs handle).
  *
- * A write() of any length (0 is fine) on that fd is the QP's SQ doorbell:
- * it runs the SQ as the legacy zero-WR POST_SEND does, without the uverbs
- * command dispatch. One doorbell file per QP (-EEXIST for a second one);
- * after the QP is destroyed a write fails with ENXIO. The fd is closed
- * like any other (close, or process exit).
+ * A write() on that fd is the QP's doorbell, without the uverbs command
+ * dispatch: 0 bytes ring the SQ (XIW_DOORBELL_SQ); 4 bytes are one __u32
+ * of enum xiw_doorbell_kick bits; anything else fails with EINVAL. One
+ * doorbell per QP (EEXIST for a second one while the first is open; once
+ * it is closed a new one may be allocated); after the QP is destroyed a
+ * write fails with ENXIO. The fd is closed like any other (close, or
+ * process exit).
  */
+enum xiw_doorbell_kick {
+	XIW_DOORBELL_SQ		= 1 << 0,	/* run the SQ; in error, flush it */
+	XIW_DOORBELL_RQ		= 1 << 1,	/* in error, flush the RQ */
+};
+
 enum xiw_objects {
 	XIW_OBJECT_DOORBELL = (1U << UVERBS_ID_NS_SHIFT),
 };
