@@ -35,6 +35,10 @@
 //	N connections set up and torn down in turn: "CYCLE i ms=..." each,
 //	"WORST ms=..." at the end.
 //
+//   traffic ADDR PORT SECONDS
+//	Sends and Writes in a window of 64 until a fault (made by the test)
+//	ends the connection; then every WR posted must have completed.
+//
 //   hold ADDR PORT SECONDS
 //	Connect two QPs, print "CONNECTED" and wait up to SECONDS for the
 //	connection to end; print "DISCONNECTED after N ms" (exit 0) or
@@ -523,6 +527,115 @@ int do_cycle(cm_pair::Pair &pair, int n)
 	return 0;
 }
 
+// Traffic until the connection dies: Sends and RDMA Writes of 4 KiB (a
+// window of 64, every 8th signaled, receives reposted), then every WR
+// must have completed - successfully or with WR_FLUSH_ERR (or another
+// error status for the WR that met the fault) - within 20 s of the first
+// error. Prints "TRAFFIC" once data flows, then the tally. @secs bounds
+// the wait for the fault.
+int do_traffic(cm_pair::Pair &pair, int secs)
+{
+	constexpr uint32_t kWin = 64;
+	Side srv, cli;
+	rdma_conn_param p{};
+	rdma_cm_id *passive;
+	SideOpts o;
+
+	o.depth = 2 * kWin;
+	o.mem_bytes = 2 * 4096 * kWin;
+	pair.connect([&](rdma_cm_id *id) { cli.setup(id, o); },
+		     [&](rdma_cm_id *id) {
+			     srv.setup(id, o);
+			     for (uint32_t i = 0; i < 2 * kWin; i++)
+				     srv.post_recv(i, srv.mem.data() +
+						   4096 * (i % kWin), 4096);
+		     },
+		     p, p, &passive);
+	uint64_t posted = 0, done = 0, ok = 0, flushed = 0, other = 0;
+	uint64_t unsignaled_since = 0, sends = 0, recvd = 0;
+	bool dead = false, announced = false;
+	auto end = Clock::now() + std::chrono::seconds(secs);
+	Clock::time_point died{};
+
+	while (Clock::now() < end) {
+		// keep the window full while the connection lives
+		while (!dead && posted - done < kWin - 8) {
+			ibv_wr_opcode op = posted % 2 ? IBV_WR_SEND :
+						       IBV_WR_RDMA_WRITE;
+
+			// iWARP has no RNR retry: a Send needs a posted
+			// receive at the peer (2 * kWin of them, reposted)
+			if (op == IBV_WR_SEND && sends - recvd >= 2 * kWin - 8)
+				break;
+			bool sig = ++unsignaled_since == 8;
+
+			if (sig)
+				unsignaled_since = 0;
+			if (cli.post(op, posted, cli.mem.data() +
+				     4096 * (posted % kWin), 4096, sig,
+				     (uintptr_t)srv.mem.data() + 4096 * kWin,
+				     srv.mr->rkey))
+				break;
+			posted++;
+			sends += op == IBV_WR_SEND;
+		}
+		ibv_wc wc[16];
+		int n = ibv_poll_cq(cli.cq, 16, wc);
+		for (int i = 0; i < n; i++) {
+			// a signaled CQE covers the unsignaled WRs before it
+			uint64_t upto = wc[i].wr_id + 1;
+
+			if (wc[i].status == IBV_WC_SUCCESS) {
+				ok += upto - done;
+			} else {
+				if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
+					flushed++;
+				else
+					other++;
+				if (!dead) {
+					dead = true;
+					died = Clock::now();
+					end = died + std::chrono::seconds(20);
+				}
+			}
+			done = std::max(done, upto);
+		}
+		// the peer's receives: reposted as they complete
+		int rn;
+		while ((rn = ibv_poll_cq(srv.cq, 16, wc)) > 0) {
+			for (int i = 0; i < rn; i++) {
+				if (wc[i].status != IBV_WC_SUCCESS ||
+				    wc[i].opcode != IBV_WC_RECV)
+					continue;
+				recvd++;
+				if (!dead)
+					srv.post_recv(wc[i].wr_id, srv.mem.data() +
+						      4096 * (wc[i].wr_id % kWin),
+						      4096);
+			}
+			n += rn;
+		}
+		if (!announced && ok > 4 * kWin) {
+			announced = true;
+			std::printf("TRAFFIC\n");
+			std::fflush(stdout);
+		}
+		if (dead && done == posted)
+			break;
+		if (!n)
+			std::this_thread::sleep_for(std::chrono::microseconds(50));
+	}
+	std::printf("# posted %" PRIu64 ", completed %" PRIu64 " (%" PRIu64
+		    " ok, then %" PRIu64 " flushed and %" PRIu64 " other error CQEs)\n",
+		    posted, done, ok, flushed, other);
+	check(dead, "the fault ended the connection");
+	check(done == posted, "every WR completed (" + std::to_string(posted - done) +
+			      " missing)");
+	srv.teardown();
+	cli.teardown();
+	return 0;
+}
+
 int do_hold(cm_pair::Pair &pair, int secs)
 {
 	Side srv, cli;
@@ -552,7 +665,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|hold ADDR PORT [N]\n",
+			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|hold|traffic ADDR PORT [N]\n",
 			     argv[0]);
 		return 2;
 	}
@@ -576,6 +689,8 @@ int main(int argc, char **argv)
 		do_srqpd(pair);
 	else if (cmd == "hold")
 		return do_hold(pair, n);
+	else if (cmd == "traffic")
+		do_traffic(pair, n);
 	else
 		return 2;
 	return failures ? 1 : 0;
