@@ -40,7 +40,7 @@ checkpatch:
 	@perl /usr/src/linux-source-6.12/scripts/checkpatch.pl --no-tree \
 		--strict --quiet --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
 		-f $(filter-out %.mod.c,$(wildcard kernel/*.c)) kernel/*.h \
-		include/uapi/rdma/xiw-abi.h
+		include/uapi/rdma/xiw-abi.h include/uapi/rdma/xiw-sqe.h
 
 user:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
