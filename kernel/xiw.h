@@ -22,6 +22,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/xiw-abi.h>
+#include <rdma/xiw-sqe.h>
 
 #include "xiw_wire.h"
 
@@ -42,7 +43,6 @@
 #define XIW_MAX_ORD		128
 #define XIW_MAX_IRD		128
 #define XIW_MAX_FR_PAGES	512
-#define XIW_MAX_SGE_RD		1
 
 /*
  * STag = 24-bit index | 8-bit key. Index 0 is never allocated, so STag 0

@@ -707,17 +707,12 @@ static int xiw_copy_inline(struct xiw_sqe *sqe, const struct ib_send_wr *wr,
 	return 0;
 }
 
-/* RFC 7306 atomics: one 8-byte result SGE, operands in the SQE. */
-static int xiw_atomic_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
-				const struct ib_send_wr *wr)
+/* RFC 7306 atomics: operands in the SQE, the result buffer is sge[0]. */
+static void xiw_atomic_wr_to_sqe(struct xiw_sqe *sqe,
+				 const struct ib_send_wr *wr)
 {
 	const struct ib_atomic_wr *a = atomic_wr(wr);
 
-	if (wr->num_sge != 1 || wr->sg_list[0].length != sizeof(u64) ||
-	    (wr->send_flags & IB_SEND_INLINE)) {
-		xiw_qp_dbg(qp, "atomic needs one 8-byte result SGE\n");
-		return -EINVAL;
-	}
 	switch (wr->opcode) {
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 		sqe->opcode = XIW_OP_ATOMIC_CSWAP;
@@ -734,22 +729,29 @@ static int xiw_atomic_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
 	}
 	sqe->rkey = a->rkey;
 	sqe->raddr = a->remote_addr;
-	sqe->atomic.sge.addr = wr->sg_list[0].addr;
-	sqe->atomic.sge.length = wr->sg_list[0].length;
-	sqe->atomic.sge.lkey = wr->sg_list[0].lkey;
-	sqe->num_sge = 1;
 	sqe->atomic.compare_add = a->compare_add;
 	sqe->atomic.swap = a->swap;
 	sqe->atomic.compare_add_mask = a->compare_add_mask;
 	sqe->atomic.swap_mask = a->swap_mask;
-	return 0;
 }
 
+/*
+ * Build the SQE of a kernel consumer's WR: the verbs mapping is here, the
+ * rules every SQE obeys are the contract of <rdma/xiw-sqe.h>, which the
+ * TX engine applies again to what it takes from the ring.
+ */
 static int xiw_send_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
 			      const struct ib_send_wr *wr)
 {
+	const struct xiw_sqe_limits lim = {
+		.max_sge = qp->max_send_sge,
+		.max_inline = qp->max_inline,
+	};
+	const struct xiw_sqe_rule *r;
 	int i;
 
+	BUILD_BUG_ON(offsetof(struct xiw_sqe, atomic.sge) !=
+		     offsetof(struct xiw_sqe, sge[0]));
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->wr_id = wr->wr_id;
 	if ((wr->send_flags & IB_SEND_SIGNALED) ||
@@ -775,10 +777,6 @@ static int xiw_send_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
 		break;
 	case IB_WR_RDMA_READ:
 	case IB_WR_RDMA_READ_WITH_INV:
-		if (wr->num_sge > XIW_MAX_SGE_RD) {
-			xiw_qp_dbg(qp, "READ with %d SGEs\n", wr->num_sge);
-			return -EINVAL;
-		}
 		sqe->opcode = wr->opcode == IB_WR_RDMA_READ ?
 			      XIW_OP_READ : XIW_OP_READ_INV;
 		sqe->rkey = rdma_wr(wr)->rkey;
@@ -797,17 +795,18 @@ static int xiw_send_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
 	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
-		return xiw_atomic_wr_to_sqe(qp, sqe, wr);
+		xiw_atomic_wr_to_sqe(sqe, wr);
+		break;
 	case IB_WR_REG_MR:
 		sqe->opcode = XIW_OP_REG_MR;
 		sqe->raddr = (uintptr_t)reg_wr(wr)->mr;
 		sqe->rkey = reg_wr(wr)->key;
 		sqe->imm = reg_wr(wr)->access;
-		return 0;
+		break;
 	case IB_WR_LOCAL_INV:
 		sqe->opcode = XIW_OP_LOCAL_INV;
 		sqe->rkey = wr->ex.invalidate_rkey;
-		return 0;
+		break;
 	default:
 		/* e.g. SEND_WITH_IMM: RFC 7306 has Immediate Data only alone */
 		xiw_qp_dbg(qp, "work request opcode %d unsupported\n",
@@ -815,20 +814,22 @@ static int xiw_send_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
 		return -EINVAL;
 	}
 
+	/* Local operations have no buffer: sg_list and INLINE mean nothing. */
+	r = xiw_sqe_op_rule(sqe->opcode);
+	if (r->kind == XIW_SQE_KIND_LOCAL)
+		goto check;
 	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge) {
 		xiw_qp_dbg(qp, "%d SGEs > %u\n", wr->num_sge,
 			   qp->max_send_sge);
 		return -EINVAL;
 	}
 	if (wr->send_flags & IB_SEND_INLINE) {
-		if (sqe->opcode != XIW_OP_SEND &&
-		    sqe->opcode != XIW_OP_SEND_INV &&
-		    sqe->opcode != XIW_OP_WRITE &&
-		    sqe->opcode != XIW_OP_WRITE_IMM) {
-			xiw_qp_dbg(qp, "inline only for SEND and WRITE\n");
+		sqe->flags |= XIW_WQE_INLINE;
+		/* the check below refuses INLINE where the contract does */
+		if ((r->flags & XIW_SQE_INLINE) &&
+		    xiw_copy_inline(sqe, wr, qp->max_inline))
 			return -EINVAL;
-		}
-		return xiw_copy_inline(sqe, wr, qp->max_inline);
+		goto check;
 	}
 	for (i = 0; i < wr->num_sge; i++) {
 		sqe->sge[i].addr = wr->sg_list[i].addr;
@@ -836,6 +837,13 @@ static int xiw_send_wr_to_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe,
 		sqe->sge[i].lkey = wr->sg_list[i].lkey;
 	}
 	sqe->num_sge = wr->num_sge;
+check:
+	if (xiw_sqe_check(sqe, sqe->flags, &lim, false)) {
+		xiw_qp_dbg(qp, "WR opcode %d: SQE %u, %u SGEs%s refused\n",
+			   wr->opcode, sqe->opcode, sqe->num_sge,
+			   sqe->flags & XIW_WQE_INLINE ? " (inline)" : "");
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -190,16 +190,17 @@ static void xiw_tx_tagged(struct xiw_qp_dp *dp, unsigned int op, u32 stag,
 
 static bool xiw_op_atomic(u8 opcode)
 {
-	return opcode == XIW_OP_ATOMIC_FADD || opcode == XIW_OP_ATOMIC_CSWAP ||
-	       opcode == XIW_OP_ATOMIC_MASKED_FADD ||
-	       opcode == XIW_OP_ATOMIC_MASKED_CSWAP;
+	const struct xiw_sqe_rule *r = xiw_sqe_op_rule(opcode);
+
+	return r && r->kind == XIW_SQE_KIND_ATOMIC;
 }
 
 /* SQ WRs that complete when the peer's response arrives (use ORD). */
 static bool xiw_op_needs_ord(u8 opcode)
 {
-	return opcode == XIW_OP_READ || opcode == XIW_OP_READ_INV ||
-	       xiw_op_atomic(opcode);
+	const struct xiw_sqe_rule *r = xiw_sqe_op_rule(opcode);
+
+	return r && (r->flags & XIW_SQE_ORD);
 }
 
 /* Send the current FPDU. 0 when it is all in TCP, -EAGAIN, or an error. */
@@ -483,80 +484,83 @@ static u8 xiw_tx_atomic_wc_opcode(struct xiw_qp *qp, u8 opcode)
 /*
  * Validate the fetched SQE and resolve its buffers. Returns 0, or an
  * ib_wc status to complete it with. Local operations are executed here.
+ * The rules are the contract of <rdma/xiw-sqe.h>, applied to TX's private
+ * copy of the SQE (a user ring may be rewritten at any time).
  */
 static int xiw_tx_start_sqe(struct xiw_qp_dp *dp)
 {
 	struct xiw_qp *qp = dp->qp;
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_sqe *s = &tx->sqe;
-	int access = 0;
+	const struct xiw_sqe_limits lim = {
+		.max_sge = qp->max_send_sge,
+		.max_inline = qp->max_inline,
+	};
+	const struct xiw_sqe_rule *r;
 	u8 st;
 
-	if (qp->user && (s->opcode >= XIW_OP_NUM_USER ||
-			 s->opcode == XIW_OP_READ_INV)) {
-		xiw_dp_dbg(dp, "opcode %u refused in a user SQ\n", s->opcode);
+	BUILD_BUG_ON((int)XIW_SQE_LOC_LEN_ERR != (int)IB_WC_LOC_LEN_ERR ||
+		     (int)XIW_SQE_LOC_QP_OP_ERR != (int)IB_WC_LOC_QP_OP_ERR);
+	BUILD_BUG_ON((int)IB_UVERBS_ACCESS_LOCAL_WRITE !=
+		     (int)IB_ACCESS_LOCAL_WRITE);
+	r = xiw_sqe_op_allowed(s->opcode, qp->user);
+	if (!r) {
+		xiw_dp_dbg(dp, "opcode %u refused in a %s SQ\n", s->opcode,
+			   qp->user ? "user" : "kernel");
 		return IB_WC_LOC_QP_OP_ERR;
 	}
+	/* The completion opcode, also of a WR that fails the check. */
 	switch (s->opcode) {
-	case XIW_OP_SEND:
-	case XIW_OP_SEND_INV:
-		break;
 	case XIW_OP_WRITE:
+	case XIW_OP_WRITE_IMM:
 		xiw_tx_set_wc_opcode(dp, IB_WC_RDMA_WRITE);
 		break;
 	case XIW_OP_READ:
 	case XIW_OP_READ_INV:
 		xiw_tx_set_wc_opcode(dp, IB_WC_RDMA_READ);
-		if (s->flags & XIW_WQE_INLINE || s->num_sge > XIW_MAX_SGE_RD)
-			return IB_WC_LOC_QP_OP_ERR;
-		access = IB_ACCESS_LOCAL_WRITE;
 		break;
-	case XIW_OP_WRITE_IMM:
-		xiw_tx_set_wc_opcode(dp, IB_WC_RDMA_WRITE);
-		break;
-	case XIW_OP_IMM:
-		/* Immediate Data alone: an untagged message without data */
-		if (s->flags & XIW_WQE_INLINE || s->num_sge)
-			return IB_WC_LOC_QP_OP_ERR;
-		tx->len = 0;
-		return 0;
 	case XIW_OP_ATOMIC_FADD:
 	case XIW_OP_ATOMIC_CSWAP:
 	case XIW_OP_ATOMIC_MASKED_FADD:
 	case XIW_OP_ATOMIC_MASKED_CSWAP:
 		xiw_tx_set_wc_opcode(dp, xiw_tx_atomic_wc_opcode(qp, s->opcode));
-		if (s->flags & XIW_WQE_INLINE || s->num_sge != 1 ||
-		    s->atomic.sge.length != sizeof(u64))
-			return IB_WC_LOC_QP_OP_ERR;
-		access = IB_ACCESS_LOCAL_WRITE;
 		break;
 	case XIW_OP_REG_MR:
 		xiw_tx_set_wc_opcode(dp, IB_WC_REG_MR);
+		break;
+	case XIW_OP_LOCAL_INV:
+		xiw_tx_set_wc_opcode(dp, IB_WC_LOCAL_INV);
+		break;
+	default:	/* Send, Send with Invalidate, Immediate Data */
+		break;
+	}
+	st = xiw_sqe_check(s, s->flags, &lim, qp->user);
+	if (st)
+		return st;
+
+	switch (s->opcode) {
+	case XIW_OP_REG_MR:
 		if (xiw_mr_fast_reg(to_xiw_mr((struct ib_mr *)(uintptr_t)
 					      s->raddr), qp->pd, s->rkey,
 				    (int)s->imm))
 			return IB_WC_MW_BIND_ERR;
 		return -EALREADY;
 	case XIW_OP_LOCAL_INV:
-		xiw_tx_set_wc_opcode(dp, IB_WC_LOCAL_INV);
 		if (xiw_mr_invalidate(xiw_dp_dev(dp), qp->pd, s->rkey, false))
 			return IB_WC_MW_BIND_ERR;
 		return -EALREADY;
-	default:
-		xiw_dp_dbg(dp, "opcode %u unsupported\n", s->opcode);
-		return IB_WC_LOC_QP_OP_ERR;
 	}
-
+	if (r->kind == XIW_SQE_KIND_IMM) {
+		/* Immediate Data alone: an untagged message without data */
+		tx->len = 0;
+		return 0;
+	}
 	if (s->flags & XIW_WQE_INLINE) {
-		if (s->num_sge > qp->max_inline)
-			return IB_WC_LOC_LEN_ERR;
 		tx->len = s->num_sge;
 		return 0;
 	}
-	if (s->num_sge > qp->max_send_sge)
-		return IB_WC_LOC_QP_OP_ERR;
-	st = xiw_tx_resolve_sges(dp, s->sge, s->num_sge, access, tx->sge,
-				 &tx->nsge, &tx->len);
+	st = xiw_tx_resolve_sges(dp, s->sge, s->num_sge, r->local_access,
+				 tx->sge, &tx->nsge, &tx->len);
 	return st == IB_WC_SUCCESS ? 0 : st;
 }
 
