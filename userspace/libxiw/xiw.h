@@ -19,6 +19,7 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 #include <rdma/xiw-abi.h>
+#include <rdma/xiw-sqe.h>
 
 #include "xiw_pabi.h"
 #include "xiwdv.h"
@@ -215,8 +216,8 @@ void xiw_ring_unmap(struct xiw_ring *r);
 void xiw_qp_init_doorbells(struct xiw_qp *qp);
 void xiw_qp_close_doorbell(struct xiw_qp *qp);
 void xiw_sq_doorbell(struct xiw_qp *qp);
-int xiw_sqe_check(const struct xiw_qp *qp, const struct xiw_sqe *sqe,
-		  uint16_t flags);
+int xiw_sqe_post_check(const struct xiw_qp *qp, const struct xiw_sqe *sqe,
+		       uint16_t flags);
 
 int xiw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr);

@@ -326,8 +326,8 @@ static int xiw_wr_complete(struct ibv_qp_ex *qpex)
 	uint32_t i;
 
 	for (i = qp->wr_begin; !rv && i != qp->wr_next; i++)
-		rv = xiw_sqe_check(qp, xiw_ring_elem(&qp->sq, i),
-				   qp->wr_flags[i & mask]);
+		rv = xiw_sqe_post_check(qp, xiw_ring_elem(&qp->sq, i),
+					qp->wr_flags[i & mask]);
 	if (!rv && qp->wr_next != qp->wr_begin) {
 		for (i = qp->wr_begin; i != qp->wr_next; i++) {
 			struct xiw_sqe *sqe = xiw_ring_elem(&qp->sq, i);

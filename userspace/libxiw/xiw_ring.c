@@ -19,10 +19,11 @@
  * - Immediate data: the 32-bit verbs imm_data (network order) is the low
  *   half of the 64-bit RFC 7306 immediate, in host order, high half 0:
  *   sqe.imm = be32toh(imm_data); on receive, imm_data = htobe32(low half).
- * - SGEs: at most XIW_MAX_SGE; Read at most one (none = zero length);
- *   atomics exactly one of 8 bytes (the result buffer). Inline (Send and
- *   Write only) copies up to max_inline bytes into the SQE, num_sge holding
- *   the byte count. IBV_SEND_FENCE is XIW_WQE_READ_FENCE.
+ * - What an SQE may hold (SGE counts, inline, atomic result buffer) is
+ *   the contract of <rdma/xiw-sqe.h>, checked before an SQE is published.
+ *   Inline (where the contract allows it; IBV_SEND_INLINE is ignored for
+ *   Reads and atomics) copies up to max_inline bytes into the SQE, num_sge
+ *   holding the byte count. IBV_SEND_FENCE is XIW_WQE_READ_FENCE.
  * - A receive may have 0..XIW_MAX_SGE SGEs.
  * - CQE opcode and status are the ib_uverbs values, equal to IBV_WC_*.
  */
@@ -51,6 +52,9 @@ _Static_assert(offsetof(struct xiw_sqe, atomic.sge) ==
 	       offsetof(struct xiw_sqe, sge[0]),
 	       "the atomic result SGE aliases sge[0]");
 _Static_assert(XIW_MAX_INLINE <= UINT8_MAX, "inline length fits num_sge");
+_Static_assert((int)XIW_SQE_LOC_LEN_ERR == (int)IBV_WC_LOC_LEN_ERR &&
+	       (int)XIW_SQE_LOC_QP_OP_ERR == (int)IBV_WC_LOC_QP_OP_ERR,
+	       "xiw_sqe_check() statuses are ibv_wc_status values");
 
 /* IBV_WC_* and ib_uverbs_wc_opcode / ib_wc_status share their values. */
 _Static_assert((int)IBV_WC_SEND == (int)IB_UVERBS_WC_SEND &&
@@ -282,77 +286,36 @@ static void xiw_rq_kick_if_error(struct xiw_qp *qp)
 
 /* ---- send -------------------------------------------------------------- */
 
-enum xiw_op_kind {
-	XIW_KIND_NONE = 0,	/* not supported */
-	XIW_KIND_DATA,		/* SEND*, WRITE*: SGE list or inline */
-	XIW_KIND_READ,		/* RDMA Read: at most one local SGE */
-	XIW_KIND_ATOMIC,	/* one 8-byte result SGE */
-	XIW_KIND_IMM,		/* Immediate Data alone: no buffer */
-};
-
 /* Indexed by enum ibv_wr_opcode; bounds-checked by every user. */
 static const struct {
-	uint8_t kind;
+	bool ok;
 	uint8_t op;
 } xiw_wr_map[] = {
-	[IBV_WR_RDMA_WRITE] = { XIW_KIND_DATA, XIW_OP_WRITE },
-	[IBV_WR_RDMA_WRITE_WITH_IMM] = { XIW_KIND_DATA, XIW_OP_WRITE_IMM },
-	[IBV_WR_SEND] = { XIW_KIND_DATA, XIW_OP_SEND },
+	[IBV_WR_RDMA_WRITE] = { true, XIW_OP_WRITE },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = { true, XIW_OP_WRITE_IMM },
+	[IBV_WR_SEND] = { true, XIW_OP_SEND },
 	/* IBV_WR_SEND_WITH_IMM: iWARP (RFC 7306) has no Send with Immediate */
-	[IBV_WR_RDMA_READ] = { XIW_KIND_READ, XIW_OP_READ },
-	[IBV_WR_ATOMIC_CMP_AND_SWP] = { XIW_KIND_ATOMIC, XIW_OP_ATOMIC_CSWAP },
-	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { XIW_KIND_ATOMIC, XIW_OP_ATOMIC_FADD },
-	[IBV_WR_SEND_WITH_INV] = { XIW_KIND_DATA, XIW_OP_SEND_INV },
+	[IBV_WR_RDMA_READ] = { true, XIW_OP_READ },
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = { true, XIW_OP_ATOMIC_CSWAP },
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { true, XIW_OP_ATOMIC_FADD },
+	[IBV_WR_SEND_WITH_INV] = { true, XIW_OP_SEND_INV },
 };
 
-static enum xiw_op_kind xiw_op_kind(uint8_t xiw_op)
-{
-	switch (xiw_op) {
-	case XIW_OP_WRITE:
-	case XIW_OP_WRITE_IMM:
-	case XIW_OP_SEND:
-	case XIW_OP_SEND_INV:
-		return XIW_KIND_DATA;
-	case XIW_OP_READ:
-		return XIW_KIND_READ;
-	case XIW_OP_ATOMIC_CSWAP:
-	case XIW_OP_ATOMIC_FADD:
-	case XIW_OP_ATOMIC_MASKED_CSWAP:
-	case XIW_OP_ATOMIC_MASKED_FADD:
-		return XIW_KIND_ATOMIC;
-	case XIW_OP_IMM:
-		return XIW_KIND_IMM;
-	default:
-		return XIW_KIND_NONE;
-	}
-}
-
 /*
- * Final check of a filled SQE before it is published; flags are the
- * flags to publish (without VALID). Shared by post_send and wr_complete.
+ * Final check of a filled SQE before it is published: the contract of
+ * <rdma/xiw-sqe.h>, which the kernel applies again when it takes the SQE.
+ * @flags are the flags to publish (without VALID). Shared by post_send
+ * and wr_complete.
  */
-int xiw_sqe_check(const struct xiw_qp *qp, const struct xiw_sqe *sqe,
-		  uint16_t flags)
+int xiw_sqe_post_check(const struct xiw_qp *qp, const struct xiw_sqe *sqe,
+		       uint16_t flags)
 {
-	switch (xiw_op_kind(sqe->opcode)) {
-	case XIW_KIND_DATA:
-		if (flags & XIW_WQE_INLINE)
-			return sqe->num_sge <= qp->max_inline ? 0 : EINVAL;
-		return sqe->num_sge <= XIW_MAX_SGE ? 0 : EINVAL;
-	case XIW_KIND_READ:
-		if (flags & XIW_WQE_INLINE)
-			return EINVAL;
-		return sqe->num_sge <= 1 ? 0 : EINVAL;
-	case XIW_KIND_ATOMIC:
-		if (flags & XIW_WQE_INLINE)
-			return EINVAL;
-		return sqe->num_sge == 1 && sqe->atomic.sge.length == 8 ?
-			0 : EINVAL;
-	case XIW_KIND_IMM:
-		return !(flags & XIW_WQE_INLINE) && !sqe->num_sge ? 0 : EINVAL;
-	default:
-		return EINVAL;
-	}
+	const struct xiw_sqe_limits lim = {
+		.max_sge = XIW_MAX_SGE,
+		.max_inline = qp->max_inline,
+	};
+
+	return xiw_sqe_check(sqe, flags, &lim, true) ? EINVAL : 0;
 }
 
 static uint16_t xiw_send_flags(const struct xiw_qp *qp, unsigned int flags)
@@ -396,7 +359,7 @@ static int xiw_build_sqe(struct xiw_qp *qp, const struct ibv_send_wr *wr,
 	int rv;
 
 	if ((unsigned int)wr->opcode >= ARRAY_SIZE(xiw_wr_map) ||
-	    xiw_wr_map[wr->opcode].kind == XIW_KIND_NONE) {
+	    !xiw_wr_map[wr->opcode].ok) {
 		xiw_dbg(qp->vqp.qp.context, "QP %u: opcode %d unsupported\n",
 			qp->qp_id, wr->opcode);
 		return EINVAL;
@@ -438,7 +401,7 @@ static int xiw_build_sqe(struct xiw_qp *qp, const struct ibv_send_wr *wr,
 		break;
 	}
 
-	if (xiw_wr_map[wr->opcode].kind == XIW_KIND_DATA &&
+	if ((xiw_sqe_op_rule(sqe->opcode)->flags & XIW_SQE_INLINE) &&
 	    (wr->send_flags & IBV_SEND_INLINE)) {
 		rv = xiw_copy_inline(qp, sqe, wr->sg_list, wr->num_sge);
 		if (rv)
@@ -454,7 +417,7 @@ static int xiw_build_sqe(struct xiw_qp *qp, const struct ibv_send_wr *wr,
 		sqe->num_sge = wr->num_sge;
 	}
 
-	rv = xiw_sqe_check(qp, sqe, f);
+	rv = xiw_sqe_post_check(qp, sqe, f);
 	if (rv)
 		return rv;
 	*flags = f;
