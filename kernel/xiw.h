@@ -384,6 +384,12 @@ void xiw_port_event(struct xiw_device *xdev, enum ib_event_type type);
 int xiw_queue_init(struct xiw_queue *q, struct ib_udata *udata, u32 min_num,
 		   u32 esize, u64 *mmap_key);
 void xiw_queue_destroy(struct xiw_queue *q);
+/* xiw_queue.c: slots of SQ, RQ and SRQ rings under the flag protocol */
+bool xiw_wq_full(struct xiw_queue *q);
+void xiw_wq_post(struct xiw_queue *q, const void *wqe);
+bool xiw_wq_take(struct xiw_queue *q, void *wqe);
+int xiw_wq_post_recv(struct xiw_queue *q, const struct ib_recv_wr *wr,
+		     u32 max_sge, const struct ib_recv_wr **bad_wr);
 
 /* xiw_cq.c */
 int xiw_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -423,8 +429,6 @@ int xiw_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 int xiw_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int xiw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr);
-int xiw_recv_wr_to_rqe(struct xiw_rqe *rqe, const struct ib_recv_wr *wr,
-		       u32 max_sge);
 
 /* xiw_mem.c */
 struct ib_mr *xiw_get_dma_mr(struct ib_pd *ibpd, int access);

@@ -235,24 +235,18 @@ static bool xiw_queue_flush(struct xiw_queue *q, struct xiw_qp *qp,
 {
 	bool notify = false;
 	struct xiw_cqe cqe = { .status = IB_WC_WR_FLUSH_ERR };
+	union {
+		struct xiw_sqe sqe;
+		struct xiw_rqe rqe;
+	} e;
 	u32 n;
-	u8 op;
 
 	for (n = 0; n < q->num; n++) {
-		void *slot = xiw_queue_entry(q, q->cons);
-		u16 *flags = slot + offsetof(struct xiw_sqe, flags);
-
-		BUILD_BUG_ON(offsetof(struct xiw_sqe, flags) !=
-			     offsetof(struct xiw_rqe, flags));
-		BUILD_BUG_ON(offsetof(struct xiw_sqe, wr_id) !=
-			     offsetof(struct xiw_rqe, wr_id));
-		if (!(xiw_wqe_flags_acquire(flags) & XIW_WQE_VALID))
+		if (!xiw_wq_take(q, &e))
 			break;
-		cqe.wr_id = READ_ONCE(((struct xiw_sqe *)slot)->wr_id);
-		op = READ_ONCE(((struct xiw_sqe *)slot)->opcode);
-		cqe.opcode = sq ? xiw_sq_wc_opcode(op) : IB_WC_RECV;
-		xiw_wqe_flags_release(flags, 0);
-		q->cons++;
+		/* wr_id is at the same place in both */
+		cqe.wr_id = e.sqe.wr_id;
+		cqe.opcode = sq ? xiw_sq_wc_opcode(e.sqe.opcode) : IB_WC_RECV;
 		if (cq)
 			__xiw_cq_add(cq, qp, &cqe, false, &notify);
 	}
@@ -891,10 +885,9 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	for (; wr; wr = wr->next) {
-		struct xiw_sqe *slot = xiw_queue_entry(&qp->sq, qp->sq.prod);
 		struct xiw_sqe sqe;
 
-		if (READ_ONCE(slot->flags)) {
+		if (xiw_wq_full(&qp->sq)) {
 			xiw_qp_dbg(qp, "SQ full\n");
 			rv = -ENOMEM;
 			break;
@@ -902,9 +895,7 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		rv = xiw_send_wr_to_sqe(qp, &sqe, wr);
 		if (rv)
 			break;
-		memcpy(slot, &sqe, sizeof(sqe));
-		xiw_wqe_flags_release(&slot->flags, sqe.flags | XIW_WQE_VALID);
-		qp->sq.prod++;
+		xiw_wq_post(&qp->sq, &sqe);
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (rv)
@@ -950,25 +941,10 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	for (; wr; wr = wr->next) {
-		struct xiw_rqe *slot = xiw_queue_entry(&qp->rq, qp->rq.prod);
-		struct xiw_rqe rqe;
-
-		if (READ_ONCE(slot->flags)) {
-			xiw_qp_dbg(qp, "RQ full\n");
-			rv = -ENOMEM;
-			break;
-		}
-		rv = xiw_recv_wr_to_rqe(&rqe, wr, qp->max_recv_sge);
-		if (rv)
-			break;
-		memcpy(slot, &rqe, sizeof(rqe));
-		xiw_wqe_flags_release(&slot->flags, XIW_WQE_VALID);
-		qp->rq.prod++;
-	}
+	rv = xiw_wq_post_recv(&qp->rq, wr, qp->max_recv_sge, bad_wr);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 	if (rv)
-		*bad_wr = wr;
+		xiw_qp_dbg(qp, "post_recv: %d\n", rv);
 
 	/* Pairs with the smp_mb() in xiw_qp_enter_error(). */
 	smp_mb();

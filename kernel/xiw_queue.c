@@ -6,6 +6,20 @@
  * the memory is freed by xiw_mmap_free() once the owning object is gone
  * and no mapping is left, so a process that keeps a stale mapping can
  * never reach memory the kernel has reused. Kernel queues are vzalloc()ed.
+ *
+ * The kernel's side of the work queue rings (SQ, RQ, SRQ; the provider's
+ * twin is userspace/libxiw/xiw_ring.c) is here too: filling a slot for a
+ * kernel consumer (xiw_wq_full(), xiw_wq_post(), xiw_wq_post_recv()) and
+ * taking the next entry of any ring, user or kernel (xiw_wq_take()).
+ * Ownership of a slot is its flags word only (xiw-abi.h): the producer
+ * may fill a slot whose flags are 0 and publishes it with a release store
+ * of flags | VALID; the consumer acquires the flags, copies the entry out
+ * and hands the slot back with a release store of 0. Indices are private
+ * to each side. Every caller holds the lock of its side of the ring (for
+ * kernel rings both sides take the same one); the flag protocol is what
+ * orders the entry against the other side when that side is a process,
+ * and against the lockless looks at a slot's flags (TX's idle test, the
+ * SRQ limit).
  */
 #include <linux/log2.h>
 #include <linux/vmalloc.h>
@@ -70,4 +84,122 @@ void xiw_queue_destroy(struct xiw_queue *q)
 	q->ctrl = NULL;
 	q->entries = NULL;
 	q->mmap_entry = NULL;
+}
+
+/*
+ * Work queue entries (struct xiw_sqe, struct xiw_rqe): same size, and
+ * wr_id and the flags word at the same place in both.
+ */
+#define XIW_WQE_SIZE	sizeof(struct xiw_sqe)
+#define XIW_WQE_FLAGS	offsetof(struct xiw_sqe, flags)
+
+static u16 *xiw_wqe_flags(void *wqe)
+{
+	BUILD_BUG_ON(sizeof(struct xiw_sqe) != sizeof(struct xiw_rqe));
+	BUILD_BUG_ON(offsetof(struct xiw_sqe, flags) !=
+		     offsetof(struct xiw_rqe, flags));
+	BUILD_BUG_ON(offsetof(struct xiw_sqe, wr_id) !=
+		     offsetof(struct xiw_rqe, wr_id));
+	return wqe + XIW_WQE_FLAGS;
+}
+
+/*
+ * Producer: is the next slot still the consumer's? Caller holds the
+ * producer lock of @q.
+ */
+bool xiw_wq_full(struct xiw_queue *q)
+{
+	u16 *flags = xiw_wqe_flags(xiw_queue_entry(q, q->prod));
+
+	/*
+	 * Acquire pairs with the consumer's release of 0: it has finished
+	 * copying the old entry before xiw_wq_post() overwrites it.
+	 */
+	return xiw_wqe_flags_acquire(flags);
+}
+
+/*
+ * Producer: publish @wqe (a struct xiw_sqe or xiw_rqe whose flags word
+ * holds the flags to publish, without VALID) in the next slot, which
+ * xiw_wq_full() found free. Caller holds the producer lock of @q.
+ */
+void xiw_wq_post(struct xiw_queue *q, const void *wqe)
+{
+	void *slot = xiw_queue_entry(q, q->prod);
+	u16 flags = ((const struct xiw_sqe *)wqe)->flags;
+
+	/* everything but the flags word, which only the release writes */
+	memcpy(slot, wqe, XIW_WQE_FLAGS);
+	memcpy(slot + XIW_WQE_FLAGS + sizeof(u16),
+	       wqe + XIW_WQE_FLAGS + sizeof(u16),
+	       XIW_WQE_SIZE - XIW_WQE_FLAGS - sizeof(u16));
+	/* the entry is visible before the consumer sees VALID */
+	xiw_wqe_flags_release(xiw_wqe_flags(slot), flags | XIW_WQE_VALID);
+	q->prod++;
+}
+
+/*
+ * Consumer: take the entry at the consumer index, if it is published:
+ * copy it to @wqe (a struct xiw_sqe or xiw_rqe, with the flags that were
+ * published) and give the slot back. False if the ring is empty. Caller
+ * holds the consumer lock of @q. The copy is all the caller may look at:
+ * a process can rewrite a slot of its ring at any time, also while it is
+ * copied, so the copy must be validated like any user input.
+ */
+bool xiw_wq_take(struct xiw_queue *q, void *wqe)
+{
+	void *slot = xiw_queue_entry(q, q->cons);
+	/* pairs with the producer's release: the entry is complete */
+	u16 flags = xiw_wqe_flags_acquire(xiw_wqe_flags(slot));
+
+	if (!(flags & XIW_WQE_VALID))
+		return false;
+	memcpy(wqe, slot, XIW_WQE_SIZE);
+	*xiw_wqe_flags(wqe) = flags;
+	/* our reads of the entry are done before the producer may refill */
+	xiw_wqe_flags_release(xiw_wqe_flags(slot), 0);
+	q->cons++;
+	return true;
+}
+
+static int xiw_recv_wr_to_rqe(struct xiw_rqe *rqe, const struct ib_recv_wr *wr,
+			      u32 max_sge)
+{
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > max_sge)
+		return -EINVAL;
+	memset(rqe, 0, sizeof(*rqe));
+	rqe->wr_id = wr->wr_id;
+	rqe->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		rqe->sge[i].addr = wr->sg_list[i].addr;
+		rqe->sge[i].length = wr->sg_list[i].length;
+		rqe->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	return 0;
+}
+
+/*
+ * Post a kernel consumer's chain of receive WRs into an RQ or SRQ ring
+ * (max_sge: the queue's limit, at most XIW_MAX_SGE). Caller holds the
+ * ring's lock. Returns 0, or -ENOMEM (ring full) or -EINVAL (too many
+ * SGEs) with *bad_wr the first WR not posted.
+ */
+int xiw_wq_post_recv(struct xiw_queue *q, const struct ib_recv_wr *wr,
+		     u32 max_sge, const struct ib_recv_wr **bad_wr)
+{
+	struct xiw_rqe rqe;
+	int rv;
+
+	for (; wr; wr = wr->next) {
+		rv = xiw_wq_full(q) ? -ENOMEM :
+		     xiw_recv_wr_to_rqe(&rqe, wr, max_sge);
+		if (rv) {
+			*bad_wr = wr;
+			return rv;
+		}
+		xiw_wq_post(q, &rqe);
+	}
+	return 0;
 }

@@ -11,24 +11,6 @@
 
 #include "xiw.h"
 
-int xiw_recv_wr_to_rqe(struct xiw_rqe *rqe, const struct ib_recv_wr *wr,
-		       u32 max_sge)
-{
-	int i;
-
-	if (wr->num_sge < 0 || wr->num_sge > max_sge)
-		return -EINVAL;
-	memset(rqe, 0, sizeof(*rqe));
-	rqe->wr_id = wr->wr_id;
-	rqe->num_sge = wr->num_sge;
-	for (i = 0; i < wr->num_sge; i++) {
-		rqe->sge[i].addr = wr->sg_list[i].addr;
-		rqe->sge[i].length = wr->sg_list[i].length;
-		rqe->sge[i].lkey = wr->sg_list[i].lkey;
-	}
-	return 0;
-}
-
 int xiw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 		   struct ib_udata *udata)
 {
@@ -141,7 +123,7 @@ int xiw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 {
 	struct xiw_srq *srq = to_xiw_srq(ibsrq);
 	unsigned long flags;
-	int rv = 0;
+	int rv;
 
 	if (srq->user) {
 		xiw_dbg(ibsrq->device, "user SRQs post through the ring\n");
@@ -149,25 +131,9 @@ int xiw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&srq->lock, flags);
-	for (; wr; wr = wr->next) {
-		struct xiw_rqe *slot = xiw_queue_entry(&srq->rq, srq->rq.prod);
-		struct xiw_rqe rqe;
-
-		if (READ_ONCE(slot->flags)) {
-			rv = -ENOMEM;
-			break;
-		}
-		rv = xiw_recv_wr_to_rqe(&rqe, wr, srq->max_sge);
-		if (rv)
-			break;
-		memcpy(slot, &rqe, sizeof(rqe));
-		xiw_wqe_flags_release(&slot->flags, XIW_WQE_VALID);
-		srq->rq.prod++;
-	}
+	rv = xiw_wq_post_recv(&srq->rq, wr, srq->max_sge, bad_wr);
 	spin_unlock_irqrestore(&srq->lock, flags);
-	if (rv) {
+	if (rv)
 		xiw_dbg(ibsrq->device, "post_srq_recv: %d\n", rv);
-		*bad_wr = wr;
-	}
 	return rv;
 }
