@@ -153,20 +153,13 @@ static bool xiw_rx_get_rqe(struct xiw_qp *qp, struct xiw_rqe *out)
 {
 	struct xiw_queue *q = qp->srq ? &qp->srq->rq : &qp->rq;
 	spinlock_t *lock = qp->srq ? &qp->srq->lock : &qp->rq_lock;
-	struct xiw_rqe *slot;
 	unsigned long flags;
-	bool got = false, event = false;
+	bool got, event = false;
 
 	spin_lock_irqsave(lock, flags);
-	slot = xiw_queue_entry(q, q->cons);
-	if (xiw_wqe_flags_acquire(&slot->flags) & XIW_WQE_VALID) {
-		memcpy(out, slot, sizeof(*out));
-		xiw_wqe_flags_release(&slot->flags, 0);
-		q->cons++;
-		got = true;
-		if (qp->srq)
-			xiw_srq_limit_check(qp->srq, &event);
-	}
+	got = xiw_wq_take(q, out);
+	if (got && qp->srq)
+		xiw_srq_limit_check(qp->srq, &event);
 	spin_unlock_irqrestore(lock, flags);
 	if (event && qp->srq->base.event_handler) {
 		struct ib_event ev = {

@@ -404,7 +404,6 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 	struct xiw_qp *qp = dp->qp;
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_dp_cmpl *c;
-	struct xiw_sqe *slot;
 	unsigned long flags;
 	bool got = false;
 
@@ -428,14 +427,7 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 		return false;
 	}
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	slot = xiw_queue_entry(&qp->sq, qp->sq.cons);
-	if (xiw_wqe_flags_acquire(&slot->flags) & XIW_WQE_VALID) {
-		memcpy(&tx->sqe, slot, sizeof(tx->sqe));
-		tx->sqe.flags = READ_ONCE(slot->flags);
-		xiw_wqe_flags_release(&slot->flags, 0);
-		qp->sq.cons++;
-		got = true;
-	}
+	got = xiw_wq_take(&qp->sq, &tx->sqe);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	tx->sq_empty_seen = !got;
 	if (got) {
