@@ -162,6 +162,29 @@ wait_gone() {
 	done
 }
 
+# wait_listen PORT [SEC] [PID]: wait until a TCP socket listens on PORT
+# (an rdma_cm listen on an iWARP device is a kernel TCP listener, which
+# `ss` shows like any other); fails the test after SEC (default 20 s), or
+# at once when PID (the server expected to listen) has ended.
+wait_listen() {
+	local port=$1 t=${2:-20} pid=${3:-} end
+	end=$(( ${EPOCHREALTIME/./} + t * 1000000 ))
+	until ss -Htln "sport = :$port" 2>/dev/null | grep -q .; do
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+			fail "the server (pid $pid) ended without listening on TCP port $port"
+		fi
+		[ "${EPOCHREALTIME/./}" -lt $end ] ||
+			fail "nothing listens on TCP port $port after ${t}s"
+		sleep 0.1
+	done
+}
+
+# retry_note WHAT: a named, tool-side failure is being retried. Prints
+# "# retry: WHAT" (stderr: it reaches the test's log even from inside
+# $(...)); the runner counts these lines and shows them under the test's
+# TAP line. Never retry anything else.
+retry_note() { printf '# retry: %s\n' "$*" >&2; }
+
 # --- environment ------------------------------------------------------------
 
 # need_cmd CMD...: fail (not skip) when a tool the bench needs is missing.
