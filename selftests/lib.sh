@@ -179,6 +179,14 @@ wait_listen() {
 	done
 }
 
+# tcp_bytes_acked PORT: bytes acknowledged by the peers of the TCP sockets
+# on local or remote PORT, summed (ss -ti; kernel sockets of xiw included).
+tcp_bytes_acked() {
+	ss -Htin "( sport = :$1 or dport = :$1 )" 2>/dev/null |
+		{ grep -oE 'bytes_acked:[0-9]+' || true; } |
+		awk -F: '{ s += $2 } END { print s + 0 }'
+}
+
 # retry_note WHAT: a named, tool-side failure is being retried. Prints
 # "# retry: WHAT" (stderr: it reaches the test's log even from inside
 # $(...)); the runner counts these lines and shows them under the test's

@@ -143,17 +143,39 @@ echo "TAP version 13"
 [ $selfcheck = 1 ] && pfx="# "
 echo "${pfx}1..$n_total"
 
+# retries NAME: the "# retry: ..." lines of NAME's logs in the VM dirs of
+# the group being reported ($emit_dirs), as TAP comments ([a]/[b] in 2vm);
+# sets n_retries.
+emit_dirs=()
+retries() {
+	local d side lines
+	n_retries=0 retry_lines=
+	for d in "${emit_dirs[@]}"; do
+		side=
+		[ ${#emit_dirs[@]} -gt 1 ] && side="[$(basename "$d")] "
+		lines=$(grep -E '^# retry: ' "$d/tests/$1.log" 2>/dev/null | sed "s/^# /${pfx}# $side/")
+		[ -n "$lines" ] || continue
+		n_retries=$(( n_retries + $(wc -l <<<"$lines") ))
+		retry_lines+="$lines"$'\n'
+	done
+}
+
 # emit NAME STATUS SECONDS REASON LOGFILE...
 emit() {
-	local name=$1 st=$2 secs=$3 reason=$4 f
+	local name=$1 st=$2 secs=$3 reason=$4 f n_retries retry_lines rnote=
 	shift 4
 	tapno=$((tapno + 1))
 	verdict[$name]=$st reasons[$name]=$reason
+	retries "$name"
+	[ "$n_retries" = 0 ] || rnote=", $n_retries retries"
 	case $st in
-	ok) n_pass=$((n_pass + 1)); echo "${pfx}ok $tapno - $name # ${secs}s" ;;
-	skip) n_skip=$((n_skip + 1)); echo "${pfx}ok $tapno - $name # SKIP ${reason:-skipped}" ;;
+	ok) n_pass=$((n_pass + 1)); echo "${pfx}ok $tapno - $name # ${secs}s$rnote"
+	    printf '%s' "$retry_lines" ;;
+	skip) n_skip=$((n_skip + 1)); echo "${pfx}ok $tapno - $name # SKIP ${reason:-skipped}"
+	      printf '%s' "$retry_lines" ;;
 	*) n_fail=$((n_fail + 1))
-	   echo "${pfx}not ok $tapno - $name # ${secs}s${reason:+ $reason}"
+	   echo "${pfx}not ok $tapno - $name # ${secs}s${reason:+ $reason}$rnote"
+	   printf '%s' "$retry_lines"
 	   for f in "$@"; do
 		[ -s "$f" ] || continue
 		case $f in
@@ -213,6 +235,7 @@ declare -A printed=()
 follow_once() {
 	local d name st secs reason line all_st all_reason all_secs missing logs
 	local first=$1
+	emit_dirs=("$@")
 	while IFS=$'\t' read -r name st secs reason; do
 		[ -n "$name" ] && [ -z "${printed[$name]:-}" ] || continue
 		all_st=$st all_reason='' all_secs=$secs missing=0 logs=()
@@ -244,6 +267,7 @@ finish_group() {
 	shift
 	dirs=("$@")
 	follow_once "${dirs[@]}"
+	emit_dirs=("${dirs[@]}")
 	for n in "${names[@]}"; do
 		[ -z "${printed[$n]:-}" ] || continue
 		printed[$n]=1

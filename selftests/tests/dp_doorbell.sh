@@ -41,7 +41,9 @@ xiw_link_add xiw0 d0
 wait_port_state xiw0 PORT_ACTIVE 5
 "$B" 192.0.2.1 7805 --rate-only --iters 100000000 >kill.log 2>&1 &
 pid=$!
-sleep 3
+# kill it once its doorbell file is open (the writes follow at once)
+wait_for 30 eval "ls -l /proc/$pid/fd | grep -q 'anon_inode:\[xiw_doorbell\]'" ||
+	fail "xiw_dbbench opened no doorbell file: $(cat kill.log)"
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
 wait_for 10 eval "[ -z \"\$(rdma res show qp 2>/dev/null | grep -v 'qpn 1 ')\" ]" ||

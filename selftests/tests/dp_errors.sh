@@ -5,7 +5,7 @@
 # description: data path errors: a local protection error sends a Terminate, both QPs go to ERROR, the peer sees the Terminate; the next connection works
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-need_cmd rping ip dmesg
+need_cmd rping ip dmesg ss
 xiw_loopback
 
 # The server's buffers are 64 bytes, the client advertises 100: the
@@ -15,7 +15,7 @@ xiw_loopback
 dmesg -C
 run_timeout 30 rping -s -a 192.0.2.1 -p 7201 -C 3 -S 64 >srv.log 2>&1 &
 srv=$!
-sleep 1
+wait_listen 7201 20 $srv
 # (the rping client exits 0 when its peer disconnects: judge the server)
 run_timeout 30 rping -c -a 192.0.2.1 -p 7201 -C 3 -S 100 >cli.log 2>&1 || true
 rv=0
@@ -36,7 +36,7 @@ expect_nomatch "$msgs" 'WARNING|BUG|Oops' "kernel warnings"
 # The device and the CM are fine afterwards.
 run_timeout 30 rping -s -a 192.0.2.1 -p 7202 -C 3 -S 100 >srv.log 2>&1 &
 srv=$!
-sleep 1
+wait_listen 7202 20 $srv
 run_timeout 30 rping -c -a 192.0.2.1 -p 7202 -C 3 -S 100 -V >cli.log 2>&1 || {
 	cat cli.log srv.log
 	fail "rping after the error failed"

@@ -65,7 +65,9 @@ ib_write_bw -R -d xiw0 -p $port -s 1048576 -n 100000 $A >bw-cli.log 2>&1 &
 cli=$!
 defer eval "kill -9 $cli 2>/dev/null || true"
 wait_for 30 eval "[ \$(res_count qp) -ge 4 ]" || fail "ib_write_bw did not connect: $(cat bw-cli.log)"
-sleep 2
+# mid-transfer: 8 MiB acknowledged on the data connection's TCP socket
+wait_for 30 eval "[ \$(tcp_bytes_acked $port) -ge 8388608 ]" ||
+	fail "ib_write_bw moves no data: $(tail -n 5 bw-cli.log)"
 kill -9 "$cli"
 wait "$cli" 2>/dev/null || true
 kill -9 "$srv" 2>/dev/null || true

@@ -65,7 +65,6 @@ cm_case() {
 				wait_for 10 grep -q DISCONNECTED srv.log ||
 					fail "$name: server side left connected: $(cat srv.log)"
 			fi
-			sleep 1
 			kill "$srv" 2>/dev/null || true
 			wait "$srv" 2>/dev/null || true
 		else

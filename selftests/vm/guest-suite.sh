@@ -170,7 +170,7 @@ tidy() {
 # --- run one test -------------------------------------------------------------
 # Sets status and reason.
 run_test() {
-	local name=$1 limit=$2 path=$3 pid rc t0 t1 tnow deadline killed='' st
+	local name=$1 limit=$2 path=$3 pid rc t0 t1 tnow deadline killed='' st n
 	local log=$out/tests/$name.log tmp
 	tmp=$(mktemp -d "/tmp/xiw-$name.XXXXXX")
 	status=fail reason=
@@ -225,6 +225,10 @@ run_test() {
 	t1=$(now)
 	# Whatever the test left behind in its session goes.
 	kill -KILL -- -"$pid" 2>/dev/null
+	# Retried tool-side failures ("# retry: ..." lines, lib.sh's
+	# retry_note): counted here, shown under the TAP line by run.sh.
+	n=$(grep -c '^# retry: ' "$log")
+	[ "$n" = 0 ] || echo "---- runner: $n retries (the '# retry:' lines above) ----" >>"$log"
 	tidy >>"$log" 2>&1
 	if [ "$role" != single ]; then
 		# Give the peer's side the same chance to finish before comparing
