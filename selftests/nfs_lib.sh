@@ -7,8 +7,8 @@
 # $XIW_TEST_TMP/export (tmpfs) as the NFSv4 root; stopped at exit.
 nfs_server() {
 	local d
-	modprobe nfsd || skip "no nfsd"
-	modprobe rpcrdma || skip "no rpcrdma"
+	modprobe nfsd || fail "modprobe nfsd failed (Debian's kernel has it)"
+	modprobe rpcrdma || fail "modprobe rpcrdma failed (Debian's kernel has it)"
 	mount -t tmpfs none /var/lib/nfs || fail "cannot mount tmpfs on /var/lib/nfs"
 	defer umount -l /var/lib/nfs
 	NFS_EXPORT=$XIW_TEST_TMP/export
@@ -41,7 +41,7 @@ nfs_server_stop() {
 # the mount really uses the rdma transport.
 nfs_mount() {
 	mkdir -p "$2"
-	modprobe nfsv4 || skip "no nfsv4"
+	modprobe nfsv4 || fail "modprobe nfsv4 failed (Debian's kernel has it)"
 	run_timeout 60 mount -t nfs4 -o rdma,port=20049,vers=4.2 "$1:/" "$2" ||
 		fail "mount -o rdma over xiw failed"
 	defer nfs_umount "$PWD/$2"
