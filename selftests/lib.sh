@@ -71,18 +71,27 @@ _xiw_on_err() {
 }
 trap _xiw_on_err ERR
 
+# A deferred command that fails fails the test (a passing or skipped one
+# becomes a failure; a failing one keeps its own reason): each runs in a
+# subshell, so that a `fail` in it ends only that command.
 _xiw_on_exit() {
-	local rc=$? i
+	local rc=$? i out crc
 	set +eE
 	trap - ERR
 	for ((i = ${#_xiw_deferred[@]} - 1; i >= 0; i--)); do
-		eval "${_xiw_deferred[i]}" >/dev/null 2>&1
+		out=$(eval "${_xiw_deferred[i]}" 2>&1)
+		crc=$?
+		[ $crc != 0 ] || continue
+		printf 'FAIL: cleanup `%s` exited %d%s\n' "${_xiw_deferred[i]}" $crc \
+			"${out:+: $(head -c 400 <<<"$out" | tr '\n' ' ')}" >&2
+		[ $rc != 0 ] && [ $rc != "$KSFT_SKIP" ] || rc=$KSFT_FAIL
 	done
 	exit $rc
 }
 trap _xiw_on_exit EXIT
 
-# defer CMD [ARG...]: run at exit (LIFO). Arguments are quoted as given.
+# defer CMD [ARG...]: run at exit (LIFO), pass or fail; its failure fails
+# the test. Arguments are quoted as given.
 defer() {
 	local q
 	printf -v q ' %q' "$@"
@@ -308,26 +317,41 @@ xiw_loopback() {
 	wait_port_state xiw0 PORT_ACTIVE 5
 }
 
-# dummy_add NAME: a dummy netdev, up, deleted at exit.
+# dummy_add NAME: a dummy netdev, up, deleted at exit (netdev_del).
 dummy_add() {
 	modprobe dummy numdummies=0 2>/dev/null || true
 	ip link add "$1" type dummy
-	defer ip link del "$1"
+	defer netdev_del "$1"
 	ip link set "$1" up
 }
 
-# veth_add A B: a veth pair, both up, deleted at exit.
+# veth_add A B: a veth pair, both up, deleted at exit (netdev_del).
 veth_add() {
 	ip link add "$1" type veth peer name "$2"
-	defer ip link del "$1"
+	defer netdev_del "$1"
 	ip link set "$1" up
 	ip link set "$2" up
 }
 
-# rdma_link_add NAME TYPE NETDEV: `rdma link add`, deleted at exit.
+# netdev_del NAME: `ip link del NAME` unless the test removed it already
+# (the cleanup form: it fails only when NAME exists and stays).
+netdev_del() {
+	[ -e "/sys/class/net/$1" ] || return 0
+	ip link del "$1"
+}
+
+# rdma_link_add NAME TYPE NETDEV: `rdma link add`, deleted at exit
+# (rdma_link_del).
 rdma_link_add() {
 	rdma link add "$1" type "$2" netdev "$3"
-	defer rdma link delete "$1"
+	defer rdma_link_del "$1"
+}
+
+# rdma_link_del NAME: `rdma link delete NAME` unless NAME is gone already
+# (deleted by the test, or with its netdev).
+rdma_link_del() {
+	ib_dev_exists "$1" || return 0
+	rdma link delete "$1"
 }
 
 # ib_dev_exists NAME: the ib_device NAME is registered.

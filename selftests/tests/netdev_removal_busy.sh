@@ -11,16 +11,16 @@ xiw_need_provider
 modprobe dummy numdummies=0 2>/dev/null || true
 
 ip link add d0 type dummy
-defer ip link del d0
+defer netdev_del d0
 ip link set d0 up
 rdma link add xiw0 type "$XIW_LINK_TYPE" netdev d0
-defer rdma link delete xiw0
+defer rdma_link_del xiw0
 
 # A verbs process with PD, MR, CQ, QP, posted receives and mapped rings,
 # waiting for its peer on TCP port 18515.
 ibv_rc_pingpong -d xiw0 -g 0 -p 18515 >pp.log 2>&1 &
 pp=$!
-defer kill -9 "$pp"
+defer eval "kill -9 $pp 2>/dev/null || true"
 wait_for 20 sh -c "ss -ltn | grep -q ':18515 '" ||
 	fail "ibv_rc_pingpong did not get to listen: $(cat pp.log)"
 kill -0 "$pp" || fail "ibv_rc_pingpong died: $(cat pp.log)"

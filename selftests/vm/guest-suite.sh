@@ -142,12 +142,13 @@ result() {	# NAME STATUS SECONDS REASON
 }
 
 # tidy: remove the RDMA links and netdevs a test left behind, so that the
-# next test starts clean (the test itself is not failed for it: its cleanup
-# may rightly not have run when it failed). Fallback devices that modules
-# create (tunl0, sit0, ...) cannot be deleted and stay.
+# next test starts clean; sets tidy_left (a test that did not fail already
+# fails for it: its deferred cleanup should have removed them). Fallback
+# devices that modules create (tunl0, sit0, ...) cannot be deleted and stay.
 base_netdevs=" $(cd /sys/class/net && echo *) "
 tidy() {
 	local d n left=
+	tidy_left=
 	for d in /sys/class/infiniband/*; do
 		[ -e "$d" ] || continue
 		n=${d##*/}
@@ -165,6 +166,7 @@ tidy() {
 		fi
 	done
 	[ -z "$left" ] || echo "---- runner: removed what the test left:$left ----"
+	tidy_left=$left
 }
 
 # --- run one test -------------------------------------------------------------
@@ -254,6 +256,10 @@ run_test() {
 	*) reason=$(grep -E '^FAIL: ' "$log" | head -n 1 | sed 's/^FAIL: //' | cut -c1-160)
 	   [ -n "$reason" ] || reason="exit status $rc" ;;
 	esac
+	if [ -n "$tidy_left" ] && [ "$status" != fail ]; then
+		status=fail
+		reason="left behind (the runner removed them):$tidy_left"
+	fi
 	if ! scan "$name" "$out/tests/$name.dmesg"; then
 		status=fail
 		reason="${reason:+$reason; }$scan_reason"
