@@ -10,12 +10,12 @@ xiw_loopback
 crc0=$(cat /sys/module/xiw/parameters/mpa_crc)
 defer eval "echo $crc0 >/sys/module/xiw/parameters/mpa_crc"
 
-# -v prints every received ping; the client checks the data it reads back
-# and exits non-zero on a mismatch.
+# -v prints every received ping; -V: the client checks the data it reads
+# back and exits non-zero on a mismatch.
 run_timeout 60 rping -s -a 192.0.2.1 -v -C 10 -S 100 >srv.log 2>&1 &
 srv=$!
 wait_listen 7174 20 $srv	# rping's default port
-run_timeout 60 rping -c -a 192.0.2.1 -v -C 10 -S 100 >cli.log 2>&1 || {
+run_timeout 60 rping -c -a 192.0.2.1 -v -V -C 10 -S 100 >cli.log 2>&1 || {
 	cat cli.log srv.log
 	fail "rping client failed"
 }

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 120
-# description: deleting the netdev while a process has xiw0 open does not hang
+# description: deleting the netdev while a process has xiw0 open does not hang; the process lives on, its verbs fail, it exits by itself
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd rdma ip ibv_rc_pingpong ss
@@ -32,7 +32,19 @@ log "ip link del took $(( ($(now_us) - start) / 1000 )) ms with a process attach
 wait_gone 10 ib_dev_exists xiw0 || fail "xiw0 still registered"
 no_stray_devices xiw
 
-# The process is still alive (its verbs now fail) and exits cleanly.
-kill "$pp" 2>/dev/null || true
-wait "$pp" 2>/dev/null || true
+# The process is still alive. Its peer's address (lid:qpn:psn:gid, 52
+# bytes with the NUL) makes it modify its QP, which must fail now that
+# the device is gone; it then exits 1 by itself: not hung, no signal.
+kill -0 "$pp" || fail "ibv_rc_pingpong died with the netdev: $(cat pp.log)"
+exec {fd}<>/dev/tcp/127.0.0.1/18515
+printf '0000:000001:000001:00000000000000000000000000000000\0' >&"$fd"
+rc=0
+run_timeout 20 tail --pid="$pp" -f /dev/null || rc=$?
+exec {fd}>&-
+[ $rc = 0 ] || fail "ibv_rc_pingpong did not end after its peer's address: $(cat pp.log)"
+rc=0
+wait "$pp" || rc=$?
+log "ibv_rc_pingpong exited $rc: $(tr '\n' '|' <pp.log)"
+expect_eq "$rc" 1 "ibv_rc_pingpong's exit status"
+expect_match "$(cat pp.log)" "Couldn't connect to remote QP|Failed to modify QP" "its QP modify fails"
 log "netdev removal with an open user context ok"

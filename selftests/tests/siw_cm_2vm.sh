@@ -14,6 +14,7 @@
 T=$(need_prog xiw_cm_tool)
 U=$(need_prog xiw_unsup)
 TG=$(need_prog xiw_target)
+need_cmd python3
 xiw_need_provider
 siw_2vm_up
 params=$IW_PARAMS
@@ -159,7 +160,8 @@ done
 # (b). siw must terminate (RDMAP, Remote Operation Error, invalid opcode),
 # xiw must complete the WR in error, raise the QP's fatal event and end the
 # connection; siw's target sees the disconnect; nothing hangs. A control
-# RDMA Write connection proves the target still serves afterwards.
+# RDMA Write connection proves the target still serves afterwards: its data
+# must be in the target's region.
 if [ "$XIW_ROLE" = b ]; then
 	"$TG" --bind "$XIW_LOCAL_IP" --port 7690 --conns 5 --timeout 200 >tgt.log 2>&1 &
 	tgt=$!
@@ -170,6 +172,18 @@ if [ "$XIW_ROLE" = b ]; then
 	wait "$tgt" || fail "xiw_target: $(tail -n 20 tgt.log)"
 	expect_eq "$(grep -c 'DISCONNECTED' tgt.log)" 5 "target disconnects"
 	log "target: $(grep -E 'QPSTATE|MEM' tgt.log | tr '\n' '|')"
+	# The control connection (the 5th, id 5) wrote xiw_unsup's 64-byte
+	# pattern (u64 0x5858585858585858 + i, i = 0..7, little-endian) twice
+	# at the start of its zeroed 4 KiB region: its FNV-1a must be that.
+	want=$(python3 -c '
+import struct
+b = b"".join(struct.pack("<Q", 0x5858585858585858 + i) for i in range(8)) + bytes(4096 - 64)
+h = 0xcbf29ce484222325
+for c in b:
+    h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
+print("%016x" % h)')
+	expect_match "$(cat tgt.log)" "^MEM id=5 rw_fnv=$want ro_intact=1\$" \
+		"the control RDMA Write's data in siw's target region"
 else
 	xiw_barrier unsup-listen 30
 	for op in fadd cswap write-imm imm write; do
