@@ -57,10 +57,13 @@ nfs_umount() {
 # nfs_rw_check DIR MB: write MB MiB of random data to DIR/data with O_DIRECT,
 # read it back with O_DIRECT, compare SHA-256 with the original and with
 # the file the server stored ($NFS_EXPORT/data, when the server is local).
+# NFS_RW_SHA is the hash of what was written; NFS_RW_KEEP=1 keeps DIR/data
+# (for a remote server to hash it).
 nfs_rw_check() {
 	local dir=$1 mb=$2 want got t0 t1 t2
 	head -c $((mb * 1048576)) /dev/urandom >nfs-data
 	want=$(sha256sum <nfs-data)
+	NFS_RW_SHA=${want%% *}
 	t0=$(now_us)
 	run_timeout 120 dd if=nfs-data of="$dir/data" bs=1M oflag=direct \
 		status=none || fail "write over NFS/RDMA failed"
@@ -73,7 +76,8 @@ nfs_rw_check() {
 		expect_eq "$(sha256sum <"$NFS_EXPORT/data")" "$want" \
 			"sha256 of the file on the server"
 	fi
-	rm -f nfs-data "$dir/data"
+	rm -f nfs-data
+	[ "${NFS_RW_KEEP:-0}" = 1 ] || rm -f "$dir/data"
 	log "NFS/RDMA: $mb MiB written ($((mb * 1000000 / (t1 - t0))) MB/s)" \
 	    "and read back ($((mb * 1000000 / (t2 - t1))) MB/s): equal"
 }

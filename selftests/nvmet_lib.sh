@@ -72,6 +72,16 @@ nvme_host_disconnect() {
 	modprobe -r nvme-rdma
 }
 
+# nvmet_stored_sha MB: SHA-256 of the first MB MiB the target's null_blk
+# holds (read with O_DIRECT: nvmet's bios bypass the page cache), for a
+# comparison with NVME_RW_SHA on the target's side.
+nvmet_stored_sha() {
+	local s
+	s=$(run_timeout 120 dd if=/dev/nullb0 bs=1M count="$1" iflag=direct \
+		status=none | sha256sum) || fail "cannot read the target's /dev/nullb0"
+	echo "${s%% *}"
+}
+
 # nvme_rw_check MB: write MB MiB of random data with O_DIRECT, read it back
 # (O_DIRECT, so it crosses the wire again), compare SHA-256; logs MB/s.
 # NVME_RW_SHA is the hash of what was written.
