@@ -6,6 +6,7 @@
 #
 #   scripts/check.sh            everything
 #   scripts/check.sh NAME...    only the named VM tests (no host tests)
+#   REPEAT=N scripts/check.sh NAME...   each named VM test N times in a row
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-$PWD/build}
@@ -112,7 +113,9 @@ if ! out=$(bash selftests/build-siw.sh 2>&1); then
 fi
 
 echo "== VM tests"
-bash selftests/run.sh "$@" 2>&1 | tee "$BUILD/vm-tests.log"
+rep=()
+[ -z "${REPEAT:-}" ] || [ "$REPEAT" = 1 ] || rep=(-r "$REPEAT")
+bash selftests/run.sh "${rep[@]}" "$@" 2>&1 | tee "$BUILD/vm-tests.log"
 add_summary "$BUILD/vm-tests.log" "VM test runner"
 
 echo

@@ -13,6 +13,8 @@
 #   -o DIR        where results go (default $XIW_BUILD/selftests/runs/DATE,
 #                 with $XIW_BUILD/selftests/latest pointing at it)
 #   -e VAR=VAL    export VAR=VAL in the guests (repeatable)
+#   -r N          run each selected test N times in a row (in the same boot),
+#                 as NAME.1 ... NAME.N; each run is a TAP line of its own
 #   -v            copy the guest consoles to stderr while they run
 #
 # Test protocol (details in selftests/README.md):
@@ -50,7 +52,7 @@ export XIW_KO=${XIW_KO:-$repo/kernel/xiw.ko}
 case $XIW_BUILD in /*) ;; *) XIW_BUILD=$PWD/$XIW_BUILD ;; esac
 case $XIW_KO in /*) ;; *) XIW_KO=$PWD/$XIW_KO ;; esac
 
-list=0 selfcheck=0 verbose=0 outdir=
+list=0 selfcheck=0 verbose=0 outdir= repeat=1
 guest_env=()
 names=()
 while [ $# -gt 0 ]; do
@@ -59,6 +61,8 @@ while [ $# -gt 0 ]; do
 	--selfcheck) selfcheck=1 ;;
 	-o) outdir=$2; shift ;;
 	-e) guest_env+=("$2"); shift ;;
+	-r) repeat=$2; shift
+	    [[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: -r needs a count >= 1" >&2; exit 2; } ;;
 	-v) verbose=1 ;;
 	-h|--help) sed -n '3,/^set -uo/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//;$d'; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
@@ -114,6 +118,21 @@ if [ $list = 1 ]; then
 	exit 0
 fi
 [ ${#files[@]} -gt 0 ] || { echo "run.sh: no tests" >&2; exit 2; }
+# -r N: every test N times in a row, as NAME.1 .. NAME.N
+if [ "$repeat" -gt 1 ]; then
+	[ $selfcheck = 0 ] || { echo "run.sh: -r does not go with --selfcheck" >&2; exit 2; }
+	expand() {
+		local l n rest k
+		for l; do
+			n=${l%%$'\t'*} rest=${l#*$'\t'}
+			for ((k = 1; k <= repeat; k++)); do
+				printf '%s\n' "$n.$k"$'\t'"$rest"
+			done
+		done
+	}
+	[ ${#t1[@]} = 0 ] || mapfile -t t1 < <(expand "${t1[@]}")
+	[ ${#t2[@]} = 0 ] || mapfile -t t2 < <(expand "${t2[@]}")
+fi
 
 # --- results dir -------------------------------------------------------------------
 if [ -z "$outdir" ]; then
