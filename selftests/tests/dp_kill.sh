@@ -55,7 +55,7 @@ kill_mid() {
 		tail -n 5 srv.log cli.log
 		fail "the surviving rping died of signal $((rc - 128)) after the peer was killed"
 	fi
-	log "the surviving rping exited $rc: $(grep -vE '^ping data' "$([ "$victim" = client ] && echo srv.log || echo cli.log)" | tail -n 2 | tr '\n' '|')"
+	log "the surviving rping exited $rc: $(grep -vE '^ping data' "$([ "$victim" = client ] && echo srv.log || echo cli.log)" | tail -n 2 | cut -c 1-100 | tr '\n' '|')"
 	wait_for 20 no_resources ||
 		fail "resources left after kill -9 of the $victim: $(rdma res show)"
 	log "kill -9 of the rping $victim: peer ended, nothing left"
