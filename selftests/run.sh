@@ -29,7 +29,9 @@
 #   * A test fails if it exits non-zero (4 = skip), times out, or if the
 #     kernel log written while it ran has a splat (WARNING:, BUG:, Oops,
 #     KFENCE, refcount_t, list corruption, UBSAN, KASAN, hung task, RCU
-#     stall, Call Trace:, ...) or the kernel got a new B/D/W/L taint.
+#     stall, Call Trace:, ...) or the kernel got a new B/D/W/L taint, or
+#     when a deferred cleanup command failed or it left RDMA links or
+#     netdevs behind. Its "# retry: ..." lines are shown under its TAP line.
 #   * After the tests of each boot, "module_unload" (2vm: "module_unload_2vm")
 #     rmmods xiw if it is loaded (a failure = a leak) and scans the log again;
 #     it is skipped when xiw was never loaded.
