@@ -2,19 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 300
-# description: interop with upstream siw across two VMs (xiw on a, siw on b), both roles: MPA revision 1 and 2, CRC by both sides' policies (incl. siw's strict reject), p2p RTR, private data both ways, reject with private data; operations siw lacks (atomics, Immediate Data) fail cleanly
+# description: interop with upstream siw across two VMs (xiw on a, siw on b), both roles: MPA revision 1 and 2, CRC by both sides' policies (incl. siw's strict reject), p2p RTR, private data both ways, reject with private data, each agreement proven by rping data both ways (-V); operations siw lacks (atomics, Immediate Data) fail cleanly
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 #
 # Every case of the matrix below runs the same way: one VM listens with
 # xiw_cm_tool, the other connects to it; a (xiw) checks its side and its
 # kernel log ("connected:" / "accepted: rev R crc C ..."), b (siw) checks
-# its side. siw's MPA policy is varied through the module parameters that
+# its side; then an rping with the same parameters moves verified data both
+# ways. siw's MPA policy is varied through the module parameters that
 # selftests/build-siw.sh gives the siw it builds.
 
 T=$(need_prog xiw_cm_tool)
 U=$(need_prog xiw_unsup)
 TG=$(need_prog xiw_target)
-need_cmd python3
+need_cmd python3 rping ss
 xiw_need_provider
 siw_2vm_up
 params=$IW_PARAMS
@@ -102,6 +103,13 @@ cm_case() {
 		fi
 	fi
 	xiw_barrier "$name-end" 30
+	# xiw's log line is its own account. Agreement is proven with data
+	# crossing a connection made under the same parameters, both ways:
+	# rping's RDMA Read (siw's or xiw's data to the server) and RDMA
+	# Write (back to the client), checked by the client (-V). A side that
+	# expects CRCs the other does not send, or another MPA revision's
+	# framing, ends that in a Terminate.
+	[ "$expect" = reject ] || rping_2vm "$name-data" "$server_role" 1000 3
 }
 
 # name          dir xrev xcrc xp2p  srev sreq sstrict sp2p  expect
