@@ -188,7 +188,11 @@ emit() {
 	tapno=$((tapno + 1))
 	verdict[$name]=$st reasons[$name]=$reason
 	retries "$name"
-	[ "$n_retries" = 0 ] || rnote=", $n_retries retries"
+	case $n_retries in
+	0) ;;
+	1) rnote=", 1 retry" ;;
+	*) rnote=", $n_retries retries" ;;
+	esac
 	case $st in
 	ok) n_pass=$((n_pass + 1)); echo "${pfx}ok $tapno - $name # ${secs}s$rnote"
 	    printf '%s' "$retry_lines" ;;
