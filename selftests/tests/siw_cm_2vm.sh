@@ -108,8 +108,13 @@ cm_case() {
 	# rping's RDMA Read (siw's or xiw's data to the server) and RDMA
 	# Write (back to the client), checked by the client (-V). A side that
 	# expects CRCs the other does not send, or another MPA revision's
-	# framing, ends that in a Terminate.
-	[ "$expect" = reject ] || rping_2vm "$name-data" "$server_role" 1000 3
+	# framing, ends that in a Terminate. With MPA revision 1 siw gives
+	# its QP no ORD (no RFC 6581 block: it takes IRD/ORD 0/0), so it
+	# cannot be the rping server, which issues the RDMA Reads: then
+	# the server is xiw, siw the client (siw connects to xiw).
+	local dsrv=$server_role
+	[ "$xrev" != 1 ] && [ "$srev" != 1 ] || dsrv=a
+	[ "$expect" = reject ] || rping_2vm "$name-data" "$dsrv" 1000 3
 }
 
 # name          dir xrev xcrc xp2p  srev sreq sstrict sp2p  expect
