@@ -169,6 +169,19 @@ tidy() {
 	tidy_left=$left
 }
 
+# kill_session SID: SIGKILL to every process of session SID (no fork).
+kill_session() {
+	local p st f
+	for p in /proc/[0-9]*; do
+		st=
+		read -r st 2>/dev/null <"$p/stat" || continue
+		st=${st##*) }
+		read -r -a f <<<"$st"	# state ppid pgrp session ...
+		[ "${f[3]:-}" = "$1" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+	done
+	return 0
+}
+
 # --- run one test -------------------------------------------------------------
 # Sets status and reason.
 run_test() {
@@ -225,8 +238,11 @@ run_test() {
 		rc=$?
 	fi
 	t1=$(now)
-	# Whatever the test left behind in its session goes.
+	# Whatever the test left behind in its session goes: its process
+	# group and every other group of the session (GNU timeout, for one,
+	# puts its command in a process group of its own).
 	kill -KILL -- -"$pid" 2>/dev/null
+	kill_session "$pid"
 	# Retried tool-side failures ("# retry: ..." lines, lib.sh's
 	# retry_note): counted here, shown under the TAP line by run.sh.
 	n=$(grep -c '^# retry: ' "$log")
