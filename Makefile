@@ -6,6 +6,7 @@
 #   make demo       install what is missing, build, boot the VM, show xiw
 #   make check      install what is missing, build, run every test
 #   make check T=name   run one VM test
+#   make check T=name REPEAT=N   run it N times in a row
 #   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side
 #   make fuzz       libFuzzer harnesses, FUZZ_TIME seconds each (FUZZ=names)
 #   make install    install xiw.ko, libxiw and its libibverbs.d entry
@@ -18,6 +19,7 @@ JOBS ?= $(shell nproc)
 T ?=
 FUZZ_TIME ?= 60
 FUZZ ?=
+REPEAT ?=
 
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_RDMA_XIW=m
 
@@ -51,7 +53,7 @@ deps:
 
 check: deps
 	@$(MAKE) --no-print-directory all
-	@bash scripts/check.sh $(T)
+	@REPEAT=$(REPEAT) bash scripts/check.sh $(T)
 
 bench: deps
 	@$(MAKE) --no-print-directory all >/dev/null

@@ -71,18 +71,27 @@ _xiw_on_err() {
 }
 trap _xiw_on_err ERR
 
+# A deferred command that fails fails the test (a passing or skipped one
+# becomes a failure; a failing one keeps its own reason): each runs in a
+# subshell, so that a `fail` in it ends only that command.
 _xiw_on_exit() {
-	local rc=$? i
+	local rc=$? i out crc
 	set +eE
 	trap - ERR
 	for ((i = ${#_xiw_deferred[@]} - 1; i >= 0; i--)); do
-		eval "${_xiw_deferred[i]}" >/dev/null 2>&1
+		out=$(eval "${_xiw_deferred[i]}" 2>&1)
+		crc=$?
+		[ $crc != 0 ] || continue
+		printf 'FAIL: cleanup `%s` exited %d%s\n' "${_xiw_deferred[i]}" $crc \
+			"${out:+: $(head -c 400 <<<"$out" | tr '\n' ' ')}" >&2
+		[ $rc != 0 ] && [ $rc != "$KSFT_SKIP" ] || rc=$KSFT_FAIL
 	done
 	exit $rc
 }
 trap _xiw_on_exit EXIT
 
-# defer CMD [ARG...]: run at exit (LIFO). Arguments are quoted as given.
+# defer CMD [ARG...]: run at exit (LIFO), pass or fail; its failure fails
+# the test. Arguments are quoted as given.
 defer() {
 	local q
 	printf -v q ' %q' "$@"
@@ -161,6 +170,37 @@ wait_gone() {
 		sleep 0.1
 	done
 }
+
+# wait_listen PORT [SEC] [PID]: wait until a TCP socket listens on PORT
+# (an rdma_cm listen on an iWARP device is a kernel TCP listener, which
+# `ss` shows like any other); fails the test after SEC (default 20 s), or
+# at once when PID (the server expected to listen) has ended.
+wait_listen() {
+	local port=$1 t=${2:-20} pid=${3:-} end
+	end=$(( ${EPOCHREALTIME/./} + t * 1000000 ))
+	until ss -Htln "sport = :$port" 2>/dev/null | grep -q .; do
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+			fail "the server (pid $pid) ended without listening on TCP port $port"
+		fi
+		[ "${EPOCHREALTIME/./}" -lt $end ] ||
+			fail "nothing listens on TCP port $port after ${t}s"
+		sleep 0.1
+	done
+}
+
+# tcp_bytes_acked PORT: bytes acknowledged by the peers of the TCP sockets
+# on local or remote PORT, summed (ss -ti; kernel sockets of xiw included).
+tcp_bytes_acked() {
+	ss -Htin "( sport = :$1 or dport = :$1 )" 2>/dev/null |
+		{ grep -oE 'bytes_acked:[0-9]+' || true; } |
+		awk -F: '{ s += $2 } END { print s + 0 }'
+}
+
+# retry_note WHAT: a named, tool-side failure is being retried. Prints
+# "# retry: WHAT" (stderr: it reaches the test's log even from inside
+# $(...)); the runner counts these lines and shows them under the test's
+# TAP line. Never retry anything else.
+retry_note() { printf '# retry: %s\n' "$*" >&2; }
 
 # --- environment ------------------------------------------------------------
 
@@ -277,26 +317,41 @@ xiw_loopback() {
 	wait_port_state xiw0 PORT_ACTIVE 5
 }
 
-# dummy_add NAME: a dummy netdev, up, deleted at exit.
+# dummy_add NAME: a dummy netdev, up, deleted at exit (netdev_del).
 dummy_add() {
 	modprobe dummy numdummies=0 2>/dev/null || true
 	ip link add "$1" type dummy
-	defer ip link del "$1"
+	defer netdev_del "$1"
 	ip link set "$1" up
 }
 
-# veth_add A B: a veth pair, both up, deleted at exit.
+# veth_add A B: a veth pair, both up, deleted at exit (netdev_del).
 veth_add() {
 	ip link add "$1" type veth peer name "$2"
-	defer ip link del "$1"
+	defer netdev_del "$1"
 	ip link set "$1" up
 	ip link set "$2" up
 }
 
-# rdma_link_add NAME TYPE NETDEV: `rdma link add`, deleted at exit.
+# netdev_del NAME: `ip link del NAME` unless the test removed it already
+# (the cleanup form: it fails only when NAME exists and stays).
+netdev_del() {
+	[ -e "/sys/class/net/$1" ] || return 0
+	ip link del "$1"
+}
+
+# rdma_link_add NAME TYPE NETDEV: `rdma link add`, deleted at exit
+# (rdma_link_del).
 rdma_link_add() {
 	rdma link add "$1" type "$2" netdev "$3"
-	defer rdma link delete "$1"
+	defer rdma_link_del "$1"
+}
+
+# rdma_link_del NAME: `rdma link delete NAME` unless NAME is gone already
+# (deleted by the test, or with its netdev).
+rdma_link_del() {
+	ib_dev_exists "$1" || return 0
+	rdma link delete "$1"
 }
 
 # ib_dev_exists NAME: the ib_device NAME is registered.

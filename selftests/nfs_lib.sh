@@ -7,8 +7,8 @@
 # $XIW_TEST_TMP/export (tmpfs) as the NFSv4 root; stopped at exit.
 nfs_server() {
 	local d
-	modprobe nfsd || skip "no nfsd"
-	modprobe rpcrdma || skip "no rpcrdma"
+	modprobe nfsd || fail "modprobe nfsd failed (Debian's kernel has it)"
+	modprobe rpcrdma || fail "modprobe rpcrdma failed (Debian's kernel has it)"
 	mount -t tmpfs none /var/lib/nfs || fail "cannot mount tmpfs on /var/lib/nfs"
 	defer umount -l /var/lib/nfs
 	NFS_EXPORT=$XIW_TEST_TMP/export
@@ -41,7 +41,7 @@ nfs_server_stop() {
 # the mount really uses the rdma transport.
 nfs_mount() {
 	mkdir -p "$2"
-	modprobe nfsv4 || skip "no nfsv4"
+	modprobe nfsv4 || fail "modprobe nfsv4 failed (Debian's kernel has it)"
 	run_timeout 60 mount -t nfs4 -o rdma,port=20049,vers=4.2 "$1:/" "$2" ||
 		fail "mount -o rdma over xiw failed"
 	defer nfs_umount "$PWD/$2"
@@ -57,10 +57,13 @@ nfs_umount() {
 # nfs_rw_check DIR MB: write MB MiB of random data to DIR/data with O_DIRECT,
 # read it back with O_DIRECT, compare SHA-256 with the original and with
 # the file the server stored ($NFS_EXPORT/data, when the server is local).
+# NFS_RW_SHA is the hash of what was written; NFS_RW_KEEP=1 keeps DIR/data
+# (for a remote server to hash it).
 nfs_rw_check() {
 	local dir=$1 mb=$2 want got t0 t1 t2
 	head -c $((mb * 1048576)) /dev/urandom >nfs-data
 	want=$(sha256sum <nfs-data)
+	NFS_RW_SHA=${want%% *}
 	t0=$(now_us)
 	run_timeout 120 dd if=nfs-data of="$dir/data" bs=1M oflag=direct \
 		status=none || fail "write over NFS/RDMA failed"
@@ -73,7 +76,8 @@ nfs_rw_check() {
 		expect_eq "$(sha256sum <"$NFS_EXPORT/data")" "$want" \
 			"sha256 of the file on the server"
 	fi
-	rm -f nfs-data "$dir/data"
+	rm -f nfs-data
+	[ "${NFS_RW_KEEP:-0}" = 1 ] || rm -f "$dir/data"
 	log "NFS/RDMA: $mb MiB written ($((mb * 1000000 / (t1 - t0))) MB/s)" \
 	    "and read back ($((mb * 1000000 / (t2 - t1))) MB/s): equal"
 }

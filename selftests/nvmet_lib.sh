@@ -10,7 +10,7 @@ NVMET_CFG=/sys/kernel/config/nvmet
 nvmet_target() {
 	local addr=$1 nqn=$2 srq=${3:-0} c=$NVMET_CFG
 	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 || fail "no null_blk"
-	modprobe nvmet-rdma use_srq="$srq" || skip "no nvmet-rdma"
+	modprobe nvmet-rdma use_srq="$srq" || fail "modprobe nvmet-rdma failed (Debian's kernel has it)"
 	[ "$(cat /sys/module/nvmet_rdma/parameters/use_srq)" = \
 	  "$([ "$srq" = 1 ] && echo Y || echo N)" ] ||
 		fail "nvmet-rdma use_srq is not $srq"
@@ -50,7 +50,7 @@ nvmet_target_down() {
 # (sysfs) and NVME_NS (/dev/nvmeXn1). nvme_host_disconnect undoes it.
 nvme_host_connect() {
 	local addr=$1 nqn=$2 opts=${3:-} d
-	modprobe nvme-rdma || skip "no nvme-rdma"
+	modprobe nvme-rdma || fail "modprobe nvme-rdma failed (Debian's kernel has it)"
 	echo "transport=rdma,traddr=$addr,trsvcid=4420,nqn=$nqn${opts:+,$opts}" \
 		>/dev/nvme-fabrics || fail "nvme-rdma connect over xiw failed"
 	NVME_CTRL=
@@ -70,6 +70,16 @@ nvme_host_disconnect() {
 	wait_for 10 eval "[ ! -e $NVME_CTRL ]" || fail "controller not deleted"
 	NVME_CTRL=
 	modprobe -r nvme-rdma
+}
+
+# nvmet_stored_sha MB: SHA-256 of the first MB MiB the target's null_blk
+# holds (read with O_DIRECT: nvmet's bios bypass the page cache), for a
+# comparison with NVME_RW_SHA on the target's side.
+nvmet_stored_sha() {
+	local s
+	s=$(run_timeout 120 dd if=/dev/nullb0 bs=1M count="$1" iflag=direct \
+		status=none | sha256sum) || fail "cannot read the target's /dev/nullb0"
+	echo "${s%% *}"
 }
 
 # nvme_rw_check MB: write MB MiB of random data with O_DIRECT, read it back

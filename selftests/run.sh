@@ -13,6 +13,8 @@
 #   -o DIR        where results go (default $XIW_BUILD/selftests/runs/DATE,
 #                 with $XIW_BUILD/selftests/latest pointing at it)
 #   -e VAR=VAL    export VAR=VAL in the guests (repeatable)
+#   -r N          run each selected test N times in a row (in the same boot),
+#                 as NAME.1 ... NAME.N; each run is a TAP line of its own
 #   -v            copy the guest consoles to stderr while they run
 #
 # Test protocol (details in selftests/README.md):
@@ -27,7 +29,9 @@
 #   * A test fails if it exits non-zero (4 = skip), times out, or if the
 #     kernel log written while it ran has a splat (WARNING:, BUG:, Oops,
 #     KFENCE, refcount_t, list corruption, UBSAN, KASAN, hung task, RCU
-#     stall, Call Trace:, ...) or the kernel got a new B/D/W/L taint.
+#     stall, Call Trace:, ...) or the kernel got a new B/D/W/L taint, or
+#     when a deferred cleanup command failed or it left RDMA links or
+#     netdevs behind. Its "# retry: ..." lines are shown under its TAP line.
 #   * After the tests of each boot, "module_unload" (2vm: "module_unload_2vm")
 #     rmmods xiw if it is loaded (a failure = a leak) and scans the log again;
 #     it is skipped when xiw was never loaded.
@@ -50,7 +54,7 @@ export XIW_KO=${XIW_KO:-$repo/kernel/xiw.ko}
 case $XIW_BUILD in /*) ;; *) XIW_BUILD=$PWD/$XIW_BUILD ;; esac
 case $XIW_KO in /*) ;; *) XIW_KO=$PWD/$XIW_KO ;; esac
 
-list=0 selfcheck=0 verbose=0 outdir=
+list=0 selfcheck=0 verbose=0 outdir= repeat=1
 guest_env=()
 names=()
 while [ $# -gt 0 ]; do
@@ -59,6 +63,8 @@ while [ $# -gt 0 ]; do
 	--selfcheck) selfcheck=1 ;;
 	-o) outdir=$2; shift ;;
 	-e) guest_env+=("$2"); shift ;;
+	-r) repeat=$2; shift
+	    [[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: -r needs a count >= 1" >&2; exit 2; } ;;
 	-v) verbose=1 ;;
 	-h|--help) sed -n '3,/^set -uo/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//;$d'; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
@@ -114,6 +120,21 @@ if [ $list = 1 ]; then
 	exit 0
 fi
 [ ${#files[@]} -gt 0 ] || { echo "run.sh: no tests" >&2; exit 2; }
+# -r N: every test N times in a row, as NAME.1 .. NAME.N
+if [ "$repeat" -gt 1 ]; then
+	[ $selfcheck = 0 ] || { echo "run.sh: -r does not go with --selfcheck" >&2; exit 2; }
+	expand() {
+		local l n rest k
+		for l; do
+			n=${l%%$'\t'*} rest=${l#*$'\t'}
+			for ((k = 1; k <= repeat; k++)); do
+				printf '%s\n' "$n.$k"$'\t'"$rest"
+			done
+		done
+	}
+	[ ${#t1[@]} = 0 ] || mapfile -t t1 < <(expand "${t1[@]}")
+	[ ${#t2[@]} = 0 ] || mapfile -t t2 < <(expand "${t2[@]}")
+fi
 
 # --- results dir -------------------------------------------------------------------
 if [ -z "$outdir" ]; then
@@ -143,17 +164,43 @@ echo "TAP version 13"
 [ $selfcheck = 1 ] && pfx="# "
 echo "${pfx}1..$n_total"
 
+# retries NAME: the "# retry: ..." lines of NAME's logs in the VM dirs of
+# the group being reported ($emit_dirs), as TAP comments ([a]/[b] in 2vm);
+# sets n_retries.
+emit_dirs=()
+retries() {
+	local d side lines
+	n_retries=0 retry_lines=
+	for d in "${emit_dirs[@]}"; do
+		side=
+		[ ${#emit_dirs[@]} -gt 1 ] && side="[$(basename "$d")] "
+		lines=$(grep -E '^# retry: ' "$d/tests/$1.log" 2>/dev/null | sed "s/^# /${pfx}# $side/")
+		[ -n "$lines" ] || continue
+		n_retries=$(( n_retries + $(wc -l <<<"$lines") ))
+		retry_lines+="$lines"$'\n'
+	done
+}
+
 # emit NAME STATUS SECONDS REASON LOGFILE...
 emit() {
-	local name=$1 st=$2 secs=$3 reason=$4 f
+	local name=$1 st=$2 secs=$3 reason=$4 f n_retries retry_lines rnote=
 	shift 4
 	tapno=$((tapno + 1))
 	verdict[$name]=$st reasons[$name]=$reason
+	retries "$name"
+	case $n_retries in
+	0) ;;
+	1) rnote=", 1 retry" ;;
+	*) rnote=", $n_retries retries" ;;
+	esac
 	case $st in
-	ok) n_pass=$((n_pass + 1)); echo "${pfx}ok $tapno - $name # ${secs}s" ;;
-	skip) n_skip=$((n_skip + 1)); echo "${pfx}ok $tapno - $name # SKIP ${reason:-skipped}" ;;
+	ok) n_pass=$((n_pass + 1)); echo "${pfx}ok $tapno - $name # ${secs}s$rnote"
+	    printf '%s' "$retry_lines" ;;
+	skip) n_skip=$((n_skip + 1)); echo "${pfx}ok $tapno - $name # SKIP ${reason:-skipped}"
+	      printf '%s' "$retry_lines" ;;
 	*) n_fail=$((n_fail + 1))
-	   echo "${pfx}not ok $tapno - $name # ${secs}s${reason:+ $reason}"
+	   echo "${pfx}not ok $tapno - $name # ${secs}s${reason:+ $reason}$rnote"
+	   printf '%s' "$retry_lines"
 	   for f in "$@"; do
 		[ -s "$f" ] || continue
 		case $f in
@@ -213,6 +260,7 @@ declare -A printed=()
 follow_once() {
 	local d name st secs reason line all_st all_reason all_secs missing logs
 	local first=$1
+	emit_dirs=("$@")
 	while IFS=$'\t' read -r name st secs reason; do
 		[ -n "$name" ] && [ -z "${printed[$name]:-}" ] || continue
 		all_st=$st all_reason='' all_secs=$secs missing=0 logs=()
@@ -244,6 +292,7 @@ finish_group() {
 	shift
 	dirs=("$@")
 	follow_once "${dirs[@]}"
+	emit_dirs=("${dirs[@]}")
 	for n in "${names[@]}"; do
 		[ -z "${printed[$n]:-}" ] || continue
 		printed[$n]=1

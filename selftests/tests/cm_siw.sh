@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 150
-# description: iWARP CM interop with siw (both directions): MPA v2 IRD/ORD, p2p RTR, CRC, private data, reject with private data, disconnect
+# description: iWARP CM interop with siw (both directions): MPA v2 IRD/ORD, p2p RTR, CRC (agreement proven with rping data both ways, with and without CRC), private data, reject with private data, disconnect
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-need_cmd rping
+need_cmd rping ss
 T=$(need_prog xiw_cm_tool)
 xiw_load
 xiw_need_provider
@@ -48,6 +48,26 @@ client() {
 	wait "$srv" || fail "server failed: $(cat srv.log)"
 	log "client: $(tr '\n' '|' <cli.log)"
 	log "server: $(tr '\n' '|' <srv.log)"
+}
+
+# rping_both: data over connections both ways (Send, RDMA Read, RDMA
+# Write, checked with -V), xiw client then siw client
+server_rping() {
+	rping -s -a "$1" -p $((port + 1)) -C 3 -V >rps.log 2>&1 &
+	rps=$!
+	wait_listen $((port + 1)) 10 $rps
+}
+rping_both() {
+	local pair rv
+	for pair in "10.77.2.2 10.77.2.1" "10.77.2.1 10.77.2.2"; do
+		set -- $pair
+		server_rping "$1"
+		rv=0
+		run_timeout 20 rping -c -a "$1" -I "$2" -p $((port + 1)) -C 3 -V >rpc.log 2>&1 || rv=$?
+		wait "$rps" || rv=$?
+		port=$((port + 1))
+		[ $rv = 0 ] || fail "rping $2 -> $1 ($*) failed ($rv): $(tail -n 5 rpc.log rps.log)"
+	done
 }
 
 # xiw initiator -> siw responder: p2p offered, siw picks the Write RTR.
@@ -109,6 +129,13 @@ kmsg_mark crc
 server 10.77.2.2 accept
 client 10.77.2.2 10.77.2.1
 expect_match "$(kmsg_since)" 'connected: rev 2 crc 1 ' "CRC negotiated with siw"
+# xiw's log line is its own account: data both ways under the same
+# policy proves siw agrees (a side checking CRCs the other does not send
+# ends the connection in a Terminate, and rping fails)
+kmsg_mark crcdata
+rping_both
+expect_match "$(kmsg_since)" 'connected: rev 2 crc 1 ' "xiw initiator with CRC (rping)"
+expect_match "$(kmsg_since)" 'accepted: rev 2 crc 1 ' "xiw responder with CRC (rping)"
 echo 0 >"$params/mpa_crc"
 
 # without p2p: no RTR
@@ -119,21 +146,8 @@ client 10.77.2.2 10.77.2.1
 expect_match "$(kmsg_since)" 'connected: rev 2 crc 0 ird [0-9]+ ord [0-9]+ rtr 0' "no RTR"
 echo 1 >"$params/mpa_p2p"
 
-# data over the connection when the data path is there: rping both ways
-server_rping() {
-	rping -s -a "$1" -p $((port + 1)) -C 3 -V >rps.log 2>&1 &
-	rps=$!
-	wait_for 10 eval "ss -Hltn 'sport = :$((port + 1))' | grep -q ." || fail "rping server"
-}
-for pair in "10.77.2.2 10.77.2.1" "10.77.2.1 10.77.2.2"; do
-	set -- $pair
-	server_rping "$1"
-	rv=0
-	run_timeout 20 rping -c -a "$1" -I "$2" -p $((port + 1)) -C 3 -V >rpc.log 2>&1 || rv=$?
-	wait "$rps" || rv=$?
-	port=$((port + 1))
-	[ $rv = 0 ] || fail "rping $2 -> $1 failed ($rv): $(tail -n 5 rpc.log rps.log)"
-done
+# and without CRC
+rping_both
 
 wait_for 10 eval "[ -z \"\$(rdma res show cm_id 2>/dev/null)\" ]" ||
 	fail "cm_ids left: $(rdma res show cm_id)"

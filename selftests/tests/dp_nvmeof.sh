@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 600
-# description: data path: NVMe-oF (nvmet-rdma + nvme-rdma) over xiw, 256 MiB of random data written and read back with 2 I/O queues (fast registration, Read with Invalidate, Send with Invalidate), then again with the target on a shared receive queue
+# description: data path: NVMe-oF (nvmet-rdma + nvme-rdma) over xiw, 256 MiB of random data written, read back and hashed on the host and in the target's null_blk, with 2 I/O queues (xiw's fast registrations, remote invalidations (Send with Invalidate) and local ones (Read with Invalidate or Local Invalidate) counted with kprobes, each must occur), then again with the target on a shared receive queue
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/nvmet_lib.sh"
 
@@ -13,9 +13,43 @@ ip addr add 192.0.2.1/24 dev d0
 xiw_link_add xiw0 d0
 wait_port_state xiw0 PORT_ACTIVE 5
 
+# Count what nvme-rdma and nvmet-rdma make xiw do: fast registrations
+# (IB_WR_REG_MR) and invalidations of an STag, remote (an incoming Send
+# with Invalidate) or local (Read with Invalidate, Local Invalidate);
+# xiw_mr_invalidate's 4th argument (remote) is in %cx on x86-64.
+TR=/sys/kernel/tracing
+mountpoint -q $TR || mount -t tracefs none $TR
+kprobes_off() {
+	echo 0 >$TR/events/xiw_t/enable
+	echo '!hist:keys=remote' >$TR/events/xiw_t/inval/trigger
+	echo '!hist:keys=common_pid' >$TR/events/xiw_t/frmr/trigger
+	echo -:xiw_t/inval >>$TR/kprobe_events
+	echo -:xiw_t/frmr >>$TR/kprobe_events
+}
+echo "p:xiw_t/frmr $XIW_MOD:xiw_mr_fast_reg" >>$TR/kprobe_events
+echo "p:xiw_t/inval $XIW_MOD:xiw_mr_invalidate remote=%cx:u8" >>$TR/kprobe_events
+defer kprobes_off
+echo 'hist:keys=common_pid' >$TR/events/xiw_t/frmr/trigger
+echo 'hist:keys=remote' >$TR/events/xiw_t/inval/trigger
+echo 1 >$TR/events/xiw_t/enable
+# hits EVENT KEY=VALUE: the hit count of one key of EVENT's histogram
+# (every key summed when KEY=VALUE is empty)
+hits() {
+	awk -v k="${2:-}" '/^\{ / { l = $0; gsub(/[ \t]+/, " ", l)
+		if (k == "" || index(l, "{ " k " }"))
+			for (i = 1; i <= NF; i++) if ($i == "hitcount:") n += $(i + 1) }
+		END { print n + 0 }' $TR/events/xiw_t/$1/hist
+}
+
 nvmet_target 192.0.2.1 xiw-dp-nvmeof 0
 nvme_host_connect 192.0.2.1 xiw-dp-nvmeof nr_io_queues=2,queue_size=64
 nvme_rw_check "${XIW_NVME_MB:-256}"
+expect_eq "$(nvmet_stored_sha "${XIW_NVME_MB:-256}")" "$NVME_RW_SHA" \
+	"sha256 of what the target's null_blk stored"
+frmr=$(hits frmr) rinv=$(hits inval 'remote: 1') linv=$(hits inval 'remote: 0')
+log "xiw: $frmr fast registrations, $rinv remote and $linv local invalidations"
+[ "$frmr" -gt 0 ] && [ "$rinv" -gt 0 ] && [ "$linv" -gt 0 ] ||
+	fail "NVMe-oF did not use fast registration and both invalidations: $(cat $TR/events/xiw_t/*/hist | grep -v '^#')"
 nvme_host_disconnect
 nvmet_target_down
 
@@ -25,6 +59,7 @@ nvme_host_connect 192.0.2.1 xiw-dp-nvmeof nr_io_queues=2
 srqs=$(rdma res show srq 2>/dev/null | grep -c "dev xiw0" || true)
 [ "$srqs" -ge 1 ] || fail "target uses no SRQ on xiw0: $(rdma res show srq)"
 nvme_rw_check 32
+expect_eq "$(nvmet_stored_sha 32)" "$NVME_RW_SHA" "sha256 of what the target's null_blk stored (SRQ)"
 log "SRQ round: $srqs SRQ(s) on xiw0"
 nvme_host_disconnect
 nvmet_target_down

@@ -5,17 +5,17 @@
 # description: data path: rping (Send, RDMA Read, RDMA Write) with data verification, without and with MPA CRC
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-need_cmd rping ip
+need_cmd rping ip ss
 xiw_loopback
 crc0=$(cat /sys/module/xiw/parameters/mpa_crc)
 defer eval "echo $crc0 >/sys/module/xiw/parameters/mpa_crc"
 
-# -v prints every received ping; the client checks the data it reads back
-# and exits non-zero on a mismatch.
+# -v prints every received ping; -V: the client checks the data it reads
+# back and exits non-zero on a mismatch.
 run_timeout 60 rping -s -a 192.0.2.1 -v -C 10 -S 100 >srv.log 2>&1 &
 srv=$!
-sleep 1
-run_timeout 60 rping -c -a 192.0.2.1 -v -C 10 -S 100 >cli.log 2>&1 || {
+wait_listen 7174 20 $srv	# rping's default port
+run_timeout 60 rping -c -a 192.0.2.1 -v -V -C 10 -S 100 >cli.log 2>&1 || {
 	cat cli.log srv.log
 	fail "rping client failed"
 }
@@ -33,7 +33,7 @@ for crc in 0 2; do
 	run_timeout 60 rping -s -a 192.0.2.1 -p $port -C 20 -S 65000 \
 		>srv2.log 2>&1 &
 	srv=$!
-	sleep 1
+	wait_listen $port 20 $srv
 	run_timeout 60 rping -c -a 192.0.2.1 -p $port -C 20 -S 65000 -V \
 		>cli2.log 2>&1 || {
 		cat cli2.log srv2.log

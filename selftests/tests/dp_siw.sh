@@ -5,7 +5,7 @@
 # description: data path interop with siw: rping (Send, Read, Write, verified data) xiw <-> siw, without and with MPA CRC
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-need_cmd rping ip
+need_cmd rping ip ss
 xiw_load
 xiw_need_provider
 siw_load
@@ -27,7 +27,7 @@ ping() {
 	port=$((port + 1))
 	run_timeout 60 rping -s -a "$1" -p $port -C 10 -S "$3" >srv.log 2>&1 &
 	srv=$!
-	sleep 1
+	wait_listen $port 20 $srv
 	run_timeout 60 rping -c -a "$1" -I "$2" -p $port -C 10 -S "$3" -V \
 		>cli.log 2>&1 || {
 		cat cli.log srv.log

@@ -10,7 +10,7 @@ cycles=${XIW_LINK_CYCLES:-100}
 xiw_load
 dummy_add d0
 dummy_add d1
-defer rdma link delete xiw0
+defer rdma_link_del xiw0
 refcnt0=$(xiw_refcnt)
 t0=$(now_us)
 for ((i = 1; i <= cycles; i++)); do

@@ -12,10 +12,10 @@ refcnt0=$(xiw_refcnt)
 
 for round in 1 2 3; do
 	ip link add d0 type dummy
-	defer ip link del d0
+	defer netdev_del d0
 	ip link set d0 up
 	rdma link add xiw0 type "$XIW_LINK_TYPE" netdev d0
-	defer rdma link delete xiw0
+	defer rdma_link_del xiw0
 	ib_dev_exists xiw0 || fail "round $round: xiw0 not registered"
 	[ $round = 2 ] && ip link set d0 down	# also when the netdev is down
 	ip link del d0

@@ -2,18 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 300
-# description: interop with upstream siw across two VMs (xiw on a, siw on b), both roles: MPA revision 1 and 2, CRC by both sides' policies (incl. siw's strict reject), p2p RTR, private data both ways, reject with private data; operations siw lacks (atomics, Immediate Data) fail cleanly
+# description: interop with upstream siw across two VMs (xiw on a, siw on b), both roles: MPA revision 1 and 2, CRC by both sides' policies (incl. siw's strict reject), p2p RTR, private data both ways, reject with private data, each agreement proven by rping data both ways (-V); operations siw lacks (atomics, Immediate Data) fail cleanly
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 #
 # Every case of the matrix below runs the same way: one VM listens with
 # xiw_cm_tool, the other connects to it; a (xiw) checks its side and its
 # kernel log ("connected:" / "accepted: rev R crc C ..."), b (siw) checks
-# its side. siw's MPA policy is varied through the module parameters that
+# its side; then an rping with the same parameters moves verified data both
+# ways. siw's MPA policy is varied through the module parameters that
 # selftests/build-siw.sh gives the siw it builds.
 
 T=$(need_prog xiw_cm_tool)
 U=$(need_prog xiw_unsup)
 TG=$(need_prog xiw_target)
+need_cmd python3 rping ss
 xiw_need_provider
 siw_2vm_up
 params=$IW_PARAMS
@@ -65,7 +67,6 @@ cm_case() {
 				wait_for 10 grep -q DISCONNECTED srv.log ||
 					fail "$name: server side left connected: $(cat srv.log)"
 			fi
-			sleep 1
 			kill "$srv" 2>/dev/null || true
 			wait "$srv" 2>/dev/null || true
 		else
@@ -102,6 +103,18 @@ cm_case() {
 		fi
 	fi
 	xiw_barrier "$name-end" 30
+	# xiw's log line is its own account. Agreement is proven with data
+	# crossing a connection made under the same parameters, both ways:
+	# rping's RDMA Read (siw's or xiw's data to the server) and RDMA
+	# Write (back to the client), checked by the client (-V). A side that
+	# expects CRCs the other does not send, or another MPA revision's
+	# framing, ends that in a Terminate. With MPA revision 1 siw gives
+	# its QP no ORD (no RFC 6581 block: it takes IRD/ORD 0/0), so it
+	# cannot be the rping server, which issues the RDMA Reads: then
+	# the server is xiw, siw the client (siw connects to xiw).
+	local dsrv=$server_role
+	[ "$xrev" != 1 ] && [ "$srev" != 1 ] || dsrv=a
+	[ "$expect" = reject ] || rping_2vm "$name-data" "$dsrv" 1000 3
 }
 
 # name          dir xrev xcrc xp2p  srev sreq sstrict sp2p  expect
@@ -160,7 +173,8 @@ done
 # (b). siw must terminate (RDMAP, Remote Operation Error, invalid opcode),
 # xiw must complete the WR in error, raise the QP's fatal event and end the
 # connection; siw's target sees the disconnect; nothing hangs. A control
-# RDMA Write connection proves the target still serves afterwards.
+# RDMA Write connection proves the target still serves afterwards: its data
+# must be in the target's region.
 if [ "$XIW_ROLE" = b ]; then
 	"$TG" --bind "$XIW_LOCAL_IP" --port 7690 --conns 5 --timeout 200 >tgt.log 2>&1 &
 	tgt=$!
@@ -171,6 +185,18 @@ if [ "$XIW_ROLE" = b ]; then
 	wait "$tgt" || fail "xiw_target: $(tail -n 20 tgt.log)"
 	expect_eq "$(grep -c 'DISCONNECTED' tgt.log)" 5 "target disconnects"
 	log "target: $(grep -E 'QPSTATE|MEM' tgt.log | tr '\n' '|')"
+	# The control connection (the 5th, id 5) wrote xiw_unsup's 64-byte
+	# pattern (u64 0x5858585858585858 + i, i = 0..7, little-endian) twice
+	# at the start of its zeroed 4 KiB region: its FNV-1a must be that.
+	want=$(python3 -c '
+import struct
+b = b"".join(struct.pack("<Q", 0x5858585858585858 + i) for i in range(8)) + bytes(4096 - 64)
+h = 0xcbf29ce484222325
+for c in b:
+    h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
+print("%016x" % h)')
+	expect_match "$(cat tgt.log)" "^MEM id=5 rw_fnv=$want ro_intact=1\$" \
+		"the control RDMA Write's data in siw's target region"
 else
 	xiw_barrier unsup-listen 30
 	for op in fadd cswap write-imm imm write; do

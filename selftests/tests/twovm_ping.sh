@@ -20,6 +20,7 @@ if [ "$XIW_ROLE" = a ]; then
 	# (busybox nc quits when its stdin ends: give it one that lasts)
 	busybox nc -l -p 7710 >"$XIW_TEST_TMP/got" < <(sleep 120) &
 	srv=$!
+	wait_listen 7710 10 $srv
 	xiw_barrier listening
 	wait $srv
 	log "received $(wc -c <"$XIW_TEST_TMP/got") bytes"

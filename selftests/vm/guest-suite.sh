@@ -142,12 +142,13 @@ result() {	# NAME STATUS SECONDS REASON
 }
 
 # tidy: remove the RDMA links and netdevs a test left behind, so that the
-# next test starts clean (the test itself is not failed for it: its cleanup
-# may rightly not have run when it failed). Fallback devices that modules
-# create (tunl0, sit0, ...) cannot be deleted and stay.
+# next test starts clean; sets tidy_left (a test that did not fail already
+# fails for it: its deferred cleanup should have removed them). Fallback
+# devices that modules create (tunl0, sit0, ...) cannot be deleted and stay.
 base_netdevs=" $(cd /sys/class/net && echo *) "
 tidy() {
 	local d n left=
+	tidy_left=
 	for d in /sys/class/infiniband/*; do
 		[ -e "$d" ] || continue
 		n=${d##*/}
@@ -165,12 +166,26 @@ tidy() {
 		fi
 	done
 	[ -z "$left" ] || echo "---- runner: removed what the test left:$left ----"
+	tidy_left=$left
+}
+
+# kill_session SID: SIGKILL to every process of session SID (no fork).
+kill_session() {
+	local p st f
+	for p in /proc/[0-9]*; do
+		st=
+		read -r st 2>/dev/null <"$p/stat" || continue
+		st=${st##*) }
+		read -r -a f <<<"$st"	# state ppid pgrp session ...
+		[ "${f[3]:-}" = "$1" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+	done
+	return 0
 }
 
 # --- run one test -------------------------------------------------------------
 # Sets status and reason.
 run_test() {
-	local name=$1 limit=$2 path=$3 pid rc t0 t1 tnow deadline killed='' st
+	local name=$1 limit=$2 path=$3 pid rc t0 t1 tnow deadline killed='' st n
 	local log=$out/tests/$name.log tmp
 	tmp=$(mktemp -d "/tmp/xiw-$name.XXXXXX")
 	status=fail reason=
@@ -223,8 +238,15 @@ run_test() {
 		rc=$?
 	fi
 	t1=$(now)
-	# Whatever the test left behind in its session goes.
+	# Whatever the test left behind in its session goes: its process
+	# group and every other group of the session (GNU timeout, for one,
+	# puts its command in a process group of its own).
 	kill -KILL -- -"$pid" 2>/dev/null
+	kill_session "$pid"
+	# Retried tool-side failures ("# retry: ..." lines, lib.sh's
+	# retry_note): counted here, shown under the TAP line by run.sh.
+	n=$(grep -c '^# retry: ' "$log")
+	[ "$n" = 0 ] || echo "---- runner: $n retries (the '# retry:' lines above) ----" >>"$log"
 	tidy >>"$log" 2>&1
 	if [ "$role" != single ]; then
 		# Give the peer's side the same chance to finish before comparing
@@ -250,6 +272,10 @@ run_test() {
 	*) reason=$(grep -E '^FAIL: ' "$log" | head -n 1 | sed 's/^FAIL: //' | cut -c1-160)
 	   [ -n "$reason" ] || reason="exit status $rc" ;;
 	esac
+	if [ -n "$tidy_left" ] && [ "$status" != fail ]; then
+		status=fail
+		reason="left behind (the runner removed them):$tidy_left"
+	fi
 	if ! scan "$name" "$out/tests/$name.dmesg"; then
 		status=fail
 		reason="${reason:+$reason; }$scan_reason"
