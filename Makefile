@@ -43,18 +43,25 @@ user:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
 
+# need.sh says in plain words what is missing and what to do about it:
+# "host" before deps.sh (can it install anything here?), "vm" after it
+# (kernel image readable, qemu, busybox, memory, disk).
 deps:
+	@bash scripts/need.sh host
 	@bash scripts/deps.sh
 
 check: deps
+	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory all
 	@bash scripts/check.sh $(T)
 
 bench: deps
+	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory all >/dev/null
 	@bash scripts/bench.sh
 
 demo: deps
+	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory all >/dev/null
 	@bash scripts/demo.sh
 
