@@ -8,6 +8,9 @@
 #   make check T=name   run one VM test
 #   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side
 #   make install    install xiw.ko, libxiw and its libibverbs.d entry
+#   make dkms-install   xiw.ko under DKMS (rebuilt on kernel updates)
+#   make dkms-uninstall
+#   make deb        Debian packages xiw-dkms, libxiw1, libxiw-dev in build/deb/
 #
 # KDIR defaults to the newest installed Debian 6.12 kernel headers.
 
@@ -19,7 +22,7 @@ T ?=
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_RDMA_XIW=m
 
 .PHONY: all kernel user deps check check-host check-vm demo bench install \
-	clean checkpatch sparse w1
+	clean checkpatch sparse w1 dkms-src dkms-install dkms-uninstall deb
 
 all: kernel user
 
@@ -72,3 +75,62 @@ install: all
 clean:
 	$(KMAKE) clean
 	rm -rf $(BUILD)
+
+# --- DKMS and Debian packages (Documentation/packaging.md) -------------------
+# The version is debian/changelog's; dkms.conf carries #MODULE_VERSION#.
+XIW_VERSION := $(shell sed -n '1s/^xiw (\([^)-]*\).*/\1/p' $(CURDIR)/debian/changelog)
+DKMS ?= dkms
+DKMS_FLAGS ?=
+DKMS_SRC ?= $(DESTDIR)/usr/src/xiw-$(XIW_VERSION)
+# Kernels to build for: every one with headers (/lib/modules/K/build),
+# or DKMS_KERNELS="K ...". Those dkms.conf excludes (BUILD_EXCLUSIVE_KERNEL)
+# are skipped.
+DKMS_KERNELS ?= $(foreach k,$(wildcard /lib/modules/*/build/Makefile),$(notdir $(patsubst %/build/Makefile,%,$(k))))
+XIW_KSRC = $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h) kernel/Kbuild kernel/Kconfig
+
+# The DKMS source tree: dkms.conf, kernel/, include/uapi/rdma/xiw-abi.h.
+dkms-src:
+	@test -n "$(XIW_VERSION)" || { echo "no version in debian/changelog"; exit 1; }
+	rm -rf $(DKMS_SRC)
+	install -d $(DKMS_SRC)/kernel $(DKMS_SRC)/include/uapi/rdma
+	install -m 0644 $(XIW_KSRC) $(DKMS_SRC)/kernel/
+	install -m 0644 include/uapi/rdma/xiw-abi.h $(DKMS_SRC)/include/uapi/rdma/
+	sed 's/#MODULE_VERSION#/$(XIW_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
+	chmod 0644 $(DKMS_SRC)/dkms.conf
+
+dkms-install:
+	@command -v $(DKMS) >/dev/null || { echo "no dkms: apt-get install dkms (make deps does)"; exit 1; }
+	@test -n "$(DKMS_KERNELS)" || { echo "no kernel headers in /lib/modules/*/build: install linux-headers-$$(uname -r)"; exit 1; }
+	-$(DKMS) remove $(DKMS_FLAGS) xiw/$(XIW_VERSION) --all >/dev/null 2>&1
+	$(MAKE) --no-print-directory dkms-src
+	$(DKMS) add $(DKMS_FLAGS) xiw/$(XIW_VERSION)
+	@for k in $(DKMS_KERNELS); do \
+		echo "dkms: xiw/$(XIW_VERSION) for $$k"; \
+		$(DKMS) install $(DKMS_FLAGS) xiw/$(XIW_VERSION) -k $$k; rc=$$?; \
+		case $$rc in 0) ;; 77) echo "dkms: $$k skipped (not a kernel xiw supports)";; \
+		*) exit $$rc;; esac; \
+	done
+
+dkms-uninstall:
+	@command -v $(DKMS) >/dev/null || { echo "no dkms"; exit 1; }
+	$(DKMS) remove $(DKMS_FLAGS) xiw/$(XIW_VERSION) --all
+	rm -rf $(DKMS_SRC)
+
+# Debian packages from a clean copy of the tracked (and new, unignored)
+# files: build/deb/xiw-VERSION/, then dpkg-buildpackage; the .debs, .dsc,
+# .changes and the lintian report land in build/deb/.
+DEB_DIR = $(BUILD)/deb
+deb:
+	@for t in dpkg-buildpackage dh dh_dkms; do command -v $$t >/dev/null || \
+		{ echo "no $$t: apt-get install dpkg-dev debhelper dh-dkms (make deps does)"; exit 1; }; done
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/xiw-$(XIW_VERSION)
+	git ls-files -z --cached --others --exclude-standard | \
+		grep -zv '^build/' | xargs -0 tar -cf - | tar -C $(DEB_DIR)/xiw-$(XIW_VERSION) -xf -
+	cd $(DEB_DIR)/xiw-$(XIW_VERSION) && dpkg-buildpackage -us -uc -j$(JOBS) >../build.log 2>&1 || \
+		{ tail -n 40 ../build.log; exit 1; }
+	@if command -v lintian >/dev/null; then \
+		lintian --allow-root --info --display-info --pedantic $(DEB_DIR)/xiw_$(XIW_VERSION)_*.changes \
+			>$(DEB_DIR)/lintian.txt 2>&1; \
+		echo "lintian: $$(grep -c . $(DEB_DIR)/lintian.txt) lines in $(DEB_DIR)/lintian.txt"; \
+		cat $(DEB_DIR)/lintian.txt; fi
+	@ls -1 $(DEB_DIR)/*.deb
