@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: 1vm
+# timeout: 900
+# description: make dkms-install builds xiw.ko with DKMS against the installed 6.12 headers, modprobe finds it, the device works; make dkms-uninstall removes it
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+# The guest root is the host's, read-only over 9p, under an overlay whose
+# upper layer is a tmpfs (selftests/README.md): /usr/src, /var/lib/dkms and
+# /lib/modules are writable here and nothing reaches the host, so this is
+# a real "make dkms-install" with DKMS's default trees. Without the
+# overlay (read-only root), DKMS gets trees on the test's tmpfs instead.
+need_cmd dkms
+need_cmd make
+kver=$(uname -r)
+[ -e "/lib/modules/$kver/build/Makefile" ] || fail "no kernel headers for $kver"
+xiw_need_provider
+ver=$(sed -n '1s/^xiw (\([^)-]*\).*/\1/p' "$XIW_ROOT/debian/changelog")
+[ -n "$ver" ] || fail "no version in debian/changelog"
+
+# Another test of this boot may have loaded the build tree's xiw.ko.
+xiw_unload
+
+mk=(make -C "$XIW_ROOT" --no-print-directory DKMS_KERNELS="$kver")
+dflags=()
+if [ "$(cat /run/xiw/root-rw 2>/dev/null)" = 1 ]; then
+	scratch=0
+	modfile=/lib/modules/$kver/updates/dkms/xiw.ko
+else
+	scratch=1
+	t=$XIW_TEST_TMP
+	mkdir -p "$t/dkms" "$t/src" "$t/modules/$kver"
+	dflags=(--dkmstree "$t/dkms" --sourcetree "$t/src" --installtree "$t/modules")
+	mk+=(DKMS_SRC="$t/src/xiw-$ver" DKMS_FLAGS="${dflags[*]} --no-depmod")
+	modfile=$t/modules/$kver/updates/dkms/xiw.ko
+	log "read-only root: DKMS trees in $t"
+fi
+
+# Cleanup, last in first out: link, module, DKMS.
+defer "${mk[@]}" dkms-uninstall
+t0=$(now_us)
+"${mk[@]}" dkms-install >dkms-install.log 2>&1 ||
+	{ tail -n 30 dkms-install.log; fail "make dkms-install failed"; }
+log "make dkms-install: $(( ($(now_us) - t0) / 1000000 )) s"
+grep -E '^(dkms:|Building|Signing|Installing)' dkms-install.log || true
+
+st=$(dkms status "${dflags[@]}" xiw)
+log "dkms status: $st"
+expect_match "$st" "^xiw/$ver, $kver, x86_64: installed"
+f=$(ls "$modfile"* 2>/dev/null | head -n 1)
+[ -n "$f" ] || fail "no $modfile* after make dkms-install"
+log "module: $f"
+expect_match "$(modinfo -F vermagic "$f")" "^$kver "
+
+# Load it the way a host does: rdma link add autoloads rdma-link-xiw
+# through modprobe (depmod ran), or insmod from the scratch tree.
+defer xiw_unload
+dummy_add d0
+if [ $scratch = 0 ]; then
+	expect_eq "$(modinfo -n xiw)" "$f" "modprobe's xiw.ko"
+	xiw_link_add xiw0 d0
+else
+	for m in $(modinfo -F depends "$f" | tr , ' '); do modprobe "$m"; done
+	insmod "$f"
+	xiw_link_add xiw0 d0
+fi
+[ -d /sys/module/xiw ] || fail "xiw not loaded"
+expect_eq "$(cat /sys/module/xiw/srcversion)" "$(modinfo -F srcversion "$f")" \
+	"srcversion of the loaded module vs the DKMS one"
+wait_port_state xiw0 PORT_ACTIVE 10
+out=$(ibv_devinfo -d xiw0)
+echo "$out" | grep -E 'hca_id|transport|state'
+expect_match "$out" 'transport:[[:space:]]+iWARP'
+expect_match "$out" 'PORT_ACTIVE'
+need_prog xiw_objects
+xiw_objects --dev xiw0 --cycles 2 >objects.log 2>&1 ||
+	{ cat objects.log; fail "xiw_objects on the DKMS module failed"; }
+log "verbs objects on the DKMS-built xiw0: ok"
+rdma link delete xiw0
+xiw_unload
+
+"${mk[@]}" dkms-uninstall >dkms-uninstall.log 2>&1 ||
+	{ cat dkms-uninstall.log; fail "make dkms-uninstall failed"; }
+[ -z "$(ls "$modfile"* 2>/dev/null)" ] || fail "$modfile still there after dkms-uninstall"
+st=$(dkms status "${dflags[@]}" xiw)
+expect_eq "$st" "" "dkms status after dkms-uninstall"
+if [ $scratch = 0 ]; then
+	[ ! -e "/usr/src/xiw-$ver" ] || fail "/usr/src/xiw-$ver still there"
+	expect_fail modinfo -n xiw
+fi
+log "dkms-uninstall: module, DKMS tree and source gone"
