@@ -9,7 +9,7 @@
 # Exit 0 when all is there; otherwise one "xiw: ..." line per problem with
 # what to do, and exit 1.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 what=${1:-vm}
 bad=0
 need() { echo "xiw: $*" >&2; bad=1; }
