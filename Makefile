@@ -10,6 +10,9 @@
 #   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side
 #   make fuzz       libFuzzer harnesses, FUZZ_TIME seconds each (FUZZ=names)
 #   make install    install xiw.ko, libxiw and its libibverbs.d entry
+#   make dkms-install   xiw.ko under DKMS (rebuilt on kernel updates)
+#   make dkms-uninstall
+#   make deb        Debian packages xiw-dkms, libxiw1, libxiw-dev in build/deb/
 #
 # KDIR defaults to the newest installed Debian 6.12 kernel headers.
 
@@ -24,7 +27,8 @@ REPEAT ?=
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_RDMA_XIW=m
 
 .PHONY: all kernel user deps check check-host check-vm demo bench install \
-	clean checkpatch sparse w1 fuzz fuzz-corpus
+	clean checkpatch sparse w1 fuzz fuzz-corpus dkms-src dkms-install \
+	dkms-uninstall deb dkms-tarball
 
 all: kernel user
 
@@ -48,18 +52,34 @@ user:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
 
+# need.sh says in plain words what is missing and what to do about it:
+# "host" before deps.sh (can it install anything here?), "vm" after it
+# (kernel image readable, qemu, busybox, memory, disk).
 deps:
+	@bash scripts/need.sh host
 	@bash scripts/deps.sh
 
+# The pkg_deb VM test installs the packages of "make deb" (built when the
+# whole suite or a pkg_deb test runs).
+# pkg_dkms and pkg_deb load the module of "make dkms-tarball".
+CHECK_DEB = $(if $(T),$(filter pkg_deb%,$(notdir $(T))),all)
+CHECK_DKMS = $(if $(T),$(filter pkg_d%,$(notdir $(T))),all)
 check: deps
+	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory all
+	@$(if $(CHECK_DEB),$(MAKE) --no-print-directory deb LINTIAN=0 >/dev/null || \
+		echo "make deb failed (see $(BUILD)/deb/build.log): pkg_deb will fail")
+	@$(if $(CHECK_DKMS),$(MAKE) --no-print-directory dkms-tarball >/dev/null || \
+		echo "make dkms-tarball failed (see $(BUILD)/dkms.log): pkg_dkms, pkg_deb will fail")
 	@REPEAT=$(REPEAT) bash scripts/check.sh $(T)
 
 bench: deps
+	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory all >/dev/null
 	@bash scripts/bench.sh
 
 demo: deps
+	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory all >/dev/null
 	@bash scripts/demo.sh
 
@@ -84,3 +104,90 @@ install: all
 clean:
 	$(KMAKE) clean
 	rm -rf $(BUILD)
+
+# --- DKMS and Debian packages (Documentation/packaging.md) -------------------
+# The version is debian/changelog's; dkms.conf carries #MODULE_VERSION#.
+XIW_VERSION := $(shell sed -n '1s/^xiw (\([^)-]*\).*/\1/p' $(CURDIR)/debian/changelog)
+DKMS ?= dkms
+DKMS_FLAGS ?=
+DKMS_SRC ?= $(DESTDIR)/usr/src/xiw-$(XIW_VERSION)
+# Kernels to build for: every one with headers (/lib/modules/K/build),
+# or DKMS_KERNELS="K ...". Those dkms.conf excludes (BUILD_EXCLUSIVE_KERNEL)
+# are skipped.
+DKMS_KERNELS ?= $(foreach k,$(wildcard /lib/modules/*/build/Makefile),$(notdir $(patsubst %/build/Makefile,%,$(k))))
+XIW_KSRC = $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h) kernel/Kbuild kernel/Kconfig
+
+# The DKMS source tree: dkms.conf, kernel/, include/uapi/rdma/xiw-abi.h.
+dkms-src:
+	@test -n "$(XIW_VERSION)" || { echo "no version in debian/changelog"; exit 1; }
+	rm -rf $(DKMS_SRC)
+	install -d $(DKMS_SRC)/kernel $(DKMS_SRC)/include/uapi/rdma
+	install -m 0644 $(XIW_KSRC) $(DKMS_SRC)/kernel/
+	install -m 0644 include/uapi/rdma/xiw-abi.h $(DKMS_SRC)/include/uapi/rdma/
+	sed 's/#MODULE_VERSION#/$(XIW_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
+	chmod 0644 $(DKMS_SRC)/dkms.conf
+
+dkms-install:
+	@command -v $(DKMS) >/dev/null || { echo "no dkms: apt-get install dkms (make deps does)"; exit 1; }
+	@test -n "$(DKMS_KERNELS)" || { echo "no kernel headers in /lib/modules/*/build: install linux-headers-$$(uname -r)"; exit 1; }
+	-$(DKMS) remove $(DKMS_FLAGS) xiw/$(XIW_VERSION) --all >/dev/null 2>&1
+	$(MAKE) --no-print-directory dkms-src
+	$(DKMS) add $(DKMS_FLAGS) xiw/$(XIW_VERSION)
+	@for k in $(DKMS_KERNELS); do \
+		echo "dkms: xiw/$(XIW_VERSION) for $$k"; \
+		$(DKMS) install $(DKMS_FLAGS) xiw/$(XIW_VERSION) -k $$k; rc=$$?; \
+		case $$rc in 0) ;; 77) echo "dkms: $$k skipped (not a kernel xiw supports)";; \
+		*) exit $$rc;; esac; \
+	done
+
+dkms-uninstall:
+	@command -v $(DKMS) >/dev/null || { echo "no dkms"; exit 1; }
+	$(DKMS) remove $(DKMS_FLAGS) xiw/$(XIW_VERSION) --all
+	rm -rf $(DKMS_SRC)
+
+# For the VM tests (pkg_dkms, pkg_deb): "make dkms-install" into scratch
+# DKMS trees under build/dkms for the kernel the test VM boots, then a DKMS
+# tarball (source + module) that the guest loads with "dkms ldtarball":
+# the module compiles here at native speed (under TCG it takes ~10 min).
+# A private mount namespace gives DKMS a throw-away /var/lib/dkms, so its
+# signing key is not created on the host.
+DKMS_VM_KVER ?= $(shell ls -1 /boot/vmlinuz-6.12.* 2>/dev/null | sed 's|^/boot/vmlinuz-||' | sort -V | tail -n 1)
+DKMS_BENCH = $(BUILD)/dkms
+DKMS_BENCH_FLAGS = --dkmstree $(DKMS_BENCH)/tree --sourcetree $(DKMS_BENCH)/src \
+	--installtree $(DKMS_BENCH)/lib --no-depmod
+dkms-tarball:
+	@test -n "$(DKMS_VM_KVER)" || { echo "no /boot/vmlinuz-6.12.*: make deps"; exit 1; }
+	@test -e /lib/modules/$(DKMS_VM_KVER)/build/Makefile || { echo "no headers for $(DKMS_VM_KVER)"; exit 1; }
+	@command -v $(DKMS) >/dev/null || { echo "no dkms: apt-get install dkms (make deps does)"; exit 1; }
+	rm -rf $(DKMS_BENCH)
+	mkdir -p $(DKMS_BENCH)/tree $(DKMS_BENCH)/src $(DKMS_BENCH)/lib/$(DKMS_VM_KVER)
+	@ns=; unshare -m true 2>/dev/null && [ -d /var/lib/dkms ] && ns="unshare -m"; \
+	$$ns sh -c '[ -z "$$1" ] || mount -t tmpfs dkms /var/lib/dkms || exit 1; \
+		$(MAKE) --no-print-directory dkms-install DKMS_KERNELS=$(DKMS_VM_KVER) \
+			DKMS_SRC=$(DKMS_BENCH)/src/xiw-$(XIW_VERSION) DKMS_FLAGS="$(DKMS_BENCH_FLAGS)" && \
+		$(DKMS) mktarball $(DKMS_BENCH_FLAGS) xiw/$(XIW_VERSION) -k $(DKMS_VM_KVER) \
+			--archive $(DKMS_BENCH)/xiw-$(XIW_VERSION)-$(DKMS_VM_KVER).dkms.tar.gz' \
+		dkms-tarball "$$ns" >$(DKMS_BENCH).log 2>&1 || { tail -n 30 $(DKMS_BENCH).log; exit 1; }
+	@ls $(DKMS_BENCH)/xiw-$(XIW_VERSION)-$(DKMS_VM_KVER).dkms.tar.gz
+
+# Debian packages from a clean copy of the tracked (and new, unignored)
+# files: build/deb/xiw-VERSION/, then dpkg-buildpackage; the .debs, .dsc,
+# .changes and the lintian report land in build/deb/.
+DEB_DIR = $(BUILD)/deb
+LINTIAN ?= 1
+deb:
+	@for t in dpkg-buildpackage dh dh_dkms; do command -v $$t >/dev/null || \
+		{ echo "no $$t: apt-get install dpkg-dev debhelper dh-dkms (make deps does)"; exit 1; }; done
+	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || \
+		{ echo "make deb copies the files git tracks: run it in a git checkout"; exit 1; }
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/xiw-$(XIW_VERSION)
+	git ls-files -z --cached --others --exclude-standard | \
+		grep -zv '^build/' | xargs -0 tar -cf - | tar -C $(DEB_DIR)/xiw-$(XIW_VERSION) -xf -
+	cd $(DEB_DIR)/xiw-$(XIW_VERSION) && dpkg-buildpackage -us -uc -j$(JOBS) >../build.log 2>&1 || \
+		{ tail -n 40 ../build.log; exit 1; }
+	@if [ "$(LINTIAN)" != 0 ] && command -v lintian >/dev/null; then \
+		lintian --allow-root --info --display-info --pedantic $(DEB_DIR)/xiw_$(XIW_VERSION)_*.changes \
+			>$(DEB_DIR)/lintian.txt 2>&1; \
+		echo "lintian: $$(grep -c . $(DEB_DIR)/lintian.txt) lines in $(DEB_DIR)/lintian.txt"; \
+		cat $(DEB_DIR)/lintian.txt; fi
+	@ls -1 $(DEB_DIR)/*.deb

@@ -20,8 +20,11 @@
 #      sees the host's files at the same paths and may write anywhere
 #      without ever touching the host (writes stay in guest RAM);
 #      if overlay is unusable it falls back to the bare read-only root;
-#   3. mounts tmpfs on /tmp /run /var/tmp (always empty, never the host's),
-#      proc, sysfs, devtmpfs, devpts, debugfs, configfs (later, stage 2);
+#   3. mounts tmpfs on /tmp /run /var/tmp (empty, never the host's), except
+#      that the directories named by "xiw_keep=DIR,DIR" on the command line
+#      (vm.sh: a checkout or build tree under /tmp) are bind-mounted back
+#      into place from the root first; proc, sysfs, devtmpfs, devpts,
+#      debugfs, configfs (later, stage 2);
 #   4. mounts the writable 9p tag "out" (if the VM has one) on /xiw-out
 #      (/run/xiw-out when the root is not writable);
 #   5. switch_root's into /newroot and runs, as PID 1, a small busybox shell
@@ -123,10 +126,15 @@ for m in$mods_list; do
 	insmod /mods/\$m || die "insmod \$m failed"
 done
 # 9p cache mode of the host root: xiw_rootcache=MODE on the command line.
-cache=none
+# Directories under /tmp, /run, /var/tmp to keep visible: xiw_keep=A,B.
+cache=none keep=
 for w in \$(cat /proc/cmdline); do
-	case \$w in xiw_rootcache=*) cache=\${w#xiw_rootcache=} ;; esac
+	case \$w in
+	xiw_rootcache=*) cache=\${w#xiw_rootcache=} ;;
+	xiw_keep=*) keep=\${w#xiw_keep=} ;;
+	esac
 done
+IFS=,; set -- \$keep; unset IFS
 echo "xiw-initramfs: mount root (cache=\$cache)" >/dev/kmsg
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=\$cache root /lower ||
 	die "cannot mount the host root (9p tag root)"
@@ -139,8 +147,25 @@ else
 	echo "xiw-initramfs: overlay unusable, the root stays read-only"
 	mount --move /lower /newroot || die "cannot move the root"
 fi
+# Kept directories: bind them aside before the tmpfs hide them, then move
+# them back into place on top of the tmpfs.
+n=0
+for p; do
+	n=\$((n + 1))
+	[ -d "/newroot\$p" ] || { echo "xiw-initramfs: xiw_keep: no directory \$p"; continue; }
+	mkdir -p /keep/\$n && mount --bind "/newroot\$p" /keep/\$n ||
+		die "cannot bind \$p"
+done
 for d in /tmp /run /var/tmp; do
 	[ -d /newroot\$d ] && mount -t tmpfs -o mode=1777 tmpfs /newroot\$d
+done
+n=0
+for p; do
+	n=\$((n + 1))
+	[ -d /keep/\$n ] || continue
+	mkdir -p "/newroot\$p" && mount --move /keep/\$n "/newroot\$p" ||
+		die "cannot put \$p back in place"
+	echo "xiw-initramfs: kept \$p" >/dev/kmsg
 done
 chmod 0755 /newroot/run
 mkdir -p /newroot/run/xiw

@@ -8,7 +8,11 @@
 # SCRIPT is an absolute path on the host; the guest sees the whole host root
 # read-only (plus a RAM overlay, so it may write anywhere without touching the
 # host), so SCRIPT, the repo and the build tree are at the same paths inside.
-# /tmp, /run and /var/tmp are empty tmpfs in the guest: do not put SCRIPT there.
+# /tmp, /run and /var/tmp are empty tmpfs in the guest, except for the
+# directories the guest needs from there: the repo, SCRIPT's directory,
+# $XIW_BUILD, $XIW_KO's directory, absolute directories given with -e and
+# $XIW_VM_KEEP (colon-separated) are bind-mounted back into place (so a
+# checkout under /tmp works).
 #
 # Options:
 #   -o, --out DIR       host dir shared writable with the guest as /xiw-out
@@ -59,9 +63,40 @@ done
 script=$1; shift
 case $script in /*) ;; *) script=$(cd "$(dirname "$script")" && pwd)/$(basename "$script") ;; esac
 [ -r "$script" ] || { echo "vm.sh: no script $script" >&2; exit 2; }
-case $script in /tmp/*|/run/*|/var/tmp/*)
-	echo "vm.sh: $script is hidden by a tmpfs in the guest" >&2; exit 2 ;;
-esac
+
+# The guest mounts tmpfs on /tmp, /run and /var/tmp. Host directories under
+# them that the guest needs are bind-mounted back over those tmpfs by the
+# initramfs (xiw_keep= on the kernel command line).
+keep_cand=("$repo" "$(dirname "$script")")
+[ -z "${XIW_BUILD:-}" ] || keep_cand+=("$XIW_BUILD")
+[ -z "${XIW_KO:-}" ] || keep_cand+=("$(dirname "$XIW_KO")")
+for kv in "${envs[@]}"; do
+	case ${kv#*=} in /*) [ -d "${kv#*=}" ] && keep_cand+=("${kv#*=}") ;; esac
+done
+IFS=: read -r -a kx <<<"${XIW_VM_KEEP:-}"
+keep_cand+=("${kx[@]}")
+keep=()
+for d in "${keep_cand[@]}"; do
+	[ -n "$d" ] && [ -d "$d" ] || continue
+	d=$(cd "$d" && pwd)
+	case $d in /tmp|/run|/var/tmp)
+		echo "vm.sh: $d itself cannot be kept in the guest (it is a tmpfs there); use a directory below it" >&2
+		exit 2 ;;
+	/tmp/*|/run/*|/var/tmp/*) ;;
+	*) continue ;;
+	esac
+	case $d in *[[:space:],]*)
+		echo "vm.sh: $d: a path with blanks or commas cannot be passed to the guest" >&2
+		exit 2 ;;
+	esac
+	keep+=("$d")
+done
+if [ ${#keep[@]} -gt 0 ]; then
+	# Parents first; a directory inside a kept one needs no mount of its own.
+	mapfile -t keep < <(printf '%s\n' "${keep[@]}" | LC_ALL=C sort -u |
+		awk '{ for (i = 1; i <= n; i++) if (index($0 "/", k[i] "/") == 1) next; k[++n] = $0; print }')
+	append="$append xiw_keep=$(IFS=,; echo "${keep[*]}")"
+fi
 
 # Kernel: KERNEL, else XIW_KVER, else the newest 6.12.
 if [ -z "${KERNEL:-}" ]; then
