@@ -26,7 +26,7 @@ REPEAT ?=
 
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_RDMA_XIW=m
 
-.PHONY: all kernel user deps check check-host check-vm demo bench install \
+.PHONY: check-packages all kernel user deps check check-host check-vm demo bench install \
 	clean checkpatch sparse w1 fuzz fuzz-corpus dkms-src dkms-install \
 	dkms-uninstall deb dkms-tarball
 
@@ -59,11 +59,17 @@ deps:
 	@bash scripts/need.sh host
 	@bash scripts/deps.sh
 
-# The pkg_deb VM test installs the packages of "make deb" (built when the
-# whole suite or a pkg_deb test runs).
-# pkg_dkms and pkg_deb load the module of "make dkms-tarball".
-CHECK_DEB = $(if $(T),$(filter pkg_deb%,$(notdir $(T))),all)
-CHECK_DKMS = $(if $(T),$(filter pkg_d%,$(notdir $(T))),all)
+# The package tests (selftests/tests-long/pkg_*.sh) take ~15 minutes under
+# TCG, so they have a target of their own, check-packages; pkg_deb installs
+# the packages of "make deb", both load the module of "make dkms-tarball".
+# They can also be named: make check T=selftests/tests-long/pkg_deb.sh
+CHECK_DEB = $(filter pkg_deb%,$(notdir $(T)))
+CHECK_DKMS = $(filter pkg_d%,$(notdir $(T)))
+PKG_TESTS = selftests/tests-long/pkg_dkms.sh selftests/tests-long/pkg_deb.sh
+
+check-packages: deps
+	@$(MAKE) --no-print-directory check T="$(PKG_TESTS)"
+
 check: deps
 	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory all
