@@ -37,6 +37,8 @@
 #include <rdma/rdma_user_ioctl_cmds.h>
 #include <rdma/xiw-abi.h>
 
+#include "doorbell_ioctl.h"
+
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -72,28 +74,6 @@ void check(bool ok, const std::string &what)
 {
 	std::fprintf(stderr, "%s: %s\n", what, std::strerror(errno));
 	std::exit(2);
-}
-
-// The driver's doorbell allocation, as libxiw does it; -errno on error.
-int alloc_doorbell(ibv_context *ctx, uint32_t qp_handle)
-{
-	alignas(8) unsigned char buf[sizeof(ib_uverbs_ioctl_hdr) +
-				     2 * sizeof(ib_uverbs_attr)] = {};
-	auto *hdr = reinterpret_cast<ib_uverbs_ioctl_hdr *>(buf);
-	auto *attrs = reinterpret_cast<ib_uverbs_attr *>(hdr + 1);
-
-	hdr->length = sizeof(buf);
-	hdr->object_id = XIW_OBJECT_DOORBELL;
-	hdr->method_id = XIW_METHOD_DOORBELL_ALLOC;
-	hdr->num_attrs = 2;
-	attrs[0].attr_id = XIW_ATTR_DOORBELL_ALLOC_FD;
-	attrs[0].flags = UVERBS_ATTR_F_MANDATORY;
-	attrs[1].attr_id = XIW_ATTR_DOORBELL_ALLOC_QP;
-	attrs[1].flags = UVERBS_ATTR_F_MANDATORY;
-	attrs[1].data = qp_handle;
-	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, buf))
-		return -errno;
-	return (int)attrs[0].data;
 }
 
 // Run @fn(i) in @n threads released together; their results in order.
