@@ -73,10 +73,12 @@ check-packages: deps
 check: deps
 	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory all
-	@$(if $(CHECK_DEB),$(MAKE) --no-print-directory deb LINTIAN=0 >/dev/null || \
-		echo "make deb failed (see $(BUILD)/deb/build.log): pkg_deb will fail")
-	@$(if $(CHECK_DKMS),$(MAKE) --no-print-directory dkms-tarball >/dev/null || \
-		echo "make dkms-tarball failed (see $(BUILD)/dkms.log): pkg_dkms, pkg_deb will fail")
+	@if [ -n "$(CHECK_DEB)" ]; then \
+		$(MAKE) --no-print-directory deb LINTIAN=0 >/dev/null || \
+		echo "make deb failed (see $(BUILD)/deb/build.log): pkg_deb will fail"; fi
+	@if [ -n "$(CHECK_DKMS)" ]; then \
+		$(MAKE) --no-print-directory dkms-tarball >/dev/null || \
+		echo "make dkms-tarball failed (see $(BUILD)/dkms.log): pkg_dkms and pkg_deb will fail"; fi
 	@REPEAT=$(REPEAT) bash scripts/check.sh $(T)
 
 bench: deps
