@@ -619,15 +619,23 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct xiw_device *xdev = to_xiw_dev(ibqp->device);
 	struct xiw_qp *qp = to_xiw_qp(ibqp);
+	bool graceful;
 
 	/* No doorbell reaches the QP from now on (xiw_doorbell.c). */
 	xiw_doorbell_detach(qp);
 
 	mutex_lock(&qp->state_lock);
+	/*
+	 * Connected: the CM closes the connection and lets the QP go. If the
+	 * consumer already asked for a graceful close (rdma_disconnect, then
+	 * destroy at once: the common teardown) it stays graceful - an abort
+	 * would reset the connection and drop what TCP still holds of WRs
+	 * that completed.
+	 */
+	graceful = qp->state == XIW_QPS_CLOSING;
 	qp->state = XIW_QPS_ERROR;
-	/* Connected: the CM closes the connection and lets the QP go. */
 	if (qp->cep)
-		xiw_cm_qp_disconnect(qp->cep, true);
+		xiw_cm_qp_disconnect(qp->cep, !graceful);
 	mutex_unlock(&qp->state_lock);
 
 	xa_erase(&xdev->qp_xa, ibqp->qp_num);
