@@ -423,7 +423,7 @@ XIW_SYNC_PORT=${XIW_SYNC_PORT:-7700}
 # in the same order on both sides. Returns 1 on timeout, mismatch, or when
 # the host runner reports the peer VM dead ($XIW_VM_OUT/peer-died).
 xiw_sync() {
-	local name=$1 msg=${2:-.} t=${3:-60} line='' fd end rc abort
+	local name=$1 msg=${2:-.} t=${3:-60} line='' part fd end rc abort
 	abort=${XIW_VM_OUT:-/nonexistent}/peer-died
 	[ -n "${XIW_PEER_IP:-}" ] || { echo "xiw_sync: not a 2vm test" >&2; return 1; }
 	case $name$msg in *[[:space:]]*) echo "xiw_sync: no blanks in NAME/MSG" >&2; return 1 ;; esac
@@ -453,10 +453,15 @@ xiw_sync() {
 		fi
 		printf '%s %s\n' "$name" "$msg" >&"$fd"
 	fi
-	# Read the peer's line in 1 s steps, to notice a dead peer.
+	# Read the peer's line in 1 s steps, to notice a dead peer. A step
+	# that times out keeps what it read of the line (bash stores partial
+	# input on a timeout): append it, or the line's first bytes are lost
+	# when it arrives across a step ("peer is at 'vme-siw-...'").
 	while :; do
 		rc=0
-		read -r -t 1 line <&"$fd" || rc=$?
+		part=
+		read -r -t 1 part <&"$fd" || rc=$?
+		line+=$part
 		[ $rc -gt 128 ] || break			# a line, or EOF
 		[ ! -e "$abort" ] || { line=died; break; }
 		[ "$EPOCHSECONDS" -lt $end ] || break

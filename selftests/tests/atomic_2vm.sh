@@ -67,7 +67,7 @@ if [ "$XIW_ROLE" = a ]; then
 			  ps -eo pid,stat,pcpu,wchan:20,comm | awk '$2 ~ /R|D/ || $3 > 5'
 			} >>"$XIW_TEST_OUT/atomic_2vm.diag" 2>&1; done ) &
 		diag=$!
-		defer kill $diag
+		defer eval "kill $diag 2>/dev/null || true"
 	fi
 	clients $PROCS_A
 	src=0

@@ -10,10 +10,10 @@
 rport=7200
 rping -s -P -d -a 10.77.1.1 -p $rport >srv.log 2>&1 &
 srv=$!
-defer kill "$srv"
+defer eval 'kill "$srv" 2>/dev/null || true'
 rping -s -P -d -a fd00:77:1::1 -p $rport >srv6.log 2>&1 &
 srv6=$!
-defer kill "$srv6"
+defer eval 'kill "$srv6" 2>/dev/null || true'
 defer eval 'tail -n 20 srv.log srv6.log >&2'
 wait_for 20 eval "[ \$(ss -Hltn 'sport = :$rport' | wc -l) = 2 ]" || fail "rping servers do not listen"
 
