@@ -122,17 +122,28 @@ long wait_event(rdma_event_channel *ch, rdma_cm_event_type type, int ms)
 	}
 }
 
+// The usual connection of these checks: two ends of depth 16, IRD and
+// ORD @rd, the passive end's buffer registered with @srv_access.
+void connect_ends(cm_pair::Pair &pair, Side &cli, Side &srv, uint8_t rd,
+		  int srv_access = SideOpts{}.access)
+{
+	rdma_conn_param p{};
+	rdma_cm_id *passive;
+	SideOpts so = depth(16);
+
+	so.access = srv_access;
+	p.responder_resources = rd;
+	p.initiator_depth = rd;
+	pair.connect([&](rdma_cm_id *id) { cli.setup(id, depth(16)); },
+		     [&](rdma_cm_id *id) { srv.setup(id, so); }, p, p,
+		     &passive);
+}
+
 int do_reset(cm_pair::Pair &pair)
 {
 	Side srv, cli;
-	rdma_conn_param p{};
-	rdma_cm_id *passive;
 
-	p.responder_resources = 4;
-	p.initiator_depth = 4;
-	pair.connect([&](rdma_cm_id *id) { cli.setup(id, depth(16)); },
-		     [&](rdma_cm_id *id) { srv.setup(id, depth(16)); }, p, p,
-		     &passive);
+	connect_ends(pair, cli, srv, 4);
 	std::memset(srv.mem.data(), 0x3c, srv.mem.size());
 	std::memset(cli.mem.data(), 0xc3, cli.mem.size());
 
@@ -344,25 +355,10 @@ int do_qpaccess(cm_pair::Pair &pair)
 
 	for (auto &c : cases) {
 		Side srv, cli;
-		rdma_conn_param p{};
-		rdma_cm_id *passive;
 
-		p.responder_resources = 4;
-		p.initiator_depth = 4;
-		pair.connect([&](rdma_cm_id *id) { cli.setup(id, depth(16)); },
-			     [&](rdma_cm_id *id) {
-				     srv.setup(id, depth(16));
-				     ibv_dereg_mr(srv.mr);
-				     srv.mr = ibv_reg_mr(srv.pd, srv.mem.data(),
-							 srv.mem.size(),
-							 IBV_ACCESS_LOCAL_WRITE |
-							 IBV_ACCESS_REMOTE_WRITE |
-							 IBV_ACCESS_REMOTE_READ |
-							 IBV_ACCESS_REMOTE_ATOMIC);
-				     if (!srv.mr)
-					     die("reg atomic mr");
-			     },
-			     p, p, &passive);
+		connect_ends(pair, cli, srv, 4,
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 		std::memset(srv.mem.data(), 0x3c, srv.mem.size());
 		std::memset(cli.mem.data(), 0xc3, cli.mem.size());
 		ibv_qp_attr a{};
@@ -639,12 +635,8 @@ int do_traffic(cm_pair::Pair &pair, int secs)
 int do_hold(cm_pair::Pair &pair, int secs)
 {
 	Side srv, cli;
-	rdma_conn_param p{};
-	rdma_cm_id *passive;
 
-	pair.connect([&](rdma_cm_id *id) { cli.setup(id, depth(16)); },
-		     [&](rdma_cm_id *id) { srv.setup(id, depth(16)); }, p, p,
-		     &passive);
+	connect_ends(pair, cli, srv, 0);
 	std::printf("CONNECTED\n");
 	std::fflush(stdout);
 	long ms = wait_event(pair.cch, RDMA_CM_EVENT_DISCONNECTED,

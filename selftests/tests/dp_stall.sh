@@ -16,6 +16,18 @@ xiw_link_add xiw0 d0
 wait_port_state xiw0 PORT_ACTIVE 5
 addr=10.77.5.1
 
+# target TAG PORT [ARGS...]: start xiw_target on PORT, killed at exit; its
+# pid in tpid once it listens
+target() {
+	local tag=$1 port=$2
+	shift 2
+	"$T" --bind $addr --port "$port" "$@" >"tgt$tag.log" 2>&1 &
+	tpid=$!
+	defer eval "kill $tpid 2>/dev/null || true"
+	wait_for 20 grep -q LISTENING "tgt$tag.log" ||
+		fail "xiw_target does not listen: $(cat "tgt$tag.log")"
+}
+
 # tcp_conns PORT: established TCP connections on PORT (xiw's kernel socket
 # and the raw peer's)
 tcp_conns() { ss -Htn state established "( sport = :$1 or dport = :$1 )"; }
@@ -26,10 +38,7 @@ defer sysctl -qw "net.ipv4.tcp_wmem=$wmem"
 sysctl -qw net.ipv4.tcp_wmem="4096 16384 65536"
 
 # --- 1. A Terminate TCP will not take
-"$T" --bind $addr --port 7320 --conns 1 --timeout 60 >tgt1.log 2>&1 &
-tgt1=$!
-defer eval 'kill $tgt1 2>/dev/null || true'
-wait_for 20 grep -q LISTENING tgt1.log || fail "xiw_target does not listen: $(cat tgt1.log)"
+target 1 7320 --conns 1 --timeout 60
 "$B" $addr 7320 --case stall-read --timeout 20000 >peer1.log 2>&1 &
 peer1=$!
 defer eval 'kill $peer1 2>/dev/null || true'
@@ -45,10 +54,8 @@ wait "$peer1" || true
 sed 's/^/# peer: /' peer1.log | tail -n 3
 
 # --- 2. ibv_dereg_mr while a peer stops in the middle of a Write FPDU
-"$T" --bind $addr --port 7321 --conns 1 --timeout 60 --dereg-on dereg.now >tgt2.log 2>&1 &
-tgt2=$!
-defer eval 'kill $tgt2 2>/dev/null || true'
-wait_for 20 grep -q LISTENING tgt2.log || fail "xiw_target does not listen: $(cat tgt2.log)"
+target 2 7321 --conns 1 --timeout 60 --dereg-on dereg.now
+tgt2=$tpid
 "$B" $addr 7321 --case stall-write --timeout 30000 >peer2.log 2>&1 &
 peer2=$!
 defer eval 'kill $peer2 2>/dev/null || true'
@@ -71,10 +78,7 @@ wait "$tgt2" || true
 # for TX to drain.
 # Meanwhile other connections are set up and torn down: none may wait.
 LC=$(need_prog xiw_lifecycle)
-"$T" --bind $addr --port 7322 --conns 3 --timeout 90 --disconnect-on disc.now --send-out >tgt3.log 2>&1 &
-tgt3=$!
-defer eval 'kill $tgt3 2>/dev/null || true'
-wait_for 20 grep -q LISTENING tgt3.log || fail "xiw_target does not listen: $(cat tgt3.log)"
+target 3 7322 --conns 3 --timeout 90 --disconnect-on disc.now --send-out
 for i in 1 2 3; do
 	"$B" $addr 7322 --case stall-quiet --timeout 30000 >"peer3-$i.log" 2>&1 &
 	eval "p3_$i=\$!"
