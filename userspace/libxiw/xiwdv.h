@@ -7,7 +7,8 @@
  * NAME
  *	xiwdv_is_xiw_context, xiwdv_wr_masked_atomic_fetch_add,
  *	xiwdv_wr_masked_atomic_cmp_swp, xiwdv_wr_rdma_write_imm64,
- *	xiwdv_wr_imm64, xiwdv_poll_cq
+ *	xiwdv_wr_imm64, xiwdv_poll_cq, xiwdv_reg_mr, xiwdv_wr_flush,
+ *	xiwdv_wr_verify
  *
  * SYNOPSIS
  *	bool xiwdv_is_xiw_context(struct ibv_context *ctx);
@@ -84,6 +85,65 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * draft-talpey-rdma-commit (RDMA Flush, Atomic Write, Verify). Atomic
+ * Write is rdma-core's ibv_wr_atomic_write() (send_ops_flags
+ * IBV_QP_EX_WITH_ATOMIC_WRITE); Flush and Verify are below. The device
+ * reports IB_UVERBS_DEVICE_FLUSH_GLOBAL, _FLUSH_PERSISTENT and
+ * _ATOMIC_WRITE (bits 38, 39, 40 of ibv_device_attr_ex.device_cap_flags_ex).
+ */
+#define XIWDV_ACCESS_FLUSH_GLOBAL	(1 << 8)   /* IBV_ACCESS_FLUSH_GLOBAL */
+#define XIWDV_ACCESS_FLUSH_PERSISTENT	(1 << 9)   /* ..._FLUSH_PERSISTENT */
+#define XIWDV_FLUSH_GLOBAL		(1 << 0)   /* IBV_FLUSH_GLOBAL */
+#define XIWDV_FLUSH_PERSISTENT		(1 << 1)   /* IBV_FLUSH_PERSISTENT */
+#define XIWDV_FLUSH_RANGE		0	   /* IBV_FLUSH_RANGE */
+#define XIWDV_FLUSH_MR			1	   /* IBV_FLUSH_MR */
+#define XIWDV_WC_FLUSH			8	   /* IBV_WC_FLUSH */
+#define XIWDV_WC_ATOMIC_WRITE		9	   /* IBV_WC_ATOMIC_WRITE */
+#define XIWDV_WC_VERIFY			135	   /* IBV_WC_DRIVER1 */
+#define XIWDV_DEVICE_FLUSH_GLOBAL	(1ULL << 38)
+#define XIWDV_DEVICE_FLUSH_PERSISTENT	(1ULL << 39)
+#define XIWDV_DEVICE_ATOMIC_WRITE	(1ULL << 40)
+#define XIWDV_VERIFY_MAX_HASH		32
+
+/* Digest algorithm of an MR for RDMA Verify. */
+enum xiwdv_digest {
+	XIWDV_DIGEST_DEFAULT	= 0,	/* crc32c */
+	XIWDV_DIGEST_CRC32C	= 1,	/* 4 bytes, little endian */
+	XIWDV_DIGEST_SHA256	= 2,	/* 32 bytes */
+};
+
+/*
+ * ibv_reg_mr() with the MR's Verify digest chosen (ibv_reg_mr() gives
+ * XIWDV_DIGEST_DEFAULT). NULL with errno EINVAL for an unknown digest,
+ * EOPNOTSUPP on another provider.
+ */
+struct ibv_mr *xiwdv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			    int access, enum xiwdv_digest digest);
+
+/*
+ * RDMA Flush of @len bytes at @remote_addr (@len < 2^32; 0: an ordering
+ * point only) with @type XIWDV_FLUSH_GLOBAL and/or _PERSISTENT, or of
+ * the whole MR of @rkey with @level XIWDV_FLUSH_MR. No local buffer.
+ * Completes as XIWDV_WC_FLUSH once the peer answered.
+ */
+void xiwdv_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+		    uint64_t remote_addr, size_t len, uint8_t type,
+		    uint8_t level);
+
+/*
+ * RDMA Verify of @len bytes at @remote_addr, digest algorithm of the
+ * peer's MR. @hash_len 0: the peer returns its digest; else the peer
+ * compares with @hash and a mismatch terminates the connection (the WR
+ * completes with IBV_WC_REM_OP_ERR). The computed digest goes to the SGE
+ * set with ibv_wr_set_sge() afterwards (optional: ibv_wr_set_sge_list()
+ * with 0 SGEs discards it). Completes as XIWDV_WC_VERIFY with byte_len
+ * the digest's length.
+ */
+void xiwdv_wr_verify(struct ibv_qp_ex *qpx, uint32_t rkey,
+		     uint64_t remote_addr, uint32_t len, const void *hash,
+		     uint8_t hash_len);
 
 bool xiwdv_is_xiw_context(struct ibv_context *ctx);
 

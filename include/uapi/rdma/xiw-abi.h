@@ -33,6 +33,35 @@
 #define XIW_MAX_INLINE		96	/* sizeof(struct xiw_sge) * XIW_MAX_SGE */
 #define XIW_QUEUE_HDR_SIZE	64
 #define XIW_INVAL_MMAP_KEY	(~0ULL)
+#define XIW_VERIFY_MAX_HASH	32	/* bytes of the longest digest */
+
+/*
+ * Digest algorithms of RDMA Verify (draft-talpey-rdma-commit section
+ * 3.1.2): an attribute of the MR being verified, chosen when it is
+ * registered (struct xiw_ureq_reg_mr, xiwdv_reg_mr(), xiw_mr_set_digest()
+ * for kernel MRs). XIW_DIGEST_DEFAULT is crc32c.
+ */
+enum xiw_digest {
+	XIW_DIGEST_DEFAULT	= 0,
+	XIW_DIGEST_CRC32C	= 1,	/* 4 bytes, little endian (as MPA's) */
+	XIW_DIGEST_SHA256	= 2,	/* 32 bytes */
+	XIW_DIGEST_NUM,
+};
+
+/*
+ * Flush types and levels, MR rights: the values of the kernel's
+ * IB_FLUSH_*, IB_UVERBS_ACCESS_FLUSH_* (and of rdma-core's newer
+ * IBV_FLUSH_*, IBV_ACCESS_FLUSH_*), which rdma-core 44 lacks.
+ */
+#define XIW_FLUSH_TYPE_GLOBAL		(1U << 0)
+#define XIW_FLUSH_TYPE_PERSISTENT	(1U << 1)
+#define XIW_FLUSH_LEVEL_RANGE		0
+#define XIW_FLUSH_LEVEL_MR		1
+#define XIW_ACCESS_FLUSH_GLOBAL		(1U << 8)
+#define XIW_ACCESS_FLUSH_PERSISTENT	(1U << 9)
+
+/* Completion opcode of XIW_OP_VERIFY (rdma-core's IBV_WC_DRIVER1). */
+#define XIW_WC_VERIFY		135
 
 /* Work request opcodes in struct xiw_sqe.opcode. */
 enum xiw_wr_opcode {
@@ -91,12 +120,38 @@ struct xiw_sqe {
 			__aligned_u64 compare_add_mask;
 			__aligned_u64 swap_mask;
 		} atomic;
+		/*
+		 * XIW_OP_FLUSH (rkey, raddr): @length bytes at raddr, at
+		 * most 2^32 - 1 (0: no byte, an ordering point that still
+		 * checks the STag); XIW_FLUSH_LEVEL_MR flushes the whole MR of
+		 * rkey, raddr and length ignored. num_sge 0.
+		 */
 		struct {
 			__aligned_u64 length;
-			__u8 type;	/* IB_FLUSH_GLOBAL / _PERSISTENT */
-			__u8 level;	/* IB_FLUSH_RANGE / IB_FLUSH_MR */
+			__u8 type;	/* XIW_FLUSH_TYPE_* bits */
+			__u8 level;	/* XIW_FLUSH_LEVEL_* */
 		} flush;
+		/*
+		 * XIW_OP_ATOMIC_WRITE (rkey, raddr 8-byte aligned): these 8
+		 * bytes, stored as they are in memory (no byte swapping).
+		 * num_sge 0.
+		 */
 		__aligned_u64 atomic_write;
+		/*
+		 * XIW_OP_VERIFY (rkey, raddr): digest of @length bytes with
+		 * the algorithm of the peer's MR (enum xiw_digest). With
+		 * @hash_len > 0 the peer compares @hash and terminates the
+		 * connection on a mismatch; the digest it computed goes to
+		 * @sge (num_sge 1, at least the digest's length) or nowhere
+		 * (num_sge 0).
+		 */
+		struct {
+			struct xiw_sge sge;
+			__u32 length;
+			__u8 hash_len;
+			__u8 rsvd[3];
+			__u8 hash[XIW_VERIFY_MAX_HASH];
+		} verify;
 	};
 };
 
@@ -125,8 +180,14 @@ struct xiw_cqe {
 	__u32 flags;
 	__u8 opcode;		/* enum ib_uverbs_wc_opcode */
 	__u8 status;		/* enum ib_wc_status */
-	__u8 vendor_err;	/* RDMAP Terminate layer/type, if any */
-	__u8 rsvd;
+	/*
+	 * Error completions caused by a Terminate from the peer: its layer
+	 * << 4 | error type, and its error code (0, 0 otherwise). The
+	 * provider reports (vendor_err << 8 | vendor_code) as
+	 * ibv_wc.vendor_err, the upper 16 bits of the Terminate Control.
+	 */
+	__u8 vendor_err;
+	__u8 vendor_code;
 	__u32 byte_len;
 	__u32 qp_num;
 	union {
@@ -182,6 +243,15 @@ struct xiw_uresp_alloc_ctx {
 	__u32 rsvd;
 	/* added later, 0 from older kernels */
 	__aligned_u64 features;	/* enum xiw_ctx_features */
+};
+
+/*
+ * Driver data of REG_MR (optional: a shorter or absent request means
+ * XIW_DIGEST_DEFAULT). Unknown digests and non-zero rsvd: EINVAL.
+ */
+struct xiw_ureq_reg_mr {
+	__u32 digest;		/* enum xiw_digest */
+	__u32 rsvd;
 };
 
 struct xiw_uresp_create_cq {

@@ -44,6 +44,9 @@ enum xiw_sqe_kind {
 	XIW_SQE_KIND_ATOMIC,	/* one 8-byte result SGE, operands in the SQE */
 	XIW_SQE_KIND_IMM,	/* Immediate Data alone: no buffer */
 	XIW_SQE_KIND_LOCAL,	/* executed by the local RNIC: no buffer */
+	XIW_SQE_KIND_FLUSH,	/* commit draft Flush: operands in the SQE */
+	XIW_SQE_KIND_AWRITE,	/* commit draft Atomic Write: data in SQE */
+	XIW_SQE_KIND_VERIFY,	/* commit draft Verify: optional digest SGE */
 };
 
 /* struct xiw_sqe_rule.flags */
@@ -64,8 +67,8 @@ struct xiw_sqe_rule {
 	 * rights the MRs of the local SGEs must grant (local read always
 	 * is), and those the peer checks on its STag.
 	 */
-	__u8 local_access;
-	__u8 remote_access;
+	__u16 local_access;
+	__u16 remote_access;
 };
 
 /* The QP's limits: what it was created with. */
@@ -150,22 +153,26 @@ static inline const struct xiw_sqe_rule *xiw_sqe_op_rule(__u8 opcode)
 		  .min_sge = 1, .max_sge = 1,
 		  .local_access = IB_UVERBS_ACCESS_LOCAL_WRITE,
 		  .remote_access = IB_UVERBS_ACCESS_REMOTE_ATOMIC },
-		/* draft-talpey-rdma-commit: not implemented yet */
-		{ .opcode = XIW_OP_FLUSH, .kind = XIW_SQE_KIND_NONE,
-		  .flags = 0,
+		/*
+		 * draft-talpey-rdma-commit. The Flush's remote right depends
+		 * on its type (XIW_ACCESS_FLUSH_GLOBAL and/or _PERSISTENT,
+		 * xiw_sqe_flush_access()); the row names the global one.
+		 */
+		{ .opcode = XIW_OP_FLUSH, .kind = XIW_SQE_KIND_FLUSH,
+		  .flags = XIW_SQE_USER | XIW_SQE_ORD,
 		  .min_sge = 0, .max_sge = 0,
 		  .local_access = 0,
-		  .remote_access = 0 },
-		{ .opcode = XIW_OP_ATOMIC_WRITE, .kind = XIW_SQE_KIND_NONE,
-		  .flags = 0,
+		  .remote_access = XIW_ACCESS_FLUSH_GLOBAL },
+		{ .opcode = XIW_OP_ATOMIC_WRITE, .kind = XIW_SQE_KIND_AWRITE,
+		  .flags = XIW_SQE_USER | XIW_SQE_ORD,
 		  .min_sge = 0, .max_sge = 0,
 		  .local_access = 0,
-		  .remote_access = 0 },
-		{ .opcode = XIW_OP_VERIFY, .kind = XIW_SQE_KIND_NONE,
-		  .flags = 0,
-		  .min_sge = 0, .max_sge = 0,
-		  .local_access = 0,
-		  .remote_access = 0 },
+		  .remote_access = IB_UVERBS_ACCESS_REMOTE_WRITE },
+		{ .opcode = XIW_OP_VERIFY, .kind = XIW_SQE_KIND_VERIFY,
+		  .flags = XIW_SQE_USER | XIW_SQE_ORD,
+		  .min_sge = 0, .max_sge = 1,
+		  .local_access = IB_UVERBS_ACCESS_LOCAL_WRITE,
+		  .remote_access = IB_UVERBS_ACCESS_REMOTE_READ },
 		{ .opcode = XIW_OP_IMM, .kind = XIW_SQE_KIND_IMM,
 		  .flags = XIW_SQE_USER,
 		  .min_sge = 0, .max_sge = 0,
@@ -238,10 +245,44 @@ static inline __u8 xiw_sqe_check(const struct xiw_sqe *sqe, __u16 flags,
 	max = lim->max_sge < r->max_sge ? lim->max_sge : r->max_sge;
 	if (sqe->num_sge < r->min_sge || sqe->num_sge > max)
 		return XIW_SQE_LOC_QP_OP_ERR;
-	if (r->kind == XIW_SQE_KIND_ATOMIC &&
-	    sqe->atomic.sge.length != XIW_ATOMIC_LEN)
-		return XIW_SQE_LOC_QP_OP_ERR;
+	switch (r->kind) {
+	case XIW_SQE_KIND_ATOMIC:
+		if (sqe->atomic.sge.length != XIW_ATOMIC_LEN)
+			return XIW_SQE_LOC_QP_OP_ERR;
+		break;
+	case XIW_SQE_KIND_FLUSH:
+		if (!sqe->flush.type ||
+		    sqe->flush.type & ~(XIW_FLUSH_TYPE_GLOBAL | XIW_FLUSH_TYPE_PERSISTENT))
+			return XIW_SQE_LOC_QP_OP_ERR;
+		if (sqe->flush.level == XIW_FLUSH_LEVEL_MR)
+			break;
+		if (sqe->flush.level != XIW_FLUSH_LEVEL_RANGE ||
+		    sqe->flush.length > 0xffffffffULL)
+			return XIW_SQE_LOC_QP_OP_ERR;
+		break;
+	case XIW_SQE_KIND_AWRITE:
+		if (sqe->raddr & (XIW_ATOMIC_LEN - 1))
+			return XIW_SQE_LOC_QP_OP_ERR;
+		break;
+	case XIW_SQE_KIND_VERIFY:
+		if (sqe->verify.hash_len > XIW_VERIFY_MAX_HASH)
+			return XIW_SQE_LOC_QP_OP_ERR;
+		break;
+	default:
+		break;
+	}
 	return XIW_SQE_OK;
+}
+
+/*
+ * The rights a Flush of @type (XIW_FLUSH_TYPE_* bits) needs on the peer's
+ * MR: XIW_ACCESS_FLUSH_GLOBAL / _PERSISTENT.
+ */
+static inline __u32 xiw_sqe_flush_access(__u8 type)
+{
+	return ((type & XIW_FLUSH_TYPE_GLOBAL) ? XIW_ACCESS_FLUSH_GLOBAL : 0) |
+	       ((type & XIW_FLUSH_TYPE_PERSISTENT) ?
+			XIW_ACCESS_FLUSH_PERSISTENT : 0);
 }
 
 #endif /* XIW_SQE_USER_H */
