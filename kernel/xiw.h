@@ -200,6 +200,7 @@ struct xiw_llp_params {
 
 /* xiw_qp_tx.c / xiw_qp_rx.c (data path) */
 extern struct workqueue_struct *xiw_dp_wq;
+extern struct workqueue_struct *xiw_exec_wq;
 int xiw_dp_init(void);
 void xiw_dp_exit(void);
 int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
