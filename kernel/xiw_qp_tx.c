@@ -240,6 +240,8 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 		rv = sock_sendmsg(dp->sock, &msg);
 		if (rv <= 0) {
 			if (rv == -EAGAIN || rv == 0) {
+				xiw_stat_add(xiw_dp_dev(dp),
+					     XIW_STAT_TX_NOSPACE, 1);
 				set_bit(XIW_DP_TX_NOSPACE, &dp->flags);
 				/* sk_write_space may have run already */
 				smp_mb__after_atomic();
@@ -940,6 +942,16 @@ static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 	}
 	WRITE_ONCE(dp->exec_mr, NULL);
 	xiw_mr_put(mr);
+	if (!rv) {
+		static const u8 stat[] = {
+			[XIW_RQ_ATOMIC] = XIW_STAT_ATOMICS,
+			[XIW_RQ_FLUSH] = XIW_STAT_FLUSHES,
+			[XIW_RQ_AWRITE] = XIW_STAT_ATOMIC_WRITES,
+			[XIW_RQ_VERIFY] = XIW_STAT_VERIFIES,
+		};
+
+		xiw_stat_add(xiw_dp_dev(dp), stat[e->type], 1);
+	}
 	if (rv == -ECANCELED)
 		return false;	/* the data path failed meanwhile */
 	if (rv) {
@@ -1139,9 +1151,15 @@ static int xiw_tx_build_rresp(struct xiw_qp_dp *dp)
 static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_device *xdev = xiw_dp_dev(dp);
+
+	xiw_stat_add(xdev, XIW_STAT_TX_FPDUS, 1);
+	xiw_stat_add(xdev, XIW_STAT_TX_BYTES,
+		     xiw_mpa_fpdu_len(be16_to_cpu(tx->hdr.ctrl.mpa_len)));
 
 	switch (tx->kind) {
 	case XIW_TX_TERM:
+		xiw_stat_add(xdev, XIW_STAT_TERM_SENT, 1);
 		clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
 		queue_work(xiw_dp_wq, &dp->err_work);
 		break;
@@ -1158,6 +1176,8 @@ static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
 		if (!tx->fpdu_last)
 			break;
 		xiw_dp_put_lsges(&tx->rr_sge, 1);
+		if (tx->irqe.type == XIW_RQ_READ)
+			xiw_stat_add(xdev, XIW_STAT_READ_RESPONSES, 1);
 		tx->rr_active = false;
 		tx->last_was_irq = true;
 		break;
