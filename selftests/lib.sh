@@ -521,3 +521,64 @@ rping_2vm() {
 	xiw_barrier "$name-end" 30
 	log "$name: $count pings of $size bytes, server on $srole: ok"
 }
+
+# --- persistent memory and tests of two boots ---------------------------------
+# A test with "# pmem: SIZE" runs in a VM of its own with an emulated NVDIMM
+# of SIZE, backed by a host file in the run's directory; "# boots: 2" boots
+# that VM a second time on the same file (see selftests/README.md).
+
+# pmem_devdax [SIZE]: the NVDIMM's device-dax namespace, /dev/dax0.0,
+# created on the first boot (labels written, one devdax namespace of SIZE,
+# default 256M, 2 MiB aligned) and found again on later boots on the same
+# file (the labels live in it). Prints the character device's path.
+pmem_devdax() {
+	local m
+	need_cmd ndctl daxctl
+	for m in nfit nd_pmem dax_pmem device_dax; do
+		modprobe "$m" || fail "modprobe $m"
+	done
+	[ -d /sys/bus/nd/devices/region0 ] ||
+		fail "no NVDIMM region (the VM has no NVDIMM: is there a '# pmem:' header?)"
+	if [ ! -e /dev/dax0.0 ]; then
+		# A label-less region cannot be divided, and the whole of it is
+		# not a multiple of its alignment: write labels first.
+		# (ndctl's notes about a missing TPM key go to ndctl.log)
+		{ ndctl disable-region all && ndctl init-labels -f all &&
+		  ndctl enable-region all &&
+		  ndctl create-namespace -m devdax -a 2M -s "${1:-256M}"; } >ndctl.log 2>&1 ||
+			fail "ndctl could not create a devdax namespace: $(tail -n 3 ndctl.log | tr '\n' ' ')"
+	fi
+	wait_for 10 test -c /dev/dax0.0 || fail "no /dev/dax0.0 after ndctl create-namespace"
+	echo /dev/dax0.0
+}
+
+# xiw_power_off: the end of boot 1 of a "# boots: 2" test. Checks the
+# kernel log and taint flags since the test began as the runner would
+# (a splat fails the test here, boot 2 never runs), tells the runner that
+# the power-off is meant, then powers the VM off at once (sysrq o): no
+# clean shutdown, no deferred cleanup, nothing unmapped or written back.
+# The runner boots again on the same NVDIMM file and runs the test once
+# more with XIW_BOOT=2; $XIW_TEST_STATE is the same directory in both boots.
+xiw_power_off() {
+	local hits t
+	[ "${XIW_BOOT:-}" = 1 ] ||
+		fail "xiw_power_off outside boot 1 of a '# boots: 2' test (XIW_BOOT=${XIW_BOOT:-unset})"
+	if [ -n "${XIW_KLOG_MARK:-}" ]; then
+		hits=$(dmesg | awk -v m="$XIW_KLOG_MARK" 'f { print } index($0, m) { f = 1 }' |
+			grep -E -- "$XIW_KLOG_BAD_RE" | grep -v -e 'xiw-selftest: ' -e 'Command line:' |
+			head -n 20 || true)
+		if [ -n "$hits" ]; then
+			printf '%s\n' "$hits" >&2
+			fail "kernel: $(head -n 1 <<<"$hits" | sed 's/^\[[^]]*\] *//' | cut -c1-120)"
+		fi
+		t=$(cat /proc/sys/kernel/tainted)
+		(( (t & ~XIW_TAINT0) & XIW_TAINT_MASK )) &&
+			fail "kernel tainted $XIW_TAINT0 -> $t"
+	fi
+	log "boot 1 ends here: sysrq power-off"
+	now_us >"$XIW_TEST_OUT/$XIW_TEST_NAME.poweroff"
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 60
+	fail "the VM still runs 60 s after sysrq o"
+}
