@@ -317,6 +317,17 @@ xiw_loopback() {
 	wait_port_state xiw0 PORT_ACTIVE 5
 }
 
+# xiw_two_devices: xiw_loopback plus a second device: xiw1 on dummy d1
+# with 192.0.2.2/24. A connection from 192.0.2.2 to 192.0.2.1 runs between
+# xiw1 and xiw0 (the packets go through lo).
+xiw_two_devices() {
+	xiw_loopback 192.0.2.1
+	dummy_add d1
+	ip addr add 192.0.2.2/24 dev d1
+	xiw_link_add xiw1 d1
+	wait_port_state xiw1 PORT_ACTIVE 5
+}
+
 # dummy_add NAME: a dummy netdev, up, deleted at exit (netdev_del).
 dummy_add() {
 	modprobe dummy numdummies=0 2>/dev/null || true
@@ -530,22 +541,29 @@ rping_2vm() {
 # pmem_devdax [SIZE]: the NVDIMM's device-dax namespace, /dev/dax0.0,
 # created on the first boot (labels written, one devdax namespace of SIZE,
 # default 256M, 2 MiB aligned) and found again on later boots on the same
-# file (the labels live in it). Prints the character device's path.
+# file (the labels live in it; XIW_BOOT > 1 never creates one). Prints the
+# character device's path.
 pmem_devdax() {
 	local m
 	need_cmd ndctl daxctl
 	for m in nfit nd_pmem dax_pmem device_dax; do
-		modprobe "$m" || fail "modprobe $m"
+		# (the ndctl package hooks libnvdimm's modprobe to load keys: notes to ndctl.log)
+		modprobe "$m" 2>>ndctl.log || fail "modprobe $m: $(tail -n 2 ndctl.log)"
 	done
 	[ -d /sys/bus/nd/devices/region0 ] ||
 		fail "no NVDIMM region (the VM has no NVDIMM: is there a '# pmem:' header?)"
-	if [ ! -e /dev/dax0.0 ]; then
+	if [ "${XIW_BOOT:-1}" -gt 1 ]; then
+		# Later boots find the namespace of boot 1 (never re-create it:
+		# that would wipe what the test is to find)
+		wait_for 10 test -c /dev/dax0.0 ||
+			fail "boot ${XIW_BOOT}: the devdax namespace of boot 1 is gone: $(ndctl list -N 2>&1 | tr -d '\n' | cut -c1-200)"
+	elif [ ! -e /dev/dax0.0 ]; then
 		# A label-less region cannot be divided, and the whole of it is
 		# not a multiple of its alignment: write labels first.
 		# (ndctl's notes about a missing TPM key go to ndctl.log)
 		{ ndctl disable-region all && ndctl init-labels -f all &&
 		  ndctl enable-region all &&
-		  ndctl create-namespace -m devdax -a 2M -s "${1:-256M}"; } >ndctl.log 2>&1 ||
+		  ndctl create-namespace -m devdax -a 2M -s "${1:-256M}"; } >>ndctl.log 2>&1 ||
 			fail "ndctl could not create a devdax namespace: $(tail -n 3 ndctl.log | tr '\n' ' ')"
 	fi
 	wait_for 10 test -c /dev/dax0.0 || fail "no /dev/dax0.0 after ndctl create-namespace"
