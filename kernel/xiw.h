@@ -23,6 +23,7 @@
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/xiw-abi.h>
 #include <rdma/xiw-sqe.h>
+#include <rdma/xiw_kapi.h>
 
 #include "xiw_wire.h"
 
@@ -230,6 +231,7 @@ void xiw_qp_llp_error_state(struct xiw_qp *qp);
 void xiw_qp_llp_error_state_locked(struct xiw_qp *qp);
 /* xiw_qp_tx.c: flush WRs the data path holds; caller holds state_lock */
 bool xiw_qp_caller_owns(struct xiw_qp *qp);
+u8 xiw_sq_wc_opcode(bool user, u8 op);
 bool xiw_qp_llp_may_start_locked(struct xiw_qp *qp);
 void xiw_qp_llp_enter_rts_locked(struct xiw_qp *qp);
 bool xiw_qp_llp_closing_locked(struct xiw_qp *qp);
@@ -250,6 +252,7 @@ struct xiw_mr {
 	struct completion free;
 	int access;
 	bool valid;			/* STag state for invalidate/fast-reg */
+	u8 digest;			/* enum xiw_digest of RDMA Verify */
 	struct ib_umem *umem;		/* XIW_MR_USER */
 	struct page **upages;		/* XIW_MR_USER: pinned pages */
 	unsigned long nupages;

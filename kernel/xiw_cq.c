@@ -175,7 +175,7 @@ int __xiw_cq_add(struct xiw_cq *cq, struct xiw_qp *qp,
 	slot->opcode = cqe->opcode;
 	slot->status = cqe->status;
 	slot->vendor_err = cqe->vendor_err;
-	slot->rsvd = 0;
+	slot->vendor_code = cqe->vendor_code;
 	slot->byte_len = cqe->byte_len;
 	slot->qp_num = qp->base.qp_num;
 	slot->imm = cqe->imm;
@@ -202,7 +202,7 @@ static void xiw_cqe_to_wc(const struct xiw_cqe *cqe, struct ib_qp *qp,
 	wc->wr_id = cqe->wr_id;
 	wc->status = cqe->status;
 	wc->opcode = cqe->opcode;
-	wc->vendor_err = cqe->vendor_err;
+	wc->vendor_err = (u32)cqe->vendor_err << 8 | cqe->vendor_code;
 	wc->byte_len = cqe->byte_len;
 	wc->qp = qp;
 	wc->port_num = XIW_PORT;

@@ -73,10 +73,13 @@ static bool xiw_dp_cmpl_reap(struct xiw_qp_dp *dp)
 			cqe.opcode = c->opcode;
 			cqe.status = c->status;
 			cqe.byte_len = c->byte_len;
+			cqe.vendor_err = c->vendor_err >> 8;
+			cqe.vendor_code = c->vendor_err & 0xff;
 			__xiw_cq_add(dp->qp->scq, dp->qp, &cqe, false,
 				     &notify);
 		}
 		c->state = 0;
+		c->vendor_err = 0;
 		dp->cmpl_head++;
 	}
 	return notify;
@@ -98,6 +101,74 @@ void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 	}
 	spin_unlock_bh(&dp->lock);
 	/* a consumer may post from its handler: no xiw lock held here */
+	if (notify)
+		xiw_cq_notify(dp->qp->scq);
+}
+
+/*
+ * The completion status a Terminate from the peer means for the WR it
+ * answers (IBA chapter 9's classes, as rxe reports NAKs): protection
+ * errors (RDMAP remote protection, DDP tagged buffer) are remote access
+ * errors; a request the peer cannot parse (RDMAP version or opcode, DDP
+ * untagged buffer or version) is an invalid request; everything else
+ * (a remote operation that failed, MPA/LLP, catastrophic) is a remote
+ * operation error.
+ */
+static u8 xiw_dp_term_status(const struct xiw_term_code *tc)
+{
+	switch (tc->layer) {
+	case XIW_TERM_LAYER_RDMAP:
+		if (tc->etype == XIW_RDMAP_ET_REMOTE_PROT)
+			return IB_WC_REM_ACCESS_ERR;
+		if (tc->etype == XIW_RDMAP_ET_REMOTE_OP &&
+		    (tc->ecode == XIW_RDMAP_EC_VERSION ||
+		     tc->ecode == XIW_RDMAP_EC_OPCODE))
+			return IB_WC_REM_INV_REQ_ERR;
+		break;
+	case XIW_TERM_LAYER_DDP:
+		if (tc->etype == XIW_DDP_ET_TAGGED &&
+		    tc->ecode != XIW_DDP_EC_T_VERSION)
+			return IB_WC_REM_ACCESS_ERR;
+		if (tc->etype == XIW_DDP_ET_TAGGED ||
+		    tc->etype == XIW_DDP_ET_UNTAGGED)
+			return IB_WC_REM_INV_REQ_ERR;
+		break;
+	}
+	return IB_WC_REM_OP_ERR;
+}
+
+/*
+ * A Terminate arrived: the oldest WR that has not completed (what the
+ * peer was working on: the head of the ORQ, or the WR being sent)
+ * completes with the status it implies and the Terminate's layer, type
+ * and code as vendor_err; the flush that follows completes the rest
+ * with WR_FLUSH_ERR. If every WR had completed, nothing is reported here
+ * (the QP's asynchronous event tells).
+ */
+void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
+			    const struct xiw_term_code *tc)
+{
+	bool notify = false;
+	u32 i;
+
+	spin_lock_bh(&dp->lock);
+	if (!test_bit(XIW_DP_FLUSHED, &dp->flags)) {
+		for (i = dp->cmpl_head; i != dp->cmpl_tail; i++) {
+			struct xiw_dp_cmpl *c =
+				&dp->cmpl[i & (dp->cmpl_num - 1)];
+
+			if (c->state != XIW_CMPL_PENDING)
+				continue;
+			c->status = xiw_dp_term_status(tc);
+			c->vendor_err = (tc->layer & 0xf) << 12 |
+					(tc->etype & 0xf) << 8 | tc->ecode;
+			c->byte_len = 0;
+			c->state = XIW_CMPL_DONE;
+			break;
+		}
+		notify = xiw_dp_cmpl_reap(dp);
+	}
+	spin_unlock_bh(&dp->lock);
 	if (notify)
 		xiw_cq_notify(dp->qp->scq);
 }

@@ -68,12 +68,27 @@ struct xiw_dp_cmpl {
 	u8 status;		/* ib_wc_status */
 	u8 state;		/* 0 = free, enum xiw_cmpl_state */
 	bool signaled;
+	u16 vendor_err;		/* peer's Terminate: layer:4 type:4 code:8 */
 };
 
 /*
- * Outstanding RDMA Read or Atomic Request of ours (they share ORD, RFC
- * 7306 section 5.2). For an atomic, sink_stag/sink_to name the 8-byte
- * result buffer (an lkey) and req_id is the Request Identifier sent.
+ * What an ORQ or IRQ entry stands for. Every request on QN 1 takes one
+ * ORD slot at the requester and one IRD slot at the responder (RFC 7306
+ * section 5.2, commit draft section 3.1): the response must be of the
+ * entry's type, anything else is a protocol error.
+ */
+enum xiw_rq_type {
+	XIW_RQ_READ = 1,
+	XIW_RQ_ATOMIC,		/* RFC 7306 FetchAdd / CmpSwap */
+	XIW_RQ_FLUSH,		/* commit draft */
+	XIW_RQ_AWRITE,		/* commit draft Atomic Write */
+	XIW_RQ_VERIFY,		/* commit draft */
+};
+
+/*
+ * Outstanding request of ours on QN 1. For an atomic or a Verify,
+ * sink_stag/sink_to name the local result buffer (an lkey; Verify: none
+ * if len is 0) and req_id is the Atomic Request Identifier sent.
  */
 struct xiw_orqe {
 	u32 cidx;		/* completion-order ring index */
@@ -83,24 +98,33 @@ struct xiw_orqe {
 	u32 placed;
 	u32 inv_stag;		/* READ_WITH_INV: STag to invalidate */
 	u32 req_id;		/* atomic: Request Identifier */
+	u8 type;		/* enum xiw_rq_type */
 	bool inv;
 	bool rtr;		/* zero-length RTR read: completes silently */
-	bool atomic;
 };
 
 /*
- * Inbound RDMA Read Request to answer, or executed Atomic Request whose
- * Response is due (depth IRD; answered in arrival order, section 5.4).
+ * Inbound request on QN 1 (depth IRD). Entries are executed and answered
+ * by TX strictly in arrival order (RFC 7306 section 5.4, commit draft
+ * section 4): a Read Response copies memory when it is sent, an atomic,
+ * Atomic Write, Flush or Verify is executed right before its response,
+ * so none of them can overtake an earlier one. RX only checks headers.
  */
 struct xiw_irqe {
-	u32 sink_stag;
+	u8 type;		/* enum xiw_rq_type */
+	u8 flags;		/* Flush: XIW_FLUSH_* wire flags */
+	u8 hash_len;		/* Verify: expected hash length, 0: none */
+	u32 sink_stag;		/* Read: requester's sink; others: target */
 	u64 sink_to;
-	u32 src_stag;
+	u32 src_stag;		/* Read: source */
 	u64 src_to;
 	u32 len;
-	bool atomic;
 	u32 req_id;		/* atomic: Original Request Identifier */
+	u32 aopcode;		/* atomic operands, host order */
+	u64 add_swap, add_swap_mask, cmp, cmp_mask;
 	u64 orig;		/* atomic: Original Remote Data Value */
+	u64 data;		/* Atomic Write: the 8 bytes, as received */
+	u8 hash[XIW_VERIFY_HASH_MAX];	/* Verify: expected, then result */
 };
 
 /* A local SGE checked against its MR, reference held. */
@@ -113,7 +137,7 @@ struct xiw_lsge {
 enum xiw_tx_kind {
 	XIW_TX_NONE,
 	XIW_TX_SQ,		/* Send/Write/Read Request from the SQ */
-	XIW_TX_RRESP,		/* Read Response from the IRQ */
+	XIW_TX_RRESP,		/* Read/Atomic/Flush/Verify Response (IRQ) */
 	XIW_TX_TERM,		/* Terminate */
 	XIW_TX_RTR,		/* RTR frame */
 };
@@ -141,6 +165,7 @@ struct xiw_tx_ctx {
 	struct xiw_lsge rr_sge;
 
 	u32 msn[XIW_QN_COUNT];		/* next MSN to send per QN */
+	bool worker;			/* TX runs in the TX work item */
 	bool sq_empty_seen;		/* last fetch found no posted WQE */
 	bool last_was_irq;		/* fairness between SQ and IRQ */
 	bool zcopy;			/* send this FPDU's payload by reference */
@@ -249,6 +274,8 @@ static inline struct xiw_device *xiw_dp_dev(struct xiw_qp_dp *dp)
 /* xiw_dp.c: the data-path core */
 void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 		      u32 byte_len);
+void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
+			    const struct xiw_term_code *tc);
 void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		  const void *hdr, u32 hdr_len, int reason);
 void xiw_dp_put_lsges(struct xiw_lsge *sge, int n);

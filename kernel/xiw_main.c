@@ -16,6 +16,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "xiw.h"
+#include "xiw_commit.h"
 #include "xiw_cm.h"
 
 MODULE_AUTHOR("The xiw authors");
@@ -309,6 +310,13 @@ static void xiw_unregister_all(void)
 	}
 }
 
+/* xiw_kapi.h: is @dev one of ours (its QPs and MRs are xiw objects)? */
+bool xiw_is_xiw_device(struct ib_device *dev)
+{
+	return dev && dev->ops.alloc_mr == xiw_device_ops.alloc_mr;
+}
+EXPORT_SYMBOL_GPL(xiw_is_xiw_device);
+
 static int __init xiw_init(void)
 {
 	int rv;
@@ -316,9 +324,12 @@ static int __init xiw_init(void)
 	rv = xiw_dp_init();
 	if (rv)
 		return rv;
-	rv = xiw_cm_init();
+	rv = xiw_commit_init();
 	if (rv)
 		goto out_dp;
+	rv = xiw_cm_init();
+	if (rv)
+		goto out_commit;
 	rv = register_netdevice_notifier(&xiw_netdev_nb);
 	if (rv)
 		goto out_cm;
@@ -328,6 +339,8 @@ static int __init xiw_init(void)
 
 out_cm:
 	xiw_cm_exit();
+out_commit:
+	xiw_commit_exit();
 out_dp:
 	xiw_dp_exit();
 	return rv;
@@ -339,6 +352,7 @@ static void __exit xiw_exit(void)
 	unregister_netdevice_notifier(&xiw_netdev_nb);
 	xiw_unregister_all();
 	xiw_cm_exit();
+	xiw_commit_exit();
 	xiw_dp_exit();
 	ida_destroy(&xiw_dev_ida);
 }

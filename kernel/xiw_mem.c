@@ -20,10 +20,12 @@
 #include <rdma/ib_umem.h>
 
 #include "xiw.h"
+#include "xiw_commit.h"
 
 #define XIW_MR_ACCESS_SUPPORTED (IB_ACCESS_LOCAL_WRITE | \
 	IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
-	IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_OPTIONAL)
+	IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_FLUSH_GLOBAL | \
+	IB_ACCESS_FLUSH_PERSISTENT | IB_ACCESS_OPTIONAL)
 
 static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
 		      struct xiw_pd *pd, enum xiw_mr_type type, int access,
@@ -45,6 +47,8 @@ static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
 	mr->type = type;
 	mr->pd = pd;
 	mr->access = access;
+	if (!mr->digest)
+		mr->digest = XIW_DIGEST_CRC32C;
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->free);
 
@@ -134,10 +138,54 @@ static int xiw_mr_pin_pages(struct xiw_mr *mr)
 	return 0;
 }
 
+/* REG_MR driver data: struct xiw_ureq_reg_mr, or a prefix of it. */
+static int xiw_reg_mr_udata(struct ib_device *ibdev, struct ib_udata *udata,
+			    struct xiw_ureq_reg_mr *ureq)
+{
+	size_t n = min(udata->inlen, sizeof(*ureq));
+
+	if (udata->inlen > sizeof(*ureq) &&
+	    !ib_is_udata_cleared(udata, sizeof(*ureq),
+				 udata->inlen - sizeof(*ureq))) {
+		xiw_dbg(ibdev, "unknown driver request data\n");
+		return -EINVAL;
+	}
+	if (ib_copy_from_udata(ureq, udata, n))
+		return -EFAULT;
+	if (ureq->rsvd) {
+		xiw_dbg(ibdev, "REG_MR request: reserved field %#x set\n",
+			ureq->rsvd);
+		return -EINVAL;
+	}
+	if (ureq->digest && !xiw_digest_supported(ureq->digest)) {
+		xiw_dbg(ibdev, "REG_MR request: Verify digest %u unknown or unavailable\n",
+			ureq->digest);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * xiw_kapi.h: the Verify digest of a kernel MR, before its STag is used.
+ */
+int xiw_mr_set_digest(struct ib_mr *ibmr, enum xiw_digest digest)
+{
+	if (!xiw_is_xiw_device(ibmr->device))
+		return -EINVAL;
+	if (digest == XIW_DIGEST_DEFAULT)
+		digest = XIW_DIGEST_CRC32C;
+	if (!xiw_digest_supported(digest))
+		return -EINVAL;
+	WRITE_ONCE(to_xiw_mr(ibmr)->digest, digest);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(xiw_mr_set_digest);
+
 struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 			      u64 va, int access, struct ib_udata *udata)
 {
 	struct xiw_device *xdev = to_xiw_dev(ibpd->device);
+	struct xiw_ureq_reg_mr ureq = {};
 	struct ib_umem *umem;
 	struct xiw_mr *mr;
 	int rv;
@@ -151,10 +199,10 @@ struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 		xiw_dbg(ibpd->device, "MR iova range wraps\n");
 		return ERR_PTR(-EINVAL);
 	}
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
-		xiw_dbg(ibpd->device, "unknown driver request data\n");
-		return ERR_PTR(-EINVAL);
+	if (udata && udata->inlen) {
+		rv = xiw_reg_mr_udata(ibpd->device, udata, &ureq);
+		if (rv)
+			return ERR_PTR(rv);
 	}
 	if (access & ~XIW_MR_ACCESS_SUPPORTED) {
 		xiw_dbg(ibpd->device, "unsupported access flags %#x\n",
@@ -175,6 +223,14 @@ struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	rv = xiw_mr_pin_pages(mr);
 	if (rv)
 		goto err_umem;
+	if ((access & IB_ACCESS_FLUSH_PERSISTENT) &&
+	    !xiw_umem_is_pmem(mr->upages, mr->nupages)) {
+		xiw_dbg(ibpd->device,
+			"IB_ACCESS_FLUSH_PERSISTENT on memory that is not persistent memory\n");
+		rv = -EINVAL;
+		goto err_umem;
+	}
+	mr->digest = ureq.digest ? ureq.digest : XIW_DIGEST_CRC32C;
 	rv = xiw_mr_add(xdev, mr, to_xiw_pd(ibpd), XIW_MR_USER, access,
 			get_random_u8());
 	if (rv)

@@ -194,7 +194,12 @@ err_count:
 	return rv;
 }
 
-static u8 xiw_sq_wc_opcode(u8 op)
+/*
+ * The completion opcode of an SQE's opcode: the one map, used by the TX
+ * engine and by the flush of a ring. User CQEs know no masked atomics
+ * (rdma-core reports them as the plain ones).
+ */
+u8 xiw_sq_wc_opcode(bool user, u8 op)
 {
 	switch (op) {
 	case XIW_OP_WRITE:
@@ -208,18 +213,20 @@ static u8 xiw_sq_wc_opcode(u8 op)
 	case XIW_OP_ATOMIC_CSWAP:
 		return IB_WC_COMP_SWAP;
 	case XIW_OP_ATOMIC_MASKED_FADD:
-		return IB_WC_MASKED_FETCH_ADD;
+		return user ? IB_WC_FETCH_ADD : IB_WC_MASKED_FETCH_ADD;
 	case XIW_OP_ATOMIC_MASKED_CSWAP:
-		return IB_WC_MASKED_COMP_SWAP;
+		return user ? IB_WC_COMP_SWAP : IB_WC_MASKED_COMP_SWAP;
 	case XIW_OP_FLUSH:
 		return IB_WC_FLUSH;
 	case XIW_OP_ATOMIC_WRITE:
 		return IB_WC_ATOMIC_WRITE;
+	case XIW_OP_VERIFY:
+		return XIW_WC_VERIFY;
 	case XIW_OP_REG_MR:
 		return IB_WC_REG_MR;
 	case XIW_OP_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
-	default:
+	default:	/* Send, Send with Invalidate, Immediate Data */
 		return IB_WC_SEND;
 	}
 }
@@ -246,7 +253,8 @@ static bool xiw_queue_flush(struct xiw_queue *q, struct xiw_qp *qp,
 			break;
 		/* wr_id is at the same place in both */
 		cqe.wr_id = e.sqe.wr_id;
-		cqe.opcode = sq ? xiw_sq_wc_opcode(e.sqe.opcode) : IB_WC_RECV;
+		cqe.opcode = sq ? xiw_sq_wc_opcode(qp->user, e.sqe.opcode) :
+				  IB_WC_RECV;
 		if (cq)
 			__xiw_cq_add(cq, qp, &cqe, false, &notify);
 	}
@@ -918,6 +926,117 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		xiw_qp_sq_kick(qp);
 	return rv;
 }
+
+/*
+ * xiw_kapi.h: post one SQE built by the kernel API below on a kernel QP,
+ * with the contract check and the kick ib_post_send() applies.
+ */
+static int xiw_post_kapi(struct ib_qp *ibqp, struct xiw_sqe *sqe,
+			 unsigned int send_flags)
+{
+	struct xiw_sqe_limits lim;
+	enum xiw_qp_state state;
+	struct xiw_qp *qp;
+	unsigned long flags;
+	int rv = 0;
+
+	if (!ibqp || !xiw_is_xiw_device(ibqp->device))
+		return -EINVAL;
+	qp = to_xiw_qp(ibqp);
+	if (qp->user || READ_ONCE(qp->state) == XIW_QPS_RESET) {
+		xiw_qp_dbg(qp, "kernel API: not a kernel QP, or in RESET\n");
+		return -EINVAL;
+	}
+	if (send_flags & ~(IB_SEND_SIGNALED | IB_SEND_FENCE)) {
+		xiw_qp_dbg(qp, "kernel API: send flags %#x\n", send_flags);
+		return -EINVAL;
+	}
+	if ((send_flags & IB_SEND_SIGNALED) ||
+	    qp->sq_sig_type == IB_SIGNAL_ALL_WR)
+		sqe->flags |= XIW_WQE_SIGNALED;
+	if (send_flags & IB_SEND_FENCE)
+		sqe->flags |= XIW_WQE_READ_FENCE;
+	lim.max_sge = qp->max_send_sge;
+	lim.max_inline = qp->max_inline;
+	if (xiw_sqe_check(sqe, sqe->flags, &lim, false)) {
+		xiw_qp_dbg(qp, "kernel API: SQE opcode %u refused\n",
+			   sqe->opcode);
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (xiw_wq_full(&qp->sq))
+		rv = -ENOMEM;
+	else
+		xiw_wq_post(&qp->sq, sqe);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	/* Pairs with the smp_mb() in xiw_qp_enter_error(). */
+	smp_mb();
+	state = READ_ONCE(qp->state);
+	if (state == XIW_QPS_ERROR)
+		xiw_sq_flush(qp, false);
+	else if (state == XIW_QPS_RTS)
+		xiw_qp_sq_kick(qp);
+	return rv;
+}
+
+int xiw_post_flush(struct ib_qp *qp, u64 wr_id, u32 rkey, u64 raddr,
+		   u64 len, u8 type, u8 level, unsigned int send_flags)
+{
+	struct xiw_sqe sqe = {
+		.wr_id = wr_id, .opcode = XIW_OP_FLUSH,
+		.rkey = rkey, .raddr = raddr,
+	};
+
+	BUILD_BUG_ON(XIW_FLUSH_TYPE_GLOBAL != IB_FLUSH_GLOBAL);
+	BUILD_BUG_ON(XIW_FLUSH_TYPE_PERSISTENT != IB_FLUSH_PERSISTENT);
+	BUILD_BUG_ON(XIW_FLUSH_LEVEL_RANGE != IB_FLUSH_RANGE);
+	BUILD_BUG_ON(XIW_FLUSH_LEVEL_MR != IB_FLUSH_MR);
+	BUILD_BUG_ON(XIW_ACCESS_FLUSH_GLOBAL != IB_ACCESS_FLUSH_GLOBAL);
+	BUILD_BUG_ON(XIW_ACCESS_FLUSH_PERSISTENT != IB_ACCESS_FLUSH_PERSISTENT);
+	sqe.flush.length = len;
+	sqe.flush.type = type;
+	sqe.flush.level = level;
+	return xiw_post_kapi(qp, &sqe, send_flags);
+}
+EXPORT_SYMBOL_GPL(xiw_post_flush);
+
+int xiw_post_atomic_write(struct ib_qp *qp, u64 wr_id, u32 rkey, u64 raddr,
+			  u64 value, unsigned int send_flags)
+{
+	struct xiw_sqe sqe = {
+		.wr_id = wr_id, .opcode = XIW_OP_ATOMIC_WRITE,
+		.rkey = rkey, .raddr = raddr,
+	};
+
+	sqe.atomic_write = value;
+	return xiw_post_kapi(qp, &sqe, send_flags);
+}
+EXPORT_SYMBOL_GPL(xiw_post_atomic_write);
+
+int xiw_post_verify(struct ib_qp *qp, u64 wr_id, u32 rkey, u64 raddr,
+		    u32 len, const void *hash, u8 hash_len,
+		    const struct ib_sge *digest, unsigned int send_flags)
+{
+	struct xiw_sqe sqe = {
+		.wr_id = wr_id, .opcode = XIW_OP_VERIFY,
+		.rkey = rkey, .raddr = raddr,
+	};
+
+	if (hash_len > XIW_VERIFY_MAX_HASH || (hash_len && !hash))
+		return -EINVAL;
+	sqe.verify.length = len;
+	sqe.verify.hash_len = hash_len;
+	if (hash_len)
+		memcpy(sqe.verify.hash, hash, hash_len);
+	if (digest) {
+		sqe.verify.sge.addr = digest->addr;
+		sqe.verify.sge.length = digest->length;
+		sqe.verify.sge.lkey = digest->lkey;
+		sqe.num_sge = 1;
+	}
+	return xiw_post_kapi(qp, &sqe, send_flags);
+}
+EXPORT_SYMBOL_GPL(xiw_post_verify);
 
 int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad_wr)

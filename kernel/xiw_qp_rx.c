@@ -25,9 +25,15 @@
 #include <net/tcp.h>
 
 #include "xiw_dp.h"
+#include "xiw_commit.h"
 
-/* RFC 5040 and the RFC 7306 extensions (Immediate Data, atomics) */
-#define XIW_RX_OPS	(XIW_OPMASK_RFC5040 | XIW_OPMASK_IMM | XIW_OPMASK_ATOMIC)
+/*
+ * RFC 5040, the RFC 7306 extensions (Immediate Data, atomics) and the
+ * commit draft (Flush, Verify, Atomic Write)
+ */
+#define XIW_RX_OPS	(XIW_OPMASK_RFC5040 | XIW_OPMASK_IMM |		\
+			 XIW_OPMASK_ATOMIC | XIW_OPMASK_FLUSH |		\
+			 XIW_OPMASK_VERIFY | XIW_OPMASK_ATOMIC_WRITE)
 
 /*
  * The event a Terminate we send implies for our consumer: protection
@@ -331,7 +337,8 @@ static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
 	if (rx->op == XIW_RDMAP_OP_READ_RESP) {
 		spin_lock_bh(&dp->lock);
 		o = xiw_orq_head(dp);
-		if (!o) {
+		if (!o || o->type != XIW_RQ_READ) {
+			/* nothing outstanding, or an atomic/Flush/Verify */
 			ok = false;
 		} else if (o->rtr) {
 			if (payload)
@@ -347,6 +354,7 @@ static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
 		}
 		spin_unlock_bh(&dp->lock);
 		if (!ok) {
+			xiw_dp_dbg(dp, "Read Response answers no Read\n");
 			xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP,
 				    XIW_RDMAP_ET_REMOTE_OP, XIW_RDMAP_EC_OPCODE,
 				    XIW_HDRCT_MD);
@@ -465,7 +473,7 @@ static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
  * Atomic Request header: IRD, AOpCode, alignment (of the TO and of the
  * memory behind it), STag with remote-atomic right and bounds. Nothing is
  * touched before the whole FPDU is in and its CRC checked (section 5.4
- * rule 3); the MR reference is kept for that in rx->tmr.
+ * rule 3); TX executes the request later, in IRQ order.
  */
 static bool xiw_rx_hdr_atomic(struct xiw_qp_dp *dp)
 {
@@ -506,7 +514,8 @@ static bool xiw_rx_hdr_atomic(struct xiw_qp_dp *dp)
 			    XIW_RDMAP_EC_CATASTROPHIC_STREAM, XIW_HDRCT_MD);
 		return false;
 	}
-	dp->rx.tmr = mr;
+	/* TX executes it, in IRQ order, and resolves the STag again */
+	xiw_mr_put(mr);
 	return true;
 }
 
@@ -519,10 +528,185 @@ static bool xiw_rx_hdr_aresp(struct xiw_qp_dp *dp)
 
 	spin_lock_bh(&dp->lock);
 	o = xiw_orq_head(dp);
-	ok = o && o->atomic && o->req_id == id;
+	ok = o && o->type == XIW_RQ_ATOMIC && o->req_id == id;
 	spin_unlock_bh(&dp->lock);
 	if (!ok) {
 		xiw_dp_dbg(dp, "Atomic Response %u answers nothing\n", id);
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
+			    XIW_RDMAP_EC_OPCODE, XIW_HDRCT_MD);
+	}
+	return ok;
+}
+
+/*
+ * Commit draft requests: resolve the Data Sink STag with @access for
+ * [@to, @to + @len), or the STag's whole region (@region, Flush R), and
+ * report the MR's range in *@va and *@vlen. Protection errors end in a
+ * Terminate RDMAP / Remote Protection. Returns the MR (reference held)
+ * or NULL.
+ */
+static struct xiw_mr *xiw_rx_commit_mr(struct xiw_qp_dp *dp, u32 stag,
+				       int access, u64 to, u64 len,
+				       bool region, u64 *va, u64 *vlen)
+{
+	struct xiw_device *xdev = xiw_dp_dev(dp);
+	enum xiw_mem_err err;
+	struct xiw_mr *mr;
+
+	if (region) {
+		mr = xiw_mr_get(xdev, stag);
+		if (!mr) {
+			err = XIW_MEM_INV_STAG;
+			goto fail;
+		}
+		to = READ_ONCE(mr->base.iova);
+		len = READ_ONCE(mr->base.length);
+		xiw_mr_put(mr);
+	}
+	mr = xiw_mr_resolve(xdev, dp->qp->pd, stag, access, to, len, &err);
+	if (!mr)
+		goto fail;
+	*va = to;
+	*vlen = len;
+	return mr;
+fail:
+	xiw_dp_dbg(dp, "op %u: STag %#x TO %#llx len %llu access %#x: error %d\n",
+		   dp->rx.op, stag, to, len, access, err);
+	xiw_rx_term_prot(dp, err, XIW_HDRCT_MD);
+	return NULL;
+}
+
+/*
+ * RDMA Flush Request: IRD, the flush right(s) its flags ask for (P:
+ * IB_ACCESS_FLUSH_PERSISTENT, G or neither: IB_ACCESS_FLUSH_GLOBAL), the
+ * QP's remote-write right (a Flush is about writes), bounds. Length 0 is
+ * an ordering point that still checks the STag; R flushes the region.
+ */
+static bool xiw_rx_hdr_flush(struct xiw_qp_dp *dp)
+{
+	struct xiw_rdmap_flush_req *r = &dp->rx.hdr.flush_req;
+	u32 flags = be32_to_cpu(r->flags);
+	int access = 0;
+	struct xiw_mr *mr;
+	u64 va, len;
+
+	if (xiw_rx_ird_full(dp, XIW_HDRCT_MD))
+		return false;
+	if (flags & XIW_FLUSH_PERSISTENT)
+		access |= IB_ACCESS_FLUSH_PERSISTENT;
+	if ((flags & XIW_FLUSH_GLOBAL) || !access)
+		access |= IB_ACCESS_FLUSH_GLOBAL;
+	if (!xiw_rx_qp_allows(dp, IB_ACCESS_REMOTE_WRITE)) {
+		xiw_rx_term_prot(dp, XIW_MEM_ACCESS, XIW_HDRCT_MD);
+		return false;
+	}
+	mr = xiw_rx_commit_mr(dp, be32_to_cpu(r->sink_stag), access,
+			      be64_to_cpu(r->sink_to),
+			      be32_to_cpu(r->sink_len),
+			      flags & XIW_FLUSH_REGION, &va, &len);
+	if (!mr)
+		return false;
+	xiw_mr_put(mr);
+	return true;
+}
+
+/*
+ * Atomic Write Request: IRD, Length exactly 8, an 8-byte aligned target
+ * (in the IOVA and in memory), remote-write right, bounds. A request that
+ * cannot be placed atomically is refused like a misaligned atomic: RDMAP
+ * Remote Operation / catastrophic error localized to the stream.
+ */
+static bool xiw_rx_hdr_awrite(struct xiw_qp_dp *dp)
+{
+	struct xiw_rdmap_awrite_req *r = &dp->rx.hdr.awrite_req;
+	u64 to = be64_to_cpu(r->sink_to);
+	struct xiw_mr *mr;
+	u32 poff, avail;
+	u64 va, len;
+
+	if (xiw_rx_ird_full(dp, XIW_HDRCT_MD))
+		return false;
+	if (be32_to_cpu(r->sink_len) != XIW_ATOMIC_WRITE_LEN ||
+	    to & (XIW_ATOMIC_ALIGN - 1)) {
+		xiw_dp_dbg(dp, "Atomic Write: length %u TO %#llx refused\n",
+			   be32_to_cpu(r->sink_len), to);
+		goto not_atomic;
+	}
+	if (!xiw_rx_qp_allows(dp, IB_ACCESS_REMOTE_WRITE)) {
+		xiw_rx_term_prot(dp, XIW_MEM_ACCESS, XIW_HDRCT_MD);
+		return false;
+	}
+	mr = xiw_rx_commit_mr(dp, be32_to_cpu(r->sink_stag),
+			      IB_ACCESS_REMOTE_WRITE, to, XIW_ATOMIC_WRITE_LEN,
+			      false, &va, &len);
+	if (!mr)
+		return false;
+	if (!xiw_mr_page(mr, to, &poff, &avail) ||
+	    poff & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64)) {
+		xiw_mr_put(mr);
+		goto not_atomic;
+	}
+	xiw_mr_put(mr);
+	return true;
+not_atomic:
+	xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
+		    XIW_RDMAP_EC_CATASTROPHIC_STREAM, XIW_HDRCT_MD);
+	return false;
+}
+
+/*
+ * RDMA Verify Request (staged whole, hash included): IRD, remote-read
+ * right (the digest tells about the contents), bounds, and a supplied
+ * hash must have the length of the MR's digest.
+ */
+static bool xiw_rx_hdr_verify(struct xiw_qp_dp *dp)
+{
+	struct xiw_rdmap_verify_req *r = &dp->rx.hdr.verify_req;
+	u32 hash_len = be16_to_cpu(r->hdr.ctrl.mpa_len) -
+		       XIW_DDP_UNTAGGED_HDR_LEN - XIW_RDMAP_VERIFY_REQ_MIN;
+	struct xiw_mr *mr;
+	u64 va, len;
+	int dlen;
+
+	if (xiw_rx_ird_full(dp, XIW_HDRCT_MD))
+		return false;
+	if (!xiw_rx_qp_allows(dp, IB_ACCESS_REMOTE_READ)) {
+		xiw_rx_term_prot(dp, XIW_MEM_ACCESS, XIW_HDRCT_MD);
+		return false;
+	}
+	mr = xiw_rx_commit_mr(dp, be32_to_cpu(r->sink_stag),
+			      IB_ACCESS_REMOTE_READ, be64_to_cpu(r->sink_to),
+			      be32_to_cpu(r->sink_len), false, &va, &len);
+	if (!mr)
+		return false;
+	dlen = xiw_digest_len(READ_ONCE(mr->digest));
+	xiw_mr_put(mr);
+	if (hash_len && hash_len != dlen) {
+		xiw_dp_dbg(dp, "Verify: %u-byte hash for a %d-byte digest\n",
+			   hash_len, dlen);
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
+			    XIW_RDMAP_EC_UNSPECIFIED, XIW_HDRCT_MD);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A Response on QN 3 to a commit-draft request: it must answer the
+ * oldest ORQ entry, and be of its type.
+ */
+static bool xiw_rx_hdr_cresp(struct xiw_qp_dp *dp, u8 type)
+{
+	struct xiw_orqe *o;
+	bool ok;
+
+	spin_lock_bh(&dp->lock);
+	o = xiw_orq_head(dp);
+	ok = o && o->type == type;
+	spin_unlock_bh(&dp->lock);
+	if (!ok) {
+		xiw_dp_dbg(dp, "Response op %u answers no request of its type\n",
+			   dp->rx.op);
 		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
 			    XIW_RDMAP_EC_OPCODE, XIW_HDRCT_MD);
 	}
@@ -605,6 +789,18 @@ static bool xiw_rx_hdr_done(struct xiw_qp_dp *dp)
 		return xiw_rx_hdr_atomic(dp);
 	case XIW_RDMAP_OP_ATOMIC_RESP:
 		return xiw_rx_hdr_aresp(dp);
+	case XIW_RDMAP_OP_FLUSH_REQ:
+		return xiw_rx_hdr_flush(dp);
+	case XIW_RDMAP_OP_ATOMIC_WRITE_REQ:
+		return xiw_rx_hdr_awrite(dp);
+	case XIW_RDMAP_OP_VERIFY_REQ:
+		return xiw_rx_hdr_verify(dp);
+	case XIW_RDMAP_OP_FLUSH_RESP:
+		return xiw_rx_hdr_cresp(dp, XIW_RQ_FLUSH);
+	case XIW_RDMAP_OP_ATOMIC_WRITE_RESP:
+		return xiw_rx_hdr_cresp(dp, XIW_RQ_AWRITE);
+	case XIW_RDMAP_OP_VERIFY_RESP:
+		return xiw_rx_hdr_cresp(dp, XIW_RQ_VERIFY);
 	case XIW_RDMAP_OP_TERMINATE:
 		return true;
 	default:
@@ -763,25 +959,35 @@ static void xiw_rx_rresp_done(struct xiw_qp_dp *dp, u32 payload, bool last)
 	xiw_dp_tx_kick(dp, false);
 }
 
-static void xiw_rx_rreq_done(struct xiw_qp_dp *dp)
+/*
+ * Queue an inbound QN 1 request for TX, which executes and answers IRQ
+ * entries in arrival order. IRD was checked with the header.
+ */
+static void xiw_rx_irq_push(struct xiw_qp_dp *dp, const struct xiw_irqe *e)
 {
-	struct xiw_rdmap_rreq *r = &dp->rx.hdr.rreq;
 	u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
-	struct xiw_irqe *e;
-	bool rtr = test_bit(XIW_DP_RTR_WAIT, &dp->flags);
 
 	dp->rx.msn[XIW_QN_REQ]++;
 	spin_lock_bh(&dp->lock);
-	e = &dp->irq[dp->irq_tail & (n - 1)];
-	/* the slot may have held an atomic before */
-	memset(e, 0, sizeof(*e));
-	e->sink_stag = be32_to_cpu(r->sink_stag);
-	e->sink_to = be64_to_cpu(r->sink_to);
-	e->src_stag = be32_to_cpu(r->src_stag);
-	e->src_to = be64_to_cpu(r->src_to);
-	e->len = be32_to_cpu(r->read_size);
+	dp->irq[dp->irq_tail & (n - 1)] = *e;
 	dp->irq_tail++;
 	spin_unlock_bh(&dp->lock);
+}
+
+static void xiw_rx_rreq_done(struct xiw_qp_dp *dp)
+{
+	struct xiw_rdmap_rreq *r = &dp->rx.hdr.rreq;
+	bool rtr = test_bit(XIW_DP_RTR_WAIT, &dp->flags);
+	struct xiw_irqe e = {
+		.type = XIW_RQ_READ,
+		.sink_stag = be32_to_cpu(r->sink_stag),
+		.sink_to = be64_to_cpu(r->sink_to),
+		.src_stag = be32_to_cpu(r->src_stag),
+		.src_to = be64_to_cpu(r->src_to),
+		.len = be32_to_cpu(r->read_size),
+	};
+
+	xiw_rx_irq_push(dp, &e);
 	if (rtr)
 		xiw_rx_rtr_done(dp);
 	else
@@ -813,72 +1019,63 @@ static void xiw_rx_imm_done(struct xiw_qp_dp *dp)
 	xiw_rx_end_send(dp);
 }
 
-/*
- * Execute a delivered Atomic Request on the target memory with the CPU's
- * 64-bit compare-and-exchange, so it is atomic against other QPs, other
- * devices and the local CPUs alike; the value is in the CPU's byte order
- * in memory, big-endian on the wire. A CmpSwap that does not match (or a
- * FetchAdd of nothing) stores nothing. Returns the original value.
- */
-static bool xiw_rx_do_atomic(struct xiw_mr *mr,
-			     const struct xiw_rdmap_atomic_req *r, u64 *orig)
-{
-	bool fadd = (be32_to_cpu(r->aopcode) & XIW_AOP_MASK) ==
-		    XIW_AOP_FETCH_ADD;
-	u64 add_swap = be64_to_cpu(r->add_swap);
-	u64 as_mask = be64_to_cpu(r->add_swap_mask);
-	u64 cmp = be64_to_cpu(r->cmp);
-	u64 cmp_mask = be64_to_cpu(r->cmp_mask);
-	u64 *p, old, new;
-	struct page *page;
-	u32 poff, avail;
-	void *va;
-
-	page = xiw_mr_page(mr, be64_to_cpu(r->to), &poff, &avail);
-	if (!page || poff & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64))
-		return false;
-	va = kmap_local_page(page);
-	p = va + poff;
-	old = READ_ONCE(*p);
-	do {
-		new = fadd ? xiw_masked_fadd(old, add_swap, as_mask) :
-			     xiw_masked_cswap(old, cmp, cmp_mask, add_swap,
-					      as_mask);
-		if (new == old)
-			break;
-	} while (!try_cmpxchg64(p, &old, new));
-	kunmap_local(va);
-	*orig = old;
-	return true;
-}
-
+/* Atomic Request delivered: TX executes it in IRQ order, then answers. */
 static void xiw_rx_atomic_done(struct xiw_qp_dp *dp)
 {
 	struct xiw_rdmap_atomic_req *r = &dp->rx.hdr.atomic_req;
-	u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
-	struct xiw_mr *mr = dp->rx.tmr;
-	struct xiw_irqe *e;
-	bool ok;
-	u64 orig;
+	struct xiw_irqe e = {
+		.type = XIW_RQ_ATOMIC,
+		.sink_stag = be32_to_cpu(r->stag),
+		.sink_to = be64_to_cpu(r->to),
+		.len = sizeof(u64),
+		.req_id = be32_to_cpu(r->req_id),
+		.aopcode = be32_to_cpu(r->aopcode),
+		.add_swap = be64_to_cpu(r->add_swap),
+		.add_swap_mask = be64_to_cpu(r->add_swap_mask),
+		.cmp = be64_to_cpu(r->cmp),
+		.cmp_mask = be64_to_cpu(r->cmp_mask),
+	};
 
-	dp->rx.msn[XIW_QN_REQ]++;
-	dp->rx.tmr = NULL;
-	ok = mr && xiw_rx_do_atomic(mr, r, &orig);
-	if (mr)
-		xiw_mr_put(mr);
-	if (!ok) {
-		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
-			    XIW_RDMAP_EC_CATASTROPHIC_STREAM, XIW_HDRCT_MD);
-		return;
+	xiw_rx_irq_push(dp, &e);
+	xiw_dp_tx_kick(dp, false);
+}
+
+/*
+ * Flush, Atomic Write or Verify Request delivered (checked with the
+ * header): TX executes it once every earlier request is done.
+ */
+static void xiw_rx_commit_req_done(struct xiw_qp_dp *dp)
+{
+	union xiw_fpdu_hdr *h = &dp->rx.hdr;
+	struct xiw_irqe e = {};
+
+	switch (dp->rx.op) {
+	case XIW_RDMAP_OP_FLUSH_REQ:
+		e.type = XIW_RQ_FLUSH;
+		e.sink_stag = be32_to_cpu(h->flush_req.sink_stag);
+		e.sink_to = be64_to_cpu(h->flush_req.sink_to);
+		e.len = be32_to_cpu(h->flush_req.sink_len);
+		e.flags = be32_to_cpu(h->flush_req.flags) & XIW_FLUSH_FLAGS;
+		break;
+	case XIW_RDMAP_OP_ATOMIC_WRITE_REQ:
+		e.type = XIW_RQ_AWRITE;
+		e.sink_stag = be32_to_cpu(h->awrite_req.sink_stag);
+		e.sink_to = be64_to_cpu(h->awrite_req.sink_to);
+		e.len = XIW_ATOMIC_WRITE_LEN;
+		/* the 8 bytes as they came: stored, not interpreted */
+		memcpy(&e.data, &h->awrite_req.data, sizeof(e.data));
+		break;
+	default:	/* Verify */
+		e.type = XIW_RQ_VERIFY;
+		e.sink_stag = be32_to_cpu(h->verify_req.sink_stag);
+		e.sink_to = be64_to_cpu(h->verify_req.sink_to);
+		e.len = be32_to_cpu(h->verify_req.sink_len);
+		e.hash_len = be16_to_cpu(h->ctrl.mpa_len) -
+			     XIW_DDP_UNTAGGED_HDR_LEN - XIW_RDMAP_VERIFY_REQ_MIN;
+		memcpy(e.hash, h->verify_req.hash, e.hash_len);
+		break;
 	}
-	spin_lock_bh(&dp->lock);
-	e = &dp->irq[dp->irq_tail & (n - 1)];
-	memset(e, 0, sizeof(*e));
-	e->atomic = true;
-	e->req_id = be32_to_cpu(r->req_id);
-	e->orig = orig;
-	dp->irq_tail++;
-	spin_unlock_bh(&dp->lock);
+	xiw_rx_irq_push(dp, &e);
 	xiw_dp_tx_kick(dp, false);
 }
 
@@ -946,6 +1143,62 @@ static void xiw_rx_aresp_done(struct xiw_qp_dp *dp)
 	xiw_dp_tx_kick(dp, false);
 }
 
+/*
+ * Flush, Atomic Write or Verify Response delivered: the WR completes. A
+ * Verify's digest goes to its result buffer (if it has one; too short a
+ * buffer completes the WR with IB_WC_LOC_LEN_ERR).
+ */
+static void xiw_rx_cresp_done(struct xiw_qp_dp *dp)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	struct xiw_qp *qp = dp->qp;
+	struct xiw_orqe *o, orqe;
+	u8 st = IB_WC_SUCCESS;
+	u32 n = 0;
+
+	rx->msn[XIW_QN_RESP]++;
+	spin_lock_bh(&dp->lock);
+	o = xiw_orq_head(dp);
+	if (!o) {
+		spin_unlock_bh(&dp->lock);
+		return;		/* flushed meanwhile */
+	}
+	orqe = *o;
+	dp->orq_head++;
+	spin_unlock_bh(&dp->lock);
+
+	if (orqe.type == XIW_RQ_VERIFY) {
+		enum xiw_mem_err err;
+		struct xiw_mr *mr;
+
+		n = be16_to_cpu(rx->hdr.ctrl.mpa_len) -
+		    XIW_DDP_UNTAGGED_HDR_LEN;
+		if (orqe.len && n > orqe.len) {
+			st = IB_WC_LOC_LEN_ERR;
+		} else if (orqe.len) {
+			mr = xiw_mr_resolve(to_xiw_dev(qp->base.device),
+					    qp->pd, orqe.sink_stag,
+					    IB_ACCESS_LOCAL_WRITE,
+					    orqe.sink_to, n, &err);
+			if (!mr || xiw_rx_mr_write(mr, orqe.sink_to,
+						   rx->hdr.verify_resp.hash, n))
+				st = IB_WC_LOC_PROT_ERR;
+			if (mr)
+				xiw_mr_put(mr);
+		}
+	}
+	xiw_dp_cmpl_done(dp, orqe.cidx, st, n);
+	if (st != IB_WC_SUCCESS) {
+		xiw_dp_dbg(dp, "Verify digest (%u bytes) not delivered: %u\n",
+			   n, st);
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_CATASTROPHIC,
+			    0, 0);
+		return;
+	}
+	/* An ORD slot is free and a fence may have lifted. */
+	xiw_dp_tx_kick(dp, false);
+}
+
 static void xiw_rx_term_done(struct xiw_qp_dp *dp)
 {
 	struct xiw_term_code tc;
@@ -957,6 +1210,8 @@ static void xiw_rx_term_done(struct xiw_qp_dp *dp)
 			       dp->qp->base.qp_num, tc.layer, tc.etype,
 			       tc.ecode);
 	dp->rx.state = XIW_RX_DEAD;
+	/* the oldest WR still waiting learns why; the later ones flush */
+	xiw_dp_cmpl_remote_err(dp, &tc);
 	if (!test_bit(XIW_DP_ERROR, &dp->flags))
 		xiw_qp_event(dp->qp, IB_EVENT_QP_FATAL);
 	xiw_dp_fatal(dp, NULL, NULL, 0, -ECONNRESET);
@@ -1009,6 +1264,16 @@ static void xiw_rx_fpdu_done(struct xiw_qp_dp *dp)
 	case XIW_RDMAP_OP_ATOMIC_RESP:
 		xiw_rx_aresp_done(dp);
 		break;
+	case XIW_RDMAP_OP_FLUSH_REQ:
+	case XIW_RDMAP_OP_ATOMIC_WRITE_REQ:
+	case XIW_RDMAP_OP_VERIFY_REQ:
+		xiw_rx_commit_req_done(dp);
+		break;
+	case XIW_RDMAP_OP_FLUSH_RESP:
+	case XIW_RDMAP_OP_ATOMIC_WRITE_RESP:
+	case XIW_RDMAP_OP_VERIFY_RESP:
+		xiw_rx_cresp_done(dp);
+		break;
 	case XIW_RDMAP_OP_TERMINATE:
 		xiw_rx_term_done(dp);
 		break;
@@ -1056,8 +1321,13 @@ static bool xiw_rx_hdr_step(struct xiw_qp_dp *dp)
 			return false;
 		}
 		need = xiw_rx_hdr_len(rx->op);
-		/* Terminate: take its optional fields into the header too. */
-		if (rx->op == XIW_RDMAP_OP_TERMINATE)
+		/*
+		 * Terminate: take its optional fields into the header too;
+		 * Verify: its hash (both bounded by xiw_rx_check_hdr()).
+		 */
+		if (rx->op == XIW_RDMAP_OP_TERMINATE ||
+		    rx->op == XIW_RDMAP_OP_VERIFY_REQ ||
+		    rx->op == XIW_RDMAP_OP_VERIFY_RESP)
 			need = XIW_MPA_HDR_LEN +
 			       be16_to_cpu(rx->hdr.ctrl.mpa_len);
 		if (need > rx->hdr_got) {

@@ -36,6 +36,7 @@
 #include <net/tcp.h>
 
 #include "xiw_dp.h"
+#include "xiw_commit.h"
 
 /* ------------------------------------------------------------------------
  * Local SGEs
@@ -312,13 +313,14 @@ static void xiw_tx_build_term(struct xiw_qp_dp *dp)
 	dp->tx.fpdu_last = true;
 }
 
-/* Reserve an ORQ slot; caller holds dp->lock. */
-static struct xiw_orqe *xiw_orq_add(struct xiw_qp_dp *dp)
+/* Reserve an ORQ slot for a request of @type; caller holds dp->lock. */
+static struct xiw_orqe *xiw_orq_add(struct xiw_qp_dp *dp, u8 type)
 {
 	u32 n = roundup_pow_of_two(max_t(u32, dp->ord, 1));
 	struct xiw_orqe *o = &dp->orq[dp->orq_tail & (n - 1)];
 
 	memset(o, 0, sizeof(*o));
+	o->type = type;
 	dp->orq_tail++;
 	return o;
 }
@@ -343,7 +345,7 @@ static void xiw_tx_build_rtr(struct xiw_qp_dp *dp)
 		r->sink_stag = cpu_to_be32(XIW_RTR_READ_STAG);
 		r->src_stag = cpu_to_be32(XIW_RTR_READ_STAG);
 		spin_lock_bh(&dp->lock);
-		o = xiw_orq_add(dp);
+		o = xiw_orq_add(dp, XIW_RQ_READ);
 		o->rtr = true;
 		o->sink_stag = XIW_RTR_READ_STAG;
 		spin_unlock_bh(&dp->lock);
@@ -436,6 +438,7 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 		c->opcode = IB_WC_SEND;
 		c->status = IB_WC_SUCCESS;
 		c->byte_len = 0;
+		c->vendor_err = 0;
 		c->signaled = tx->sqe.flags & XIW_WQE_SIGNALED ||
 			      qp->sq_sig_type == IB_SIGNAL_ALL_WR;
 		c->state = XIW_CMPL_PENDING;
@@ -456,21 +459,6 @@ static void xiw_tx_set_wc_opcode(struct xiw_qp_dp *dp, u8 opcode)
 	spin_lock_bh(&dp->lock);
 	dp->cmpl[dp->tx.cidx & (dp->cmpl_num - 1)].opcode = opcode;
 	spin_unlock_bh(&dp->lock);
-}
-
-/* Completion opcode of an atomic (user CQEs know no masked ones). */
-static u8 xiw_tx_atomic_wc_opcode(struct xiw_qp *qp, u8 opcode)
-{
-	switch (opcode) {
-	case XIW_OP_ATOMIC_MASKED_FADD:
-		return qp->user ? IB_WC_FETCH_ADD : IB_WC_MASKED_FETCH_ADD;
-	case XIW_OP_ATOMIC_MASKED_CSWAP:
-		return qp->user ? IB_WC_COMP_SWAP : IB_WC_MASKED_COMP_SWAP;
-	case XIW_OP_ATOMIC_FADD:
-		return IB_WC_FETCH_ADD;
-	default:
-		return IB_WC_COMP_SWAP;
-	}
 }
 
 /*
@@ -502,30 +490,7 @@ static int xiw_tx_start_sqe(struct xiw_qp_dp *dp)
 		return IB_WC_LOC_QP_OP_ERR;
 	}
 	/* The completion opcode, also of a WR that fails the check. */
-	switch (s->opcode) {
-	case XIW_OP_WRITE:
-	case XIW_OP_WRITE_IMM:
-		xiw_tx_set_wc_opcode(dp, IB_WC_RDMA_WRITE);
-		break;
-	case XIW_OP_READ:
-	case XIW_OP_READ_INV:
-		xiw_tx_set_wc_opcode(dp, IB_WC_RDMA_READ);
-		break;
-	case XIW_OP_ATOMIC_FADD:
-	case XIW_OP_ATOMIC_CSWAP:
-	case XIW_OP_ATOMIC_MASKED_FADD:
-	case XIW_OP_ATOMIC_MASKED_CSWAP:
-		xiw_tx_set_wc_opcode(dp, xiw_tx_atomic_wc_opcode(qp, s->opcode));
-		break;
-	case XIW_OP_REG_MR:
-		xiw_tx_set_wc_opcode(dp, IB_WC_REG_MR);
-		break;
-	case XIW_OP_LOCAL_INV:
-		xiw_tx_set_wc_opcode(dp, IB_WC_LOCAL_INV);
-		break;
-	default:	/* Send, Send with Invalidate, Immediate Data */
-		break;
-	}
+	xiw_tx_set_wc_opcode(dp, xiw_sq_wc_opcode(qp->user, s->opcode));
 	st = xiw_sqe_check(s, s->flags, &lim, qp->user);
 	if (st)
 		return st;
@@ -542,8 +507,9 @@ static int xiw_tx_start_sqe(struct xiw_qp_dp *dp)
 			return IB_WC_MW_BIND_ERR;
 		return -EALREADY;
 	}
-	if (r->kind == XIW_SQE_KIND_IMM) {
-		/* Immediate Data alone: an untagged message without data */
+	if (r->kind == XIW_SQE_KIND_IMM || r->kind == XIW_SQE_KIND_FLUSH ||
+	    r->kind == XIW_SQE_KIND_AWRITE) {
+		/* no local buffer: the operands are in the SQE */
 		tx->len = 0;
 		return 0;
 	}
@@ -614,9 +580,8 @@ static void xiw_tx_build_atomic(struct xiw_qp_dp *dp)
 	xiw_tx_untagged(dp, XIW_RDMAP_OP_ATOMIC_REQ, XIW_QN_REQ, 0, true, 0);
 	spin_lock_bh(&dp->lock);
 	req_id = dp->orq_tail;
-	o = xiw_orq_add(dp);
+	o = xiw_orq_add(dp, XIW_RQ_ATOMIC);
 	o->cidx = tx->cidx;
-	o->atomic = true;
 	o->req_id = req_id;
 	o->sink_stag = tx->sge[0].mr->base.lkey;
 	o->sink_to = tx->sge[0].addr;
@@ -648,6 +613,85 @@ static void xiw_tx_build_atomic(struct xiw_qp_dp *dp)
 	tx->fpdu_last = true;
 }
 
+/*
+ * Commit draft requests (Flush, Atomic Write, Verify): untagged on QN 1,
+ * one ORD slot each, completed by their Response.
+ */
+static void xiw_tx_build_commit(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_sqe *s = &tx->sqe;
+	union xiw_fpdu_hdr *h = &tx->hdr;
+	struct xiw_orqe *o;
+	u32 hlen;
+
+	spin_lock_bh(&dp->lock);
+	o = xiw_orq_add(dp, s->opcode == XIW_OP_FLUSH ? XIW_RQ_FLUSH :
+			    s->opcode == XIW_OP_ATOMIC_WRITE ? XIW_RQ_AWRITE :
+			    XIW_RQ_VERIFY);
+	o->cidx = tx->cidx;
+	if (s->opcode == XIW_OP_VERIFY && tx->nsge) {
+		o->sink_stag = tx->sge[0].mr->base.lkey;
+		o->sink_to = tx->sge[0].addr;
+		o->len = tx->sge[0].len;
+	}
+	spin_unlock_bh(&dp->lock);
+
+	switch (s->opcode) {
+	case XIW_OP_FLUSH: {
+		struct xiw_rdmap_flush_req *r = &h->flush_req;
+		bool region = s->flush.level == XIW_FLUSH_LEVEL_MR;
+		u32 flags = 0;
+
+		xiw_tx_untagged(dp, XIW_RDMAP_OP_FLUSH_REQ, XIW_QN_REQ, 0,
+				true, 0);
+		if (s->flush.type & XIW_FLUSH_TYPE_GLOBAL)
+			flags |= XIW_FLUSH_GLOBAL;
+		if (s->flush.type & XIW_FLUSH_TYPE_PERSISTENT)
+			flags |= XIW_FLUSH_PERSISTENT;
+		if (region)
+			flags |= XIW_FLUSH_REGION;
+		r->sink_stag = cpu_to_be32(s->rkey);
+		/* R: a peer ignoring it fails the bounds check */
+		r->sink_len = cpu_to_be32(region ? U32_MAX :
+					  (u32)s->flush.length);
+		r->sink_to = cpu_to_be64(s->raddr);
+		r->flags = cpu_to_be32(flags);
+		hlen = sizeof(*r);
+		break;
+	}
+	case XIW_OP_ATOMIC_WRITE: {
+		struct xiw_rdmap_awrite_req *r = &h->awrite_req;
+
+		xiw_tx_untagged(dp, XIW_RDMAP_OP_ATOMIC_WRITE_REQ, XIW_QN_REQ,
+				0, true, 0);
+		r->sink_stag = cpu_to_be32(s->rkey);
+		r->sink_len = cpu_to_be32(XIW_ATOMIC_WRITE_LEN);
+		r->sink_to = cpu_to_be64(s->raddr);
+		/* the 8 bytes as they are in memory: no byte swapping */
+		memcpy(&r->data, &s->atomic_write, sizeof(r->data));
+		hlen = sizeof(*r);
+		break;
+	}
+	default: {	/* Verify */
+		struct xiw_rdmap_verify_req *r = &h->verify_req;
+		u32 n = s->verify.hash_len;
+
+		xiw_tx_untagged(dp, XIW_RDMAP_OP_VERIFY_REQ, XIW_QN_REQ, 0,
+				true, 0);
+		r->sink_stag = cpu_to_be32(s->rkey);
+		r->sink_len = cpu_to_be32(s->verify.length);
+		r->sink_to = cpu_to_be64(s->raddr);
+		memcpy(r->hash, s->verify.hash, n);
+		hlen = XIW_UT_FPDU_HDR_LEN(XIW_RDMAP_VERIFY_REQ_MIN) + n;
+		break;
+	}
+	}
+	tx->zcopy = false;
+	xiw_tx_seal(dp, hlen, 0);
+	tx->fpdu_last = true;
+}
+
 /* Frame the next FPDU of the SQ WR. */
 static int xiw_tx_build_sq(struct xiw_qp_dp *dp)
 {
@@ -667,6 +711,11 @@ static int xiw_tx_build_sq(struct xiw_qp_dp *dp)
 		xiw_tx_build_atomic(dp);
 		return 0;
 	}
+	if (s->opcode == XIW_OP_FLUSH || s->opcode == XIW_OP_ATOMIC_WRITE ||
+	    s->opcode == XIW_OP_VERIFY) {
+		xiw_tx_build_commit(dp);
+		return 0;
+	}
 	/* Write with Immediate: the Write's FPDUs, then Immediate Data. */
 	if (s->opcode == XIW_OP_IMM ||
 	    (s->opcode == XIW_OP_WRITE_IMM && tx->done == tx->len)) {
@@ -680,7 +729,7 @@ static int xiw_tx_build_sq(struct xiw_qp_dp *dp)
 		xiw_tx_untagged(dp, XIW_RDMAP_OP_READ_REQ, XIW_QN_REQ, 0, true,
 				0);
 		spin_lock_bh(&dp->lock);
-		o = xiw_orq_add(dp);
+		o = xiw_orq_add(dp, XIW_RQ_READ);
 		o->cidx = tx->cidx;
 		o->sink_stag = tx->nsge ? tx->sge[0].mr->base.lkey :
 					  XIW_RTR_READ_STAG;
@@ -745,8 +794,159 @@ static int xiw_tx_build_sq(struct xiw_qp_dp *dp)
 	return 0;
 }
 
-/* Start answering the oldest inbound Read Request. */
-static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
+/* Terminate for a responder-side failure found by TX (no header copy). */
+static void xiw_tx_resp_fail(struct xiw_qp_dp *dp, u8 etype, u8 ecode,
+			     int reason)
+{
+	struct xiw_term_code tc = {
+		.layer = XIW_TERM_LAYER_RDMAP, .etype = etype, .ecode = ecode,
+	};
+
+	xiw_dp_fatal(dp, &tc, NULL, 0, reason);
+}
+
+static void xiw_tx_prot_fail(struct xiw_qp_dp *dp, enum xiw_mem_err err)
+{
+	xiw_tx_resp_fail(dp, XIW_RDMAP_ET_REMOTE_PROT,
+			 err == XIW_MEM_ACCESS ? XIW_RDMAP_EC_ACCESS :
+			 err == XIW_MEM_BOUNDS ? XIW_RDMAP_EC_BASE_BOUNDS :
+			 err == XIW_MEM_PD ? XIW_RDMAP_EC_STAG_NOT_ASSOC :
+			 err == XIW_MEM_WRAP ? XIW_RDMAP_EC_TO_WRAP :
+			 XIW_RDMAP_EC_INV_STAG, -EACCES);
+}
+
+/*
+ * Execute an RFC 7306 atomic on the target memory with the CPU's 64-bit
+ * compare-and-exchange, so it is atomic against other QPs, other devices
+ * and the local CPUs alike; the value is in the CPU's byte order in
+ * memory, big-endian on the wire. A CmpSwap that does not match (or a
+ * FetchAdd of nothing) stores nothing.
+ */
+static bool xiw_tx_exec_atomic(struct xiw_mr *mr, struct xiw_irqe *e)
+{
+	bool fadd = (e->aopcode & XIW_AOP_MASK) == XIW_AOP_FETCH_ADD;
+	u64 *p, old, new;
+	struct page *page;
+	u32 poff, avail;
+	void *va;
+
+	page = xiw_mr_page(mr, e->sink_to, &poff, &avail);
+	if (!page || poff & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64))
+		return false;
+	va = kmap_local_page(page);
+	p = va + poff;
+	old = READ_ONCE(*p);
+	do {
+		new = fadd ? xiw_masked_fadd(old, e->add_swap,
+					     e->add_swap_mask) :
+			     xiw_masked_cswap(old, e->cmp, e->cmp_mask,
+					      e->add_swap, e->add_swap_mask);
+		if (new == old)
+			break;
+	} while (!try_cmpxchg64(p, &old, new));
+	kunmap_local(va);
+	e->orig = old;
+	return true;
+}
+
+/*
+ * Execute the atomic, Atomic Write, Flush or Verify in tx->irqe on the
+ * responder's memory, right before its response. RX checked the request;
+ * the STag is resolved again (the MR may have changed since). Returns
+ * false after a Terminate.
+ */
+static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp)
+{
+	struct xiw_irqe *e = &dp->tx.irqe;
+	enum xiw_mem_err err;
+	u8 dig[XIW_VERIFY_HASH_MAX];
+	u64 va = e->sink_to, len = e->len;
+	struct xiw_mr *mr;
+	int access, rv;
+
+	switch (e->type) {
+	case XIW_RQ_ATOMIC:
+		access = IB_ACCESS_REMOTE_ATOMIC;
+		break;
+	case XIW_RQ_AWRITE:
+		access = IB_ACCESS_REMOTE_WRITE;
+		break;
+	case XIW_RQ_VERIFY:
+		access = IB_ACCESS_REMOTE_READ;
+		break;
+	default:	/* Flush */
+		access = 0;
+		if (e->flags & XIW_FLUSH_PERSISTENT)
+			access |= IB_ACCESS_FLUSH_PERSISTENT;
+		if ((e->flags & XIW_FLUSH_GLOBAL) || !access)
+			access |= IB_ACCESS_FLUSH_GLOBAL;
+		if (e->flags & XIW_FLUSH_REGION) {
+			mr = xiw_mr_get(xiw_dp_dev(dp), e->sink_stag);
+			if (!mr) {
+				xiw_tx_prot_fail(dp, XIW_MEM_INV_STAG);
+				return false;
+			}
+			va = READ_ONCE(mr->base.iova);
+			len = READ_ONCE(mr->base.length);
+			xiw_mr_put(mr);
+		}
+		break;
+	}
+	mr = xiw_mr_resolve(xiw_dp_dev(dp), dp->qp->pd, e->sink_stag, access,
+			    va, len, &err);
+	if (!mr) {
+		xiw_dp_dbg(dp, "IRQ type %u: STag %#x gone: %d\n", e->type,
+			   e->sink_stag, err);
+		xiw_tx_prot_fail(dp, err);
+		return false;
+	}
+	switch (e->type) {
+	case XIW_RQ_ATOMIC:
+		rv = xiw_tx_exec_atomic(mr, e) ? 0 : -EIO;
+		break;
+	case XIW_RQ_AWRITE:
+		rv = xiw_commit_awrite(mr, va, e->data);
+		break;
+	case XIW_RQ_FLUSH:
+		rv = xiw_commit_flush(mr, va, len, e->flags, dp->tx.worker);
+		break;
+	default:
+		rv = xiw_commit_verify(mr, va, len, dig, dp->tx.worker);
+		if (rv < 0)
+			break;
+		if (e->hash_len && (e->hash_len != rv ||
+				    memcmp(e->hash, dig, rv))) {
+			xiw_mr_put(mr);
+			xiw_commit_verify_mismatch();
+			xiw_dp_dbg(dp, "Verify of %llu bytes at %#llx: hash mismatch\n",
+				   len, va);
+			xiw_tx_resp_fail(dp, XIW_RDMAP_ET_REMOTE_OP,
+					 XIW_RDMAP_EC_UNSPECIFIED, -EBADMSG);
+			return false;
+		}
+		memcpy(e->hash, dig, rv);
+		e->hash_len = rv;
+		rv = 0;
+		break;
+	}
+	xiw_mr_put(mr);
+	if (rv) {
+		xiw_dp_dbg(dp, "IRQ type %u at %#llx (%llu bytes) failed: %d\n",
+			   e->type, va, len, rv);
+		xiw_tx_resp_fail(dp, XIW_RDMAP_ET_REMOTE_OP,
+				 XIW_RDMAP_EC_CATASTROPHIC_STREAM, rv);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Start answering the oldest inbound request: 1 if a response is ready to
+ * frame, 0 if none (or a Terminate replaced it), -EAGAIN if it is a long
+ * Flush or Verify and TX runs in a poster's context: those run in the
+ * TX work item only.
+ */
+static int xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	enum xiw_mem_err err;
@@ -761,12 +961,17 @@ static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 	}
 	spin_unlock_bh(&dp->lock);
 	if (!got)
-		return false;
+		return 0;
+	if (!tx->worker && xiw_commit_heavy(&tx->irqe))
+		return -EAGAIN;
 	tx->rr_done = 0;
 	tx->rr_sge.mr = NULL;
 	tx->rr_sge.len = tx->irqe.len;
 	tx->rr_sge.addr = tx->irqe.src_to;
-	if (!tx->irqe.atomic && tx->irqe.len) {
+	if (tx->irqe.type != XIW_RQ_READ) {
+		if (!xiw_tx_exec_irqe(dp))
+			return 0;
+	} else if (tx->irqe.len) {
 		/* Checked by RX already; the MR may have changed since. */
 		tx->rr_sge.mr = xiw_mr_resolve(xiw_dp_dev(dp), dp->qp->pd,
 					       tx->irqe.src_stag,
@@ -774,22 +979,12 @@ static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 					       tx->irqe.src_to, tx->irqe.len,
 					       &err);
 		if (!tx->rr_sge.mr) {
-			struct xiw_term_code tc = {
-				.layer = XIW_TERM_LAYER_RDMAP,
-				.etype = XIW_RDMAP_ET_REMOTE_PROT,
-				.ecode = err == XIW_MEM_ACCESS ?
-					 XIW_RDMAP_EC_ACCESS :
-					 err == XIW_MEM_BOUNDS ?
-					 XIW_RDMAP_EC_BASE_BOUNDS :
-					 XIW_RDMAP_EC_INV_STAG,
-			};
-
-			xiw_dp_fatal(dp, &tc, NULL, 0, -EACCES);
-			return false;
+			xiw_tx_prot_fail(dp, err);
+			return 0;
 		}
 	}
 	tx->rr_active = true;
-	return true;
+	return 1;
 }
 
 /*
@@ -805,18 +1000,41 @@ static void xiw_tx_irq_pop(struct xiw_qp_dp *dp)
 	spin_unlock_bh(&dp->lock);
 }
 
-/* RFC 7306 Atomic Response: untagged, QN 3, matched by its MSN. */
-static int xiw_tx_build_aresp(struct xiw_qp_dp *dp)
+/*
+ * Responses on QN 3, matched by their MSN: RFC 7306 Atomic Response, and
+ * the commit draft's Flush and Atomic Write Responses (bare) and Verify
+ * Response (the digest). The request was executed by xiw_tx_exec_irqe().
+ */
+static int xiw_tx_build_qn3_resp(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
-	struct xiw_rdmap_atomic_resp *r = &tx->hdr.atomic_resp;
+	u32 hlen = sizeof(struct xiw_ddp_untagged);
+	unsigned int op;
 
 	xiw_tx_irq_pop(dp);
-	xiw_tx_untagged(dp, XIW_RDMAP_OP_ATOMIC_RESP, XIW_QN_RESP, 0, true, 0);
-	r->req_id = cpu_to_be32(tx->irqe.req_id);
-	r->orig = cpu_to_be64(tx->irqe.orig);
+	switch (tx->irqe.type) {
+	case XIW_RQ_ATOMIC:
+		op = XIW_RDMAP_OP_ATOMIC_RESP;
+		tx->hdr.atomic_resp.req_id = cpu_to_be32(tx->irqe.req_id);
+		tx->hdr.atomic_resp.orig = cpu_to_be64(tx->irqe.orig);
+		hlen = sizeof(struct xiw_rdmap_atomic_resp);
+		break;
+	case XIW_RQ_FLUSH:
+		op = XIW_RDMAP_OP_FLUSH_RESP;
+		break;
+	case XIW_RQ_AWRITE:
+		op = XIW_RDMAP_OP_ATOMIC_WRITE_RESP;
+		break;
+	default:
+		op = XIW_RDMAP_OP_VERIFY_RESP;
+		memcpy(tx->hdr.verify_resp.hash, tx->irqe.hash,
+		       tx->irqe.hash_len);
+		hlen += tx->irqe.hash_len;
+		break;
+	}
+	xiw_tx_untagged(dp, op, XIW_QN_RESP, 0, true, 0);
 	tx->zcopy = false;
-	xiw_tx_seal(dp, sizeof(*r), 0);
+	xiw_tx_seal(dp, hlen, 0);
 	tx->fpdu_last = true;
 	tx->kind = XIW_TX_RRESP;
 	return 1;
@@ -832,8 +1050,8 @@ static int xiw_tx_build_rresp(struct xiw_qp_dp *dp)
 
 	memset(&tx->hdr, 0, sizeof(tx->hdr));
 	tx->nbv = 1;
-	if (tx->irqe.atomic)
-		return xiw_tx_build_aresp(dp);
+	if (tx->irqe.type != XIW_RQ_READ)
+		return xiw_tx_build_qn3_resp(dp);
 	n = min(len - tx->rr_done, xiw_ddp_max_payload(dp->mss, true));
 	if (n) {
 		rv = xiw_tx_add_sges(tx, &tx->rr_sge, 1, tx->rr_done, n,
@@ -905,9 +1123,12 @@ static int xiw_tx_frame_sq(struct xiw_qp_dp *dp)
 	return 1;
 }
 
+/* xiw_tx_next(): the next step must run in the TX work item. */
+#define XIW_TX_TO_WORKER	2
+
 /*
  * Choose and frame the next FPDU. Returns 1 if there is one, 0 if TX has
- * nothing to do, or a negative error. A message in progress is finished
+ * nothing to do, XIW_TX_TO_WORKER, or a negative error. A message in progress is finished
  * before another starts; at message boundaries Read Responses and SQ
  * messages alternate, and a Read Response always may go when the SQ is
  * blocked by ORD or a fence (else two peers could wait on each other).
@@ -952,7 +1173,10 @@ static int xiw_tx_next(struct xiw_qp_dp *dp)
 	blocked = tx->sq_active && xiw_tx_sq_blocked(dp);
 	if ((tx->rr_active || xiw_irq_pending(dp)) &&
 	    (!tx->last_was_irq || !tx->sq_active || blocked)) {
-		if (tx->rr_active || xiw_tx_start_rresp(dp))
+		rv = tx->rr_active ? 1 : xiw_tx_start_rresp(dp);
+		if (rv == -EAGAIN)
+			return XIW_TX_TO_WORKER;
+		if (rv)
 			return xiw_tx_build_rresp(dp);
 		if (test_bit(XIW_DP_ERROR, &dp->flags))
 			return 0;
@@ -977,6 +1201,8 @@ static int xiw_tx_loop(struct xiw_qp_dp *dp)
 	while (burst--) {
 		if (!tx->fpdu_active) {
 			rv = xiw_tx_next(dp);
+			if (rv == XIW_TX_TO_WORKER)
+				return 1;	/* xiw_tx_run() queues it */
 			if (rv <= 0) {
 				if (rv < 0)
 					xiw_dp_fatal(dp, NULL, NULL, 0, rv);
@@ -1081,7 +1307,7 @@ static bool xiw_tx_sq_idle(struct xiw_qp_dp *dp, int rv)
  * mid-FPDU waits until the FPDU is out: they are framed only when
  * !fpdu_active (xiw_tx_next).
  */
-static void xiw_tx_run(struct xiw_qp_dp *dp)
+static void xiw_tx_run(struct xiw_qp_dp *dp, bool worker)
 {
 	bool user = dp->qp->user && dp->qp->sq.ctrl;
 	int rv;
@@ -1090,6 +1316,7 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 		if (test_and_set_bit_lock(XIW_DP_TX_BUSY, &dp->flags))
 			return;
 		clear_bit(XIW_DP_TX_MORE, &dp->flags);
+		dp->tx.worker = worker;
 		if (user)
 			xiw_tx_sq_set_active(dp->qp);
 		dp->tx.sq_empty_seen = false;
@@ -1110,7 +1337,7 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 
 void xiw_tx_work(struct work_struct *w)
 {
-	xiw_tx_run(container_of(w, struct xiw_qp_dp, tx_work));
+	xiw_tx_run(container_of(w, struct xiw_qp_dp, tx_work), true);
 }
 
 /*
@@ -1131,7 +1358,7 @@ void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok)
 	 */
 	if (inline_ok && preemptible() && !rcu_preempt_depth() &&
 	    !test_bit(XIW_DP_TX_NOSPACE, &dp->flags))
-		xiw_tx_run(dp);
+		xiw_tx_run(dp, false);
 	else
 		queue_work(xiw_dp_wq, &dp->tx_work);
 }

@@ -31,7 +31,9 @@ int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->hw_ver = 0;
 	attr->max_qp = XIW_MAX_QP;
 	attr->max_qp_wr = XIW_MAX_QP_WR;
-	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
+		IB_DEVICE_FLUSH_GLOBAL | IB_DEVICE_FLUSH_PERSISTENT |
+		IB_DEVICE_ATOMIC_WRITE;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = XIW_MAX_SGE;
 	attr->max_recv_sge = XIW_MAX_SGE;

@@ -382,8 +382,16 @@ struct xiw_rdmap_imm {
  * Commit draft section 3.1.1: RDMA Flush Request (QN 1); the Response
  * (QN 3) is a bare untagged header. Disposition flags are a 32-bit field.
  */
-#define XIW_FLUSH_PERSISTENT	0x1
-#define XIW_FLUSH_GLOBAL	0x2
+#define XIW_FLUSH_PERSISTENT	0x1	/* P */
+#define XIW_FLUSH_GLOBAL	0x2	/* G */
+/*
+ * xiw: R = the whole region of the Data Sink STag; TO and Length are
+ * ignored. The draft leaves "selectivity" open (section 8); a requester
+ * setting R sends Length 0xffffffff, so a peer that ignores R fails the
+ * bounds check (a Terminate) instead of flushing less than asked.
+ */
+#define XIW_FLUSH_REGION	0x4
+#define XIW_FLUSH_FLAGS		0x7
 
 struct xiw_rdmap_flush_req {
 	struct xiw_ddp_untagged hdr;
@@ -399,12 +407,20 @@ struct xiw_rdmap_flush_req {
  * optional hash of algorithm-defined length; the Response (QN 3) carries
  * the hash after a bare untagged header.
  */
+#define XIW_VERIFY_HASH_MAX	32	/* SHA-256; = XIW_VERIFY_MAX_HASH */
+
 struct xiw_rdmap_verify_req {
 	struct xiw_ddp_untagged hdr;
 	__be32 sink_stag;
 	__be32 sink_len;
 	/* offset 28 */
 	__be64 sink_to __packed __aligned(4);
+	u8 hash[XIW_VERIFY_HASH_MAX];	/* 0 .. 32 bytes on the wire */
+};
+
+struct xiw_rdmap_verify_resp {
+	struct xiw_ddp_untagged hdr;
+	u8 hash[XIW_VERIFY_HASH_MAX];	/* 0 .. 32 bytes on the wire */
 };
 
 /*
@@ -434,6 +450,7 @@ union xiw_fpdu_hdr {
 	struct xiw_rdmap_imm imm;
 	struct xiw_rdmap_flush_req flush_req;
 	struct xiw_rdmap_verify_req verify_req;
+	struct xiw_rdmap_verify_resp verify_resp;
 	struct xiw_rdmap_awrite_req awrite_req;
 };
 
@@ -487,7 +504,12 @@ static_assert(sizeof(struct xiw_rdmap_flush_req) ==
 static_assert(offsetof(struct xiw_rdmap_flush_req, sink_to) == 28);
 static_assert(offsetof(struct xiw_rdmap_flush_req, flags) == 36);
 static_assert(sizeof(struct xiw_rdmap_verify_req) ==
+	      XIW_UT_FPDU_HDR_LEN(XIW_RDMAP_VERIFY_REQ_MIN) +
+	      XIW_VERIFY_HASH_MAX);
+static_assert(offsetof(struct xiw_rdmap_verify_req, hash) ==
 	      XIW_UT_FPDU_HDR_LEN(XIW_RDMAP_VERIFY_REQ_MIN));
+static_assert(offsetof(struct xiw_rdmap_verify_resp, hash) ==
+	      XIW_UT_FPDU_HDR_LEN(0));
 static_assert(sizeof(struct xiw_rdmap_awrite_req) ==
 	      XIW_UT_FPDU_HDR_LEN(XIW_RDMAP_AWRITE_REQ_LEN));
 static_assert(offsetof(struct xiw_rdmap_awrite_req, data) == 36);
@@ -647,8 +669,8 @@ static inline u32 xiw_rdmap_op_desc(unsigned int op)
 	case XIW_RDMAP_OP_ATOMIC_RESP:	return XIW_OPD(0, 3, 12, 12, 1);
 	case XIW_RDMAP_OP_FLUSH_REQ:	return XIW_OPD(0, 1, 20, 20, 1);
 	case XIW_RDMAP_OP_FLUSH_RESP:	return XIW_OPD(0, 3, 0, 0, 1);
-	case XIW_RDMAP_OP_VERIFY_REQ:	return XIW_OPD(0, 1, 16, XIW_OPD_ANY, 1);
-	case XIW_RDMAP_OP_VERIFY_RESP:	return XIW_OPD(0, 3, 0, XIW_OPD_ANY, 1);
+	case XIW_RDMAP_OP_VERIFY_REQ:	return XIW_OPD(0, 1, 16, 48, 1);
+	case XIW_RDMAP_OP_VERIFY_RESP:	return XIW_OPD(0, 3, 0, 32, 1);
 	case XIW_RDMAP_OP_ATOMIC_WRITE_REQ:  return XIW_OPD(0, 1, 24, 24, 1);
 	case XIW_RDMAP_OP_ATOMIC_WRITE_RESP: return XIW_OPD(0, 3, 0, 0, 1);
 	default:			return 0;

@@ -63,7 +63,8 @@ size_t struct_read(unsigned op)
 	case XIW_RDMAP_OP_FLUSH_REQ:
 		return sizeof(struct xiw_rdmap_flush_req);
 	case XIW_RDMAP_OP_VERIFY_REQ:
-		return sizeof(struct xiw_rdmap_verify_req);
+		// the hash is staged with the whole ULPDU (below)
+		return offsetof(struct xiw_rdmap_verify_req, hash);
 	case XIW_RDMAP_OP_ATOMIC_WRITE_REQ:
 		return sizeof(struct xiw_rdmap_awrite_req);
 	default:
@@ -175,7 +176,9 @@ void check_accepted(const u8 *h, const Check &r, u32 mask)
 	// Everything RX reads of the header after accepting it is staged.
 	FUZZ_ASSERT(staged >= struct_read(r.op), "op %u stages %u, reads %zu",
 		    r.op, staged, struct_read(r.op));
-	if (r.op == XIW_RDMAP_OP_TERMINATE)
+	if (r.op == XIW_RDMAP_OP_TERMINATE ||
+	    r.op == XIW_RDMAP_OP_VERIFY_REQ ||
+	    r.op == XIW_RDMAP_OP_VERIFY_RESP)
 		staged = XIW_MPA_HDR_LEN + ulpdu;
 	FUZZ_ASSERT(staged >= XIW_MPA_HDR_LEN + ddp_len);
 	FUZZ_ASSERT(staged <= sizeof(union xiw_fpdu_hdr),

@@ -234,7 +234,9 @@ struct Wire {
 		r.sink_stag = cpu_to_be32(stag);
 		r.sink_len = cpu_to_be32(len);
 		r.sink_to = cpu_to_be64(to);
-		return seal(&r, sizeof(r), hash.data(), hash.size(), crc);
+		// the fixed part; the hash goes on the wire as payload
+		return seal(&r, offsetof(struct xiw_rdmap_verify_req, hash),
+			    hash.data(), hash.size(), crc);
 	}
 
 	Bytes awrite_req(u32 stag, u64 to, u64 data)

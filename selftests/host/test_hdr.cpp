@@ -23,7 +23,8 @@ TEST(Headers, SizesAndAlignment)
 		{ "atomic_resp", sizeof(xiw_rdmap_atomic_resp), 32, alignof(xiw_rdmap_atomic_resp), 8 },
 		{ "imm", sizeof(xiw_rdmap_imm), 28, alignof(xiw_rdmap_imm), 4 },
 		{ "flush_req", sizeof(xiw_rdmap_flush_req), 40, alignof(xiw_rdmap_flush_req), 4 },
-		{ "verify_req", sizeof(xiw_rdmap_verify_req), 36, alignof(xiw_rdmap_verify_req), 4 },
+		{ "verify_req", sizeof(xiw_rdmap_verify_req), 68, alignof(xiw_rdmap_verify_req), 4 },
+		{ "verify_resp", sizeof(xiw_rdmap_verify_resp), 52, alignof(xiw_rdmap_verify_resp), 4 },
 		{ "awrite_req", sizeof(xiw_rdmap_awrite_req), 44, alignof(xiw_rdmap_awrite_req), 4 },
 		{ "union", sizeof(xiw_fpdu_hdr), 72, alignof(xiw_fpdu_hdr), 8 },
 	};
@@ -188,7 +189,8 @@ TEST(Rdmap, OpcodeTable)
 		{ 0x8, false, 0, 8, 8, true }, { 0x9, false, 0, 8, 8, true },
 		{ 0xa, false, 1, 52, 52, true }, { 0xb, false, 3, 12, 12, true },
 		{ 0xc, false, 1, 20, 20, true }, { 0xd, false, 3, 0, 0, true },
-		{ 0xe, false, 1, 16, 0xff, true }, { 0xf, false, 3, 0, 0xff, true },
+		// Verify: the hash is 0..32 bytes (XIW_VERIFY_HASH_MAX)
+		{ 0xe, false, 1, 16, 48, true }, { 0xf, false, 3, 0, 32, true },
 		{ 0x10, false, 1, 24, 24, true }, { 0x11, false, 3, 0, 0, true },
 	};
 	for (const auto &e : t) {
@@ -480,7 +482,27 @@ TEST(Fpdu, VerifyRequest)
 		0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
 		0x00, 0x00, 0x00, 0x08,
 	};
-	EXPECT_BYTES(bytes_of(v), expect);
+	// the hash follows the fixed part; none here (MPA length 0x26)
+	Bytes got = bytes_of(v);
+	got.resize(offsetof(xiw_rdmap_verify_req, hash));
+	EXPECT_BYTES(got, expect);
+}
+
+TEST(Fpdu, VerifyResponseCarriesTheDigest)
+{
+	xiw_rdmap_verify_resp r;
+	set_untagged(r.hdr, XIW_RDMAP_OP_VERIFY_RESP, XIW_QN_RESP, 4, 0, 4);
+	const u8 crc[4] = { 0xe3, 0x06, 0x9a, 0x28 };
+	memcpy(r.hash, crc, sizeof(crc));
+	r.hdr.ctrl.mpa_len = cpu_to_be16(XIW_DDP_UNTAGGED_HDR_LEN + 4);
+	const Bytes expect = {
+		0x00, 0x16, 0x41, 0x4f, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x04,
+		0x00, 0x00, 0x00, 0x00, 0xe3, 0x06, 0x9a, 0x28,
+	};
+	Bytes got = bytes_of(r);
+	got.resize(XIW_UT_FPDU_HDR_LEN(0) + 4);
+	EXPECT_BYTES(got, expect);
 }
 
 TEST(Fpdu, AtomicWriteRequestAndResponse)

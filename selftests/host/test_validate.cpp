@@ -89,8 +89,12 @@ TEST(RxCheck, PayloadAndSegmentationWhereAllowed)
 			h.mo(2872);
 		EXPECT_TRUE(check(h).ok) << op;
 	}
-	EXPECT_TRUE(check(Hdr(XIW_RDMAP_OP_VERIFY_REQ, 64)).ok);
+	// Verify: a hash of at most 32 bytes (SHA-256) after the header
+	// (the extra bytes beyond the 16-byte Verify Request header)
+	EXPECT_TRUE(check(Hdr(XIW_RDMAP_OP_VERIFY_REQ, 32)).ok);
+	EXPECT_FALSE(check(Hdr(XIW_RDMAP_OP_VERIFY_REQ, 33)).ok);
 	EXPECT_TRUE(check(Hdr(XIW_RDMAP_OP_VERIFY_RESP, 32)).ok);
+	EXPECT_FALSE(check(Hdr(XIW_RDMAP_OP_VERIFY_RESP, 33)).ok);
 	EXPECT_TRUE(check(Hdr(XIW_RDMAP_OP_TERMINATE, 48)).ok); // max 52
 	EXPECT_TRUE(check(Hdr(XIW_RDMAP_OP_SEND, 0)).ok); // zero-length RTR
 }

@@ -79,8 +79,15 @@ constexpr uint32_t kImmLast = 0xffffff;	// zero-length Write w/ Imm
 constexpr int kDepth = 8;		// IRD/ORD asked for
 
 // Expected outcome of the section 8 cases (what xiw does, see dp_atomic.sh).
-// Requester: the Terminate flushes the WR; its QP raises QP_FATAL.
-constexpr ibv_wc_status kErrWcStatus = IBV_WC_WR_FLUSH_ERR;
+// Requester: the Terminate completes the WR with the IBA chapter 9 status
+// of its class and its layer/type/code as vendor_err; its QP raises
+// QP_FATAL. Misaligned: RDMAP / Remote Operation / catastrophic error
+// localized to the stream (0x0207), a remote operation error; no right:
+// RDMAP / Remote Protection / access rights violation (0x0102).
+constexpr ibv_wc_status kMisWcStatus = IBV_WC_REM_OP_ERR;
+constexpr uint32_t kMisVendorErr = 0x0207;
+constexpr ibv_wc_status kNaWcStatus = IBV_WC_REM_ACCESS_ERR;
+constexpr uint32_t kNaVendorErr = 0x0102;
 constexpr ibv_event_type kErrReqEvent = IBV_EVENT_QP_FATAL;
 // Responder: misaligned = RDMAP Remote Operation Error -> QP_REQ_ERR;
 // no remote-atomic right = RDMAP Remote Protection Error -> QP_ACCESS_ERR.
@@ -620,9 +627,15 @@ void error_case(const sockaddr_storage &dst, Kind kind)
 	ibv_wc wc{};
 	if (!c.cq.wait(&wc, 1, 20000))
 		die("%s: no completion", what);
-	check(wc.status == kErrWcStatus, "%s: requester WC status %s (%d), "
-	      "want %s", what, ibv_wc_status_str(wc.status), wc.status,
-	      ibv_wc_status_str(kErrWcStatus));
+	const ibv_wc_status want = mis ? kMisWcStatus : kNaWcStatus;
+	const uint32_t want_vendor = mis ? kMisVendorErr : kNaVendorErr;
+
+	check(wc.status == want, "%s: requester WC status %s (%d), want %s",
+	      what, ibv_wc_status_str(wc.status), wc.status,
+	      ibv_wc_status_str(want));
+	check(wc.vendor_err == want_vendor,
+	      "%s: requester vendor_err %#x, want %#x (the Terminate)", what,
+	      wc.vendor_err, want_vendor);
 	check(c.buf[0] == 0x5555, "%s: result buffer untouched (%#" PRIx64
 	      ")", what, c.buf[0]);
 

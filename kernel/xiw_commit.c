@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw - the responder's side of draft-talpey-rdma-commit: what an RDMA
+ * Flush, an Atomic Write and an RDMA Verify do to memory, and the MR
+ * attributes they need (persistent memory, Verify digest).
+ *
+ * The TX engine calls these in IRQ order, right before it sends the
+ * response (xiw_qp_tx.c), so each operation sees every earlier placement
+ * of its stream and no later request overtakes it. Placement by RX is a
+ * CPU store into the MR's pages (kmap), so:
+ *
+ * - Flush G (global visibility): a full barrier; every earlier placement
+ *   was made by a CPU store that precedes it.
+ * - Flush P (persistence): only pages that are persistent memory (the
+ *   kernel's own test, region_intersects(IORES_DESC_PERSISTENT_MEMORY));
+ *   the CPU cache lines of the range are written back with
+ *   arch_wb_cache_pmem() and ordered with pmem_wmb() before the response.
+ * - Atomic Write: one aligned 64-bit store (WRITE_ONCE), so no reader ever
+ *   sees a torn value.
+ * - Verify: a crypto API digest (crc32c or sha256, the MR's choice) of the
+ *   range as placed, page by page; long ranges yield the CPU between
+ *   pages, which is why TX runs it only from its work item, never in the
+ *   poster's context (xiw_commit_heavy()).
+ *
+ * Counters of what was done are in debugfs (xiw/commit_stats), so a test can
+ * tell a write-back that happened from one that was skipped.
+ */
+#include <crypto/hash.h>
+#include <linux/debugfs.h>
+#include <linux/highmem.h>
+#include <linux/ioport.h>
+#include <linux/libnvdimm.h>
+#include <linux/seq_file.h>
+
+#include "xiw_dp.h"
+#include "xiw_commit.h"
+
+static struct crypto_shash *xiw_sha256_tfm;
+static struct crypto_shash *xiw_crc32c_tfm;
+static struct dentry *xiw_commit_dir;
+
+static struct {
+	atomic64_t flush_global;	/* Flush requests with G (or no flag) */
+	atomic64_t flush_persistent;	/* Flush requests with P */
+	atomic64_t flush_wb_bytes;	/* bytes written back for P */
+	atomic64_t atomic_writes;
+	atomic64_t verify;
+	atomic64_t verify_bytes;
+	atomic64_t verify_mismatch;
+} xiw_commit_stats;
+
+#define XIW_STAT_ADD(name, n) atomic64_add((n), &xiw_commit_stats.name)
+
+static int xiw_commit_stats_show(struct seq_file *m, void *unused)
+{
+#define XIW_STAT_SHOW(name)						\
+	seq_printf(m, "%-18s %lld\n", #name,				\
+		   (long long)atomic64_read(&xiw_commit_stats.name))
+	XIW_STAT_SHOW(flush_global);
+	XIW_STAT_SHOW(flush_persistent);
+	XIW_STAT_SHOW(flush_wb_bytes);
+	XIW_STAT_SHOW(atomic_writes);
+	XIW_STAT_SHOW(verify);
+	XIW_STAT_SHOW(verify_bytes);
+	XIW_STAT_SHOW(verify_mismatch);
+#undef XIW_STAT_SHOW
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(xiw_commit_stats);
+
+/* Ranges at most this long run anywhere; longer Flush P / Verify: worker. */
+#define XIW_COMMIT_LIGHT	(64 * 1024)
+
+/* Yield the CPU after this many bytes of one Verify or write-back. */
+#define XIW_COMMIT_YIELD	(1024 * 1024)
+
+int xiw_digest_len(u8 digest)
+{
+	switch (digest) {
+	case XIW_DIGEST_CRC32C:
+		return 4;
+	case XIW_DIGEST_SHA256:
+		return 32;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Is @digest one this module can compute? */
+bool xiw_digest_supported(u8 digest)
+{
+	switch (digest) {
+	case XIW_DIGEST_CRC32C:
+		return xiw_crc32c_tfm;
+	case XIW_DIGEST_SHA256:
+		return xiw_sha256_tfm;
+	default:
+		return false;
+	}
+}
+
+bool xiw_commit_heavy(const struct xiw_irqe *e)
+{
+	if (e->type == XIW_RQ_VERIFY)
+		return e->len > XIW_COMMIT_LIGHT;
+	if (e->type == XIW_RQ_FLUSH)
+		return (e->flags & XIW_FLUSH_PERSISTENT) &&
+		       e->len > XIW_COMMIT_LIGHT;
+	return false;
+}
+
+static bool xiw_page_is_pmem(struct page *page)
+{
+	return region_intersects(page_to_phys(page), PAGE_SIZE, IORESOURCE_MEM,
+				 IORES_DESC_PERSISTENT_MEMORY) ==
+	       REGION_INTERSECTS;
+}
+
+/*
+ * Is every page of [@va, @va + @len) of @mr persistent memory? Used when
+ * a user MR asks for IB_ACCESS_FLUSH_PERSISTENT and before every
+ * persistent Flush (fast-registration MRs change pages at any time).
+ */
+bool xiw_mr_range_is_pmem(struct xiw_mr *mr, u64 va, u64 len)
+{
+	struct page *last = NULL;
+
+	while (len) {
+		u32 off, avail;
+		struct page *page = xiw_mr_page(mr, va, &off, &avail);
+
+		if (!page)
+			return false;
+		if (page != last && !xiw_page_is_pmem(page))
+			return false;
+		last = page;
+		avail = min_t(u64, avail, len);
+		va += avail;
+		len -= avail;
+	}
+	return true;
+}
+
+/* User MR registration: all pinned pages persistent memory? */
+bool xiw_umem_is_pmem(struct page **pages, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		if (!xiw_page_is_pmem(pages[i]))
+			return false;
+	return n > 0;
+}
+
+/*
+ * Flush [@va, @va + @len) of @mr with the wire flags @flags (P, G; the
+ * caller resolved R into the MR's range). 0 or -EIO (a page that is not
+ * persistent memory for P, or that cannot be mapped).
+ */
+int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
+		     bool may_yield)
+{
+	u64 done = 0;
+
+	/* every earlier placement was a CPU store before this point */
+	smp_mb();
+	if (!(flags & XIW_FLUSH_PERSISTENT)) {
+		XIW_STAT_ADD(flush_global, 1);
+		return 0;
+	}
+	if (!xiw_mr_range_is_pmem(mr, va, len))
+		return -EIO;
+	while (len) {
+		u32 off, avail;
+		struct page *page = xiw_mr_page(mr, va, &off, &avail);
+		void *p;
+
+		if (!page)
+			return -EIO;
+		avail = min_t(u64, avail, len);
+		p = kmap_local_page(page);
+		arch_wb_cache_pmem(p + off, avail);
+		kunmap_local(p);
+		va += avail;
+		len -= avail;
+		done += avail;
+		if (may_yield && !(done % XIW_COMMIT_YIELD))
+			cond_resched();
+	}
+	pmem_wmb();
+	XIW_STAT_ADD(flush_persistent, 1);
+	XIW_STAT_ADD(flush_wb_bytes, done);
+	if (flags & XIW_FLUSH_GLOBAL)
+		XIW_STAT_ADD(flush_global, 1);
+	return 0;
+}
+
+/* Atomic Write: @data (8 bytes as received) with one 64-bit store. */
+int xiw_commit_awrite(struct xiw_mr *mr, u64 va, u64 data)
+{
+	u32 off, avail;
+	struct page *page = xiw_mr_page(mr, va, &off, &avail);
+	void *p;
+
+	if (!page || off & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64))
+		return -EIO;
+	p = kmap_local_page(page);
+	WRITE_ONCE(*(u64 *)(p + off), data);
+	kunmap_local(p);
+	XIW_STAT_ADD(atomic_writes, 1);
+	return 0;
+}
+
+/*
+ * Verify: digest of [@va, @va + @len) of @mr with the MR's algorithm into
+ * @out (XIW_VERIFY_HASH_MAX bytes). Returns the digest length or -EIO.
+ */
+int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
+		      bool may_yield)
+{
+	u8 alg = READ_ONCE(mr->digest);
+	struct crypto_shash *tfm = alg == XIW_DIGEST_SHA256 ? xiw_sha256_tfm :
+				   alg == XIW_DIGEST_CRC32C ? xiw_crc32c_tfm :
+				   NULL;
+	u32 since_yield = 0;
+	int rv;
+
+	if (!tfm)
+		return -EIO;
+	{
+		SHASH_DESC_ON_STACK(desc, tfm);
+
+		desc->tfm = tfm;
+		rv = crypto_shash_init(desc);
+		while (!rv && len) {
+			u32 off, avail;
+			struct page *page = xiw_mr_page(mr, va, &off, &avail);
+			void *p;
+
+			if (!page) {
+				rv = -EIO;
+				break;
+			}
+			avail = min(avail, len);
+			p = kmap_local_page(page);
+			rv = crypto_shash_update(desc, p + off, avail);
+			kunmap_local(p);
+			va += avail;
+			len -= avail;
+			XIW_STAT_ADD(verify_bytes, avail);
+			since_yield += avail;
+			if (may_yield && since_yield >= XIW_COMMIT_YIELD) {
+				since_yield = 0;
+				cond_resched();
+			}
+		}
+		if (!rv)
+			rv = crypto_shash_final(desc, out);
+		shash_desc_zero(desc);
+	}
+	if (rv)
+		return -EIO;
+	XIW_STAT_ADD(verify, 1);
+	return crypto_shash_digestsize(tfm);
+}
+
+void xiw_commit_verify_mismatch(void)
+{
+	XIW_STAT_ADD(verify_mismatch, 1);
+}
+
+int xiw_commit_init(void)
+{
+	struct crypto_shash *tfm;
+
+	/* Either may be missing from a kernel: MRs then cannot choose it. */
+	tfm = crypto_alloc_shash("crc32c", 0, 0);
+	xiw_crc32c_tfm = IS_ERR(tfm) ? NULL : tfm;
+	tfm = crypto_alloc_shash("sha256", 0, 0);
+	xiw_sha256_tfm = IS_ERR(tfm) ? NULL : tfm;
+	if (!xiw_crc32c_tfm)
+		pr_info("xiw: no crc32c shash: RDMA Verify with crc32c unavailable\n");
+	if (!xiw_sha256_tfm)
+		pr_info("xiw: no sha256 shash: RDMA Verify with sha256 unavailable\n");
+
+	xiw_commit_dir = debugfs_create_dir("xiw", NULL);
+	debugfs_create_file("commit_stats", 0444, xiw_commit_dir, NULL,
+			    &xiw_commit_stats_fops);
+	return 0;
+}
+
+void xiw_commit_exit(void)
+{
+	debugfs_remove_recursive(xiw_commit_dir);
+	if (xiw_sha256_tfm)
+		crypto_free_shash(xiw_sha256_tfm);
+	if (xiw_crc32c_tfm)
+		crypto_free_shash(xiw_crc32c_tfm);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xiw - draft-talpey-rdma-commit at the responder (xiw_commit.c): Flush,
+ * Atomic Write and Verify on an MR's memory, persistent-memory checks and
+ * Verify digests.
+ */
+#ifndef XIW_COMMIT_H
+#define XIW_COMMIT_H
+
+#include "xiw.h"
+
+struct xiw_irqe;
+
+int xiw_commit_init(void);
+void xiw_commit_exit(void);
+
+int xiw_digest_len(u8 digest);
+bool xiw_digest_supported(u8 digest);
+bool xiw_mr_range_is_pmem(struct xiw_mr *mr, u64 va, u64 len);
+bool xiw_umem_is_pmem(struct page **pages, unsigned long n);
+
+bool xiw_commit_heavy(const struct xiw_irqe *e);
+int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
+		     bool may_yield);
+int xiw_commit_awrite(struct xiw_mr *mr, u64 va, u64 data);
+int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
+		      bool may_yield);
+void xiw_commit_verify_mismatch(void);
+
+#endif /* XIW_COMMIT_H */
