@@ -328,6 +328,17 @@ xiw_two_devices() {
 	wait_port_state xiw1 PORT_ACTIVE 5
 }
 
+# xiw_commit_stat NAME: a counter of debugfs xiw/commit_stats (flush_global,
+# flush_persistent, flush_wb_bytes: bytes whose CPU cache lines a Flush P
+# wrote back, atomic_writes, verify, verify_bytes, verify_mismatch).
+xiw_commit_stat() {
+	local f=/sys/kernel/debug/xiw/commit_stats v
+	[ -r $f ] || fail "no $f (xiw without the commit extensions?)"
+	v=$(awk -v k="$1" '$1 == k { print $2 }' $f)
+	[ -n "$v" ] || fail "no counter $1 in $f"
+	echo "$v"
+}
+
 # dummy_add NAME: a dummy netdev, up, deleted at exit (netdev_del).
 dummy_add() {
 	modprobe dummy numdummies=0 2>/dev/null || true

@@ -350,10 +350,15 @@ int run(const Opts &o)
 					(log.pmem ? XIWDV_DEVICE_FLUSH_PERSISTENT :
 						    XIWDV_DEVICE_FLUSH_GLOBAL);
 
-				if (!has_cap(id->verbs, want) || !xiwdv_wr_flush) {
-					std::printf("SKIP push mode: the device or provider has no "
-						    "%s Flush / Atomic Write\n",
+				if (!has_cap(id->verbs, want)) {
+					std::printf("SKIP push mode: the device does not report "
+						    "%s Flush and Atomic Write\n",
 						    log.pmem ? "persistent" : "global");
+					std::exit(4);
+				}
+				if (!xiwdv_wr_flush || !xiwdv_reg_mr) {
+					std::printf("SKIP push mode: the provider has no "
+						    "xiwdv_wr_flush / xiwdv_reg_mr\n");
 					std::exit(4);
 				}
 				so.send_ops_flags |= IBV_QP_EX_WITH_ATOMIC_WRITE;

@@ -11,9 +11,15 @@ N=${XIW_COMMITLOG_N:-300}
 seed=$(( (RANDOM << 16) | RANDOM ))
 port=7480
 skipped=
+declare -A c0
 for mode in push send write; do
 	port=$((port + 1))
 	rc=0
+	if [ $mode = push ]; then
+		for k in flush_global flush_persistent flush_wb_bytes atomic_writes; do
+			c0[$k]=$(xiw_commit_stat $k)
+		done
+	fi
 	run_timeout 90 "$CL" run --addr 192.0.2.1 --src 192.0.2.2 --port $port \
 		--mode $mode -n "$N" --size 200 --seed "$seed" >"cl-$mode.log" 2>&1 || rc=$?
 	sed 's/^/# /' "cl-$mode.log"
@@ -25,5 +31,13 @@ for mode in push send write; do
 	# the log was checked where it lies: tail and every record
 	expect_match "$(cat "cl-$mode.log")" "^ok log: $N records of 200 bytes and the tail intact" "$mode"
 	expect_match "$(cat "cl-$mode.log")" "^commitlog mode=$mode mem=dram n=$N " "$mode"
+	if [ $mode = push ]; then
+		# two Flush G and one Atomic Write per commit reached the
+		# responder; DRAM: nothing written back
+		expect_eq $(( $(xiw_commit_stat flush_global) - c0[flush_global] )) $((2 * N)) "Flush G executed"
+		expect_eq $(( $(xiw_commit_stat atomic_writes) - c0[atomic_writes] )) "$N" "Atomic Writes executed"
+		expect_eq $(( $(xiw_commit_stat flush_persistent) - c0[flush_persistent] )) 0 "Flush P executed"
+		expect_eq $(( $(xiw_commit_stat flush_wb_bytes) - c0[flush_wb_bytes] )) 0 "bytes written back"
+	fi
 done
 [ -z "$skipped" ] || skip "$skipped (send and write modes passed)"

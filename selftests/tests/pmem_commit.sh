@@ -20,6 +20,10 @@ case ${XIW_BOOT:-} in
 	# Read of the tail
 	for mode in push write; do
 		rm -f cl.log
+		if [ $mode = push ]; then
+			p0=$(xiw_commit_stat flush_persistent) w0=$(xiw_commit_stat flush_wb_bytes)
+			a0=$(xiw_commit_stat atomic_writes)
+		fi
 		run_timeout 150 "$CL" run --addr 192.0.2.1 --src 192.0.2.2 --port 7490 \
 			--mode $mode --dax "$dax" -n "$N" --size $size --seed "$seed" \
 			--hold >cl.log 2>&1 &
@@ -40,6 +44,14 @@ case ${XIW_BOOT:-} in
 	qps=$(rdma res show qp 2>/dev/null || true)
 	expect_match "$qps" 'xiw0/' "rdma res show qp"
 	expect_match "$qps" 'xiw1/' "rdma res show qp"
+	if [ $mode = push ]; then
+		# The write-back ran: per commit a Flush P of the record (32-byte
+		# header + payload) and one of the 8-byte tail, each range's
+		# cache lines written back (arch_wb_cache_pmem) before the answer
+		expect_eq $(( $(xiw_commit_stat flush_persistent) - p0 )) $((2 * N)) "Flush P executed"
+		expect_eq $(( $(xiw_commit_stat flush_wb_bytes) - w0 )) $((N * (32 + size + 8))) "bytes written back"
+		expect_eq $(( $(xiw_commit_stat atomic_writes) - a0 )) "$N" "Atomic Writes executed"
+	fi
 	echo "mode=$mode N=$N size=$size seed=$seed dax=$dax" >"$state"
 	sync
 	xiw_power_off ;;
