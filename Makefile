@@ -3,6 +3,7 @@
 # xiw: software iWARP RNIC. Top-level build and test driver.
 #
 #   make            build xiw.ko and user space (provider, tests, tools)
+#   make ktest      build the kernel API test module (selftests/kmod)
 #   make demo       install what is missing, build, boot the VM, show xiw
 #   make check      install what is missing, build, run every test
 #   make check T=name   run one VM test
@@ -25,27 +26,36 @@ FUZZ ?=
 REPEAT ?=
 
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_RDMA_XIW=m
+# xiw_ktest.ko links to xiw.ko's exported kernel API.
+KTEST_MAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/kmod \
+	KBUILD_EXTRA_SYMBOLS=$(CURDIR)/kernel/Module.symvers
 
-.PHONY: check-packages all kernel user deps check check-host check-vm demo bench install \
+.PHONY: check-packages all kernel ktest user deps check check-host check-vm demo bench install \
 	clean checkpatch sparse w1 fuzz fuzz-corpus dkms-src dkms-install \
 	dkms-uninstall deb dkms-tarball
 
-all: kernel user
+all: kernel ktest user
 
 kernel:
 	@test -n "$(KDIR)" || { echo "no 6.12 kernel headers: run 'make deps'"; exit 1; }
 	$(KMAKE) -j$(JOBS) modules
 
+# The kernel ULP test of the xiw kernel API, loaded by the VM test dp_kapi.
+ktest: kernel
+	$(KTEST_MAKE) -j$(JOBS) modules
+
 # W=1 and sparse (C=2 checks every file, even if it is up to date).
 w1:
 	$(KMAKE) -j$(JOBS) W=1 modules
+	$(KTEST_MAKE) -j$(JOBS) W=1 modules
 sparse:
 	$(KMAKE) -j$(JOBS) C=2 modules
+	$(KTEST_MAKE) -j$(JOBS) C=2 modules
 
 checkpatch:
 	@perl /usr/src/linux-source-6.12/scripts/checkpatch.pl --no-tree \
 		--strict --quiet --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
-		-f $(filter-out %.mod.c,$(wildcard kernel/*.c)) kernel/*.h \
+		-f $(filter-out %.mod.c,$(wildcard kernel/*.c selftests/kmod/*.c)) kernel/*.h \
 		include/uapi/rdma/xiw-abi.h include/uapi/rdma/xiw-sqe.h
 
 user:
@@ -111,6 +121,7 @@ install: all
 
 clean:
 	$(KMAKE) clean
+	$(KTEST_MAKE) clean
 	rm -rf $(BUILD)
 
 # --- DKMS and Debian packages (Documentation/packaging.md) -------------------
