@@ -68,11 +68,6 @@
 #include <thread>
 #include <vector>
 
-// The commit extensions in the provider: weak, so that this program runs
-// (write and send modes) on a provider that does not have them yet.
-#pragma weak xiwdv_reg_mr
-#pragma weak xiwdv_wr_flush
-
 namespace {
 
 using cm_pair::die;
@@ -356,11 +351,6 @@ int run(const Opts &o)
 						    log.pmem ? "persistent" : "global");
 					std::exit(4);
 				}
-				if (!xiwdv_wr_flush || !xiwdv_reg_mr) {
-					std::printf("SKIP push mode: the provider has no "
-						    "xiwdv_wr_flush / xiwdv_reg_mr\n");
-					std::exit(4);
-				}
 				so.send_ops_flags |= IBV_QP_EX_WITH_ATOMIC_WRITE;
 			}
 			req.setup(id, so);
@@ -380,8 +370,6 @@ int run(const Opts &o)
 			if (o.mode == Mode::push) {
 				so.access |= log.pmem ? XIWDV_ACCESS_FLUSH_PERSISTENT :
 							XIWDV_ACCESS_FLUSH_GLOBAL;
-				if (!xiwdv_reg_mr)
-					die("xiwdv_reg_mr missing");
 				so.reg_mr = [](ibv_pd *pd, void *b, size_t l, int acc) {
 					return xiwdv_reg_mr(pd, b, l, acc,
 							    XIWDV_DIGEST_DEFAULT);

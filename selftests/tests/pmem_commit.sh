@@ -52,6 +52,7 @@ case ${XIW_BOOT:-} in
 		expect_eq $(( $(xiw_commit_stat flush_persistent) - p0 )) $((2 * N)) "Flush P executed"
 		expect_eq $(( $(xiw_commit_stat flush_wb_bytes) - w0 )) $((N * (32 + size + 8))) "bytes written back"
 		expect_eq $(( $(xiw_commit_stat atomic_writes) - a0 )) "$N" "Atomic Writes executed"
+		log "responder: $((2 * N)) Flush P, $(( $(xiw_commit_stat flush_wb_bytes) - w0 )) bytes written back, $N Atomic Writes"
 	fi
 	printf 'mode=%q N=%q size=%q seed=%q dax=%q why=%q\n' "$mode" "$N" "$size" "$seed" \
 		"$dax" "${why:-}" >"$state"
@@ -69,6 +70,13 @@ case ${XIW_BOOT:-} in
 	# the check can fail: one record more than committed, another seed
 	expect_fail "$CL" check --dax "$dax" -n $((N + 1)) --size "$size" --seed "$seed" >/dev/null
 	expect_fail "$CL" check --dax "$dax" -n "$N" --size "$size" --seed $((seed + 1)) >/dev/null
+	# the namespace, written before an unclean power-off, is an MR again:
+	# a short new log over the old one
+	xiw_two_devices
+	run_timeout 60 "$CL" run --addr 192.0.2.1 --src 192.0.2.2 --port 7491 --mode "$mode" \
+		--dax "$dax" -n 20 --size "$size" --seed $((seed + 2)) >cl2.log 2>&1 ||
+		fail "a new log on the namespace after the reboot: $(grep -m1 FAIL cl2.log || tail -n 1 cl2.log)"
+	expect_match "$(cat cl2.log)" "^ok log: 20 records of $size bytes and the tail intact" "new log"
 	[ "$mode" = push ] ||
 		skip "$N records written with plain Writes survived the power-off; no push: $why" ;;
 *)	fail "XIW_BOOT=${XIW_BOOT:-unset}" ;;
