@@ -32,7 +32,7 @@ cp "$table" "$BUILD/bench-table.md"
 ctable=$run/own/commitlog/tests/commitlog-table.md
 [ -f "$ctable" ] || { cat "$out"; echo "bench: no commitlog table" >&2; exit 1; }
 echo
-echo "xiw_commitlog: ${XIW_BENCH_COMMITS:-2000} commits per run, one at a time, between xiw1" \
+echo "xiw_commitlog: ${XIW_BENCH_COMMITS:-2000} commits per run (latency: one at a time), between xiw1" \
      "and xiw0 of one TCG VM (an NVDIMM backed by a host file for pmem)"
 cat "$ctable"
 cp "$ctable" "$BUILD/commitlog-table.md"

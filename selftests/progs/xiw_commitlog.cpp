@@ -22,15 +22,16 @@
 //
 // Usage:
 //   xiw_commitlog run --addr A --port P [--src B] [--mode push|send|write]
-//                 [-n N] [--size S] [--seed X] [--dax PATH] [--spin]
-//                 [--hold]
+//                 [-n N] [--size S] [--seed X] [--dax PATH] [--depth D]
+//                 [--spin] [--hold]
 //   xiw_commitlog check --dax PATH -n N --size S --seed X
 //
 // run: N commits of S-byte records (record i's bytes follow from X and i),
-// timed one at a time; then the log is checked where it lies (the tail is
-// N and every record is intact). Prints
-//   "commitlog mode=M mem=dram|pmem n=N size=S median_us=.. p99_us=..
-//    rate=../s"
+// up to D (default 1) in flight, each timed from its post to its
+// completion (push, write) or answer (send); then the log is checked where
+// it lies (the tail is N and every record is intact). Prints
+//   "commitlog mode=M mem=dram|pmem n=N size=S depth=D median_us=..
+//    p99_us=.. rate=../s"
 // and "ok ..."/"FAIL ..." lines. --dax PATH: the log is a MAP_SHARED
 // mapping of a device-dax namespace; else DRAM. --hold: after the check,
 // print "HOLD committed N" and wait for a signal with everything still
@@ -93,7 +94,7 @@ struct Opts {
 	std::string addr, port, src, dax;
 	Mode mode = Mode::push;
 	uint64_t n = 1000, seed = 1;
-	uint32_t size = 64;
+	uint32_t size = 64, depth = 1;
 	bool spin = false, hold = false;
 };
 
@@ -323,8 +324,9 @@ int run(const Opts &o)
 	ibv_comp_channel *rch = nullptr, *tch = nullptr;
 	rdma_conn_param p{}, a{};
 
-	p.responder_resources = 4;
-	p.initiator_depth = 4;
+	// two Flushes of every commit in flight use the ORD (Read-like)
+	p.responder_resources = (uint8_t)std::max(4u, 2 * o.depth);
+	p.initiator_depth = p.responder_resources;
 	a = p;
 	pair.connect(
 		[&](rdma_cm_id *id) {
@@ -334,8 +336,9 @@ int run(const Opts &o)
 			if (!rch)
 				die("ibv_create_comp_channel");
 			so.channel = rch;
-			so.depth = 16;
-			so.mem_bytes = 3 * slot + 64;
+			so.depth = 4 * o.depth + 4;	// 4 WRs per commit
+			so.recv_depth = o.depth + 2;
+			so.mem_bytes = o.depth * (slot + 64);
 			so.access = IBV_ACCESS_LOCAL_WRITE;
 			so.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
 					    IBV_QP_EX_WITH_RDMA_READ |
@@ -362,7 +365,8 @@ int run(const Opts &o)
 			if (!tch)
 				die("ibv_create_comp_channel");
 			so.channel = tch;
-			so.depth = 16;
+			so.depth = 2 * o.depth + 4;
+			so.recv_depth = o.depth + 2;
 			so.ext_mem = log.p;
 			so.mem_bytes = log.len;
 			so.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -379,11 +383,21 @@ int run(const Opts &o)
 		},
 		p, a, &tgt.id);
 
-	// The requester's staging: a record, the tail to write, the tail read.
-	uint8_t *stage = req.mem.data();
-	uint64_t *tail_src = (uint64_t *)(stage + slot);
-	uint64_t *tail_rd = (uint64_t *)(stage + slot + 8);
-	uint8_t *ack = stage + slot + 16;
+	// The requester's staging, one per commit in flight (commit i uses
+	// i % depth): a record, the tail to write, the tail read, the answer.
+	struct Stage {
+		uint8_t *rec;
+		uint64_t *tail_src, *tail_rd;
+		uint8_t *ack;
+		Clock::time_point t0;
+	};
+	std::vector<Stage> st(o.depth);
+	for (uint32_t k = 0; k < o.depth; k++) {
+		uint8_t *b = req.mem.data() + k * (slot + 64);
+
+		st[k] = { b, (uint64_t *)(b + slot), (uint64_t *)(b + slot + 8),
+			  b + slot + 16, {} };
+	}
 	uint64_t raddr = (uintptr_t)log.p;
 	uint32_t rkey = tgt.mr->rkey;
 
@@ -393,10 +407,10 @@ int run(const Opts &o)
 	ibv_mr *tmr = nullptr;
 	std::thread target;
 	std::atomic<int> tfail{ 0 };
-	constexpr int kRecvs = 4;
+	const int kRecvs = (int)o.depth + 1;	// a receive for every Send in flight
 
 	if (o.mode == Mode::send) {
-		tbuf.assign((kRecvs + 1) * slot, 0);
+		tbuf.assign(kRecvs * slot + kRecvs * 8, 0);
 		tmr = ibv_reg_mr(tgt.pd, tbuf.data(), tbuf.size(), IBV_ACCESS_LOCAL_WRITE);
 		if (!tmr)
 			die("ibv_reg_mr (target receive buffers)");
@@ -413,7 +427,6 @@ int run(const Opts &o)
 		for (int k = 0; k < kRecvs; k++)
 			post_recv(k);
 		target = std::thread([&, post_recv] {
-			uint64_t *reply = (uint64_t *)&tbuf[kRecvs * slot];
 			uint64_t done = 0;
 
 			while (done < o.n) {
@@ -445,6 +458,9 @@ int run(const Opts &o)
 				writeback(log.p, 8, log.pmem);
 				done++;
 				post_recv((int)wc.wr_id);
+				// its own answer buffer: earlier answers may be in flight
+				uint64_t *reply = (uint64_t *)&tbuf[kRecvs * slot +
+								    (done % kRecvs) * 8];
 				*reply = done;
 				ibv_sge sge{ (uintptr_t)reply, 8, tmr->lkey };
 				ibv_send_wr wr{}, *bad;
@@ -462,21 +478,36 @@ int run(const Opts &o)
 		});
 	}
 
+	// What the connection got: Flushes and Reads in flight are bounded
+	// by the requester's ORD and the target's IRD.
+	{
+		ibv_qp_attr qa{}, ta{};
+		ibv_qp_init_attr qi{}, ti{};
+
+		if (ibv_query_qp(req.id->qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC, &qi) ||
+		    ibv_query_qp(tgt.id->qp, &ta, IBV_QP_MAX_DEST_RD_ATOMIC, &ti))
+			die("ibv_query_qp");
+		std::printf("connection: requester ORD %u, target IRD %u\n",
+			    qa.max_rd_atomic, ta.max_dest_rd_atomic);
+	}
 	std::vector<double> lat;
 	lat.reserve(o.n);
 	auto t_all = Clock::now();
+	uint64_t posted = 0, done = 0;
+	bool broken = false;
 
-	for (uint64_t i = 0; i < o.n; i++) {
+	// post commit @i (its stage i % depth is free)
+	auto post = [&](uint64_t i) {
+		Stage &g = st[i % o.depth];
 		ibv_qp_ex *q = req.qpx;
 		uint64_t roff = kRecOff + i * slot;
 
-		make_record(stage, o.seed, i, o.size);
-		*tail_src = i + 1;
-		*tail_rd = 0;
-		auto t0 = Clock::now();
-
+		make_record(g.rec, o.seed, i, o.size);
+		*g.tail_src = i + 1;
+		*g.tail_rd = 0;
+		g.t0 = Clock::now();
 		if (o.mode == Mode::send) {
-			ibv_sge sge{ (uintptr_t)ack, 8, req.mr->lkey };
+			ibv_sge sge{ (uintptr_t)g.ack, 8, req.mr->lkey };
 			ibv_recv_wr rw{}, *rbad;
 
 			rw.wr_id = i;
@@ -486,80 +517,93 @@ int run(const Opts &o)
 				die("ibv_post_recv");
 		}
 		ibv_wr_start(q);
+		q->wr_id = i;
+		q->wr_flags = 0;
 		switch (o.mode) {
 		case Mode::push:
-			q->wr_id = i;
-			q->wr_flags = 0;
 			ibv_wr_rdma_write(q, rkey, raddr + roff);
-			ibv_wr_set_sge(q, req.mr->lkey, (uintptr_t)stage, (uint32_t)rec_len);
+			ibv_wr_set_sge(q, req.mr->lkey, (uintptr_t)g.rec, (uint32_t)rec_len);
 			xiwdv_wr_flush(q, rkey, raddr + roff, rec_len, ftype,
 				       XIWDV_FLUSH_RANGE);
-			ibv_wr_atomic_write(q, rkey, raddr, tail_src);
+			ibv_wr_atomic_write(q, rkey, raddr, g.tail_src);
 			q->wr_flags = IBV_SEND_SIGNALED;
 			xiwdv_wr_flush(q, rkey, raddr, 8, ftype, XIWDV_FLUSH_RANGE);
 			break;
 		case Mode::write:
-			q->wr_id = i;
-			q->wr_flags = 0;
 			ibv_wr_rdma_write(q, rkey, raddr + roff);
-			ibv_wr_set_sge(q, req.mr->lkey, (uintptr_t)stage, (uint32_t)rec_len);
+			ibv_wr_set_sge(q, req.mr->lkey, (uintptr_t)g.rec, (uint32_t)rec_len);
 			ibv_wr_rdma_write(q, rkey, raddr);
-			ibv_wr_set_sge(q, req.mr->lkey, (uintptr_t)tail_src, 8);
+			ibv_wr_set_sge(q, req.mr->lkey, (uintptr_t)g.tail_src, 8);
 			q->wr_flags = IBV_SEND_SIGNALED;
 			ibv_wr_rdma_read(q, rkey, raddr);
-			ibv_wr_set_sge(q, req.mr->lkey, (uintptr_t)tail_rd, 8);
+			ibv_wr_set_sge(q, req.mr->lkey, (uintptr_t)g.tail_rd, 8);
 			break;
 		case Mode::send:
-			q->wr_id = i;
 			q->wr_flags = IBV_SEND_SIGNALED;
 			ibv_wr_send(q);
-			ibv_wr_set_sge(q, req.mr->lkey, (uintptr_t)stage, (uint32_t)rec_len);
+			ibv_wr_set_sge(q, req.mr->lkey, (uintptr_t)g.rec, (uint32_t)rec_len);
 			break;
 		}
 		if (int e = ibv_wr_complete(q)) {
 			errno = e;
 			die("ibv_wr_complete");
 		}
+	};
+
+	// Commits complete in order: the signaled WR of one QP's send queue
+	// (push, write), the target's answers (send).
+	uint64_t sends_done = 0;
+	while (done < o.n && !broken) {
+		while (posted < o.n && posted - done < o.depth &&
+		       (o.mode != Mode::send || posted - sends_done < o.depth))
+			post(posted++);
+		ibv_wc wc = next_wc(req, rch, o.spin);
+		Stage &g = st[done % o.depth];
+
 		if (o.mode == Mode::send) {
-			// the Send's completion and the answer, in either order
-			bool sent = false, answered = false;
-
-			while (!sent || !answered) {
-				ibv_wc wc = next_wc(req, rch, o.spin);
-
-				if (wc.opcode == IBV_WC_SEND)
-					sent = true;
-				else if (wc.opcode == IBV_WC_RECV)
-					answered = true;
+			if (wc.opcode == IBV_WC_SEND) {
+				sends_done++;
+				continue;
 			}
 			uint64_t got;
 
-			std::memcpy(&got, ack, 8);
-			if (got != i + 1) {
-				check(false, "commit %" PRIu64 ": the target answered %" PRIu64,
-				      i, got);
+			std::memcpy(&got, st[wc.wr_id % o.depth].ack, 8);
+			if (wc.opcode != IBV_WC_RECV || wc.wr_id != done || got != done + 1) {
+				check(false, "commit %" PRIu64 ": answer opcode %d for %" PRIu64
+				      " says %" PRIu64, done, wc.opcode, wc.wr_id, got);
+				broken = true;
 				break;
 			}
 		} else {
-			ibv_wc wc = next_wc(req, rch, o.spin);
-
-			if (wc.wr_id != i) {
+			if (wc.wr_id != done) {
 				check(false, "commit %" PRIu64 ": completion of wr_id %" PRIu64,
-				      i, wc.wr_id);
+				      done, wc.wr_id);
+				broken = true;
 				break;
 			}
 			if (o.mode == Mode::push && wc.opcode != XIWDV_WC_FLUSH) {
 				check(false, "commit %" PRIu64 ": completion opcode %d, not Flush",
-				      i, wc.opcode);
+				      done, wc.opcode);
+				broken = true;
 				break;
 			}
-			if (o.mode == Mode::write && *tail_rd != i + 1) {
+			// later commits' tails may be placed before the Read runs
+			if (o.mode == Mode::write && *g.tail_rd < done + 1) {
 				check(false, "commit %" PRIu64 ": the tail read back is %" PRIu64,
-				      i, *tail_rd);
+				      done, *g.tail_rd);
+				broken = true;
 				break;
 			}
 		}
-		lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+		lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - g.t0).count());
+		done++;
+	}
+	// send mode: the last Sends' own completions
+	while (o.mode == Mode::send && !broken && sends_done < o.n) {
+		ibv_wc wc = next_wc(req, rch, o.spin);
+
+		if (wc.opcode == IBV_WC_SEND)
+			sends_done++;
 	}
 	double secs = std::chrono::duration<double>(Clock::now() - t_all).count();
 
@@ -567,8 +611,8 @@ int run(const Opts &o)
 		target.join();
 	if (tfail)
 		failures++;
-	std::printf("commitlog mode=%s mem=%s n=%zu size=%u median_us=%.1f p99_us=%.1f rate=%.0f/s\n",
-		    mode_name(o.mode), log.pmem ? "pmem" : "dram", lat.size(), o.size,
+	std::printf("commitlog mode=%s mem=%s n=%zu size=%u depth=%u median_us=%.1f p99_us=%.1f rate=%.0f/s\n",
+		    mode_name(o.mode), log.pmem ? "pmem" : "dram", lat.size(), o.size, o.depth,
 		    pct(lat, 0.5), pct(lat, 0.99), secs > 0 ? (double)lat.size() / secs : 0.0);
 	check(lat.size() == o.n, "%zu of %" PRIu64 " commits completed", lat.size(), o.n);
 	verify(log.p, o.n, o.seed, o.size);
@@ -607,7 +651,8 @@ int check_cmd(const Opts &o)
 {
 	std::fprintf(stderr,
 		"usage: xiw_commitlog run --addr A --port P [--src B] [--mode push|send|write]\n"
-		"                     [-n N] [--size S] [--seed X] [--dax PATH] [--spin] [--hold]\n"
+		"                     [-n N] [--size S] [--seed X] [--dax PATH] [--depth D]\n"
+		"                     [--spin] [--hold]\n"
 		"       xiw_commitlog check --dax PATH -n N --size S --seed X\n");
 	std::exit(2);
 }
@@ -644,6 +689,8 @@ int main(int argc, char **argv)
 			o.size = (uint32_t)std::strtoul(val(), nullptr, 0);
 		else if (k == "--seed")
 			o.seed = std::strtoull(val(), nullptr, 0);
+		else if (k == "--depth")
+			o.depth = (uint32_t)std::strtoul(val(), nullptr, 0);
 		else if (k == "--spin")
 			o.spin = true;
 		else if (k == "--hold")
@@ -662,7 +709,7 @@ int main(int argc, char **argv)
 		} else
 			usage();
 	}
-	if (!o.n || !o.size || o.size > 4096)
+	if (!o.n || !o.size || o.size > 4096 || !o.depth || o.depth > 32)
 		usage();
 	if (cmd == "check")
 		return check_cmd(o);

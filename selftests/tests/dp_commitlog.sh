@@ -40,4 +40,15 @@ for mode in push send write; do
 		expect_eq $(( $(xiw_commit_stat flush_wb_bytes) - c0[flush_wb_bytes] )) 0 "bytes written back"
 	fi
 done
+# pipelined: 8 commits in flight (the tail only ever grows; the target
+# thread answers in order)
+for mode in push send; do
+	[ $mode != push ] || [ -z "$skipped" ] || continue
+	port=$((port + 1))
+	run_timeout 90 "$CL" run --addr 192.0.2.1 --src 192.0.2.2 --port $port \
+		--mode $mode -n "$N" --size 1000 --seed "$seed" --depth 8 >"cl-$mode-8.log" 2>&1 ||
+		fail "$mode, 8 in flight: $(grep -m1 FAIL "cl-$mode-8.log" || tail -n 1 "cl-$mode-8.log")"
+	grep '^commitlog' "cl-$mode-8.log" | sed 's/^/# /'
+	expect_match "$(cat "cl-$mode-8.log")" "^ok log: $N records of 1000 bytes and the tail intact" "$mode, 8 in flight"
+done
 [ -z "$skipped" ] || skip "$skipped (send and write modes passed)"
