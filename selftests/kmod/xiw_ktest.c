@@ -8,19 +8,25 @@
  * rdma_cm, then work requests from the client's QP against memory the
  * server side registered with fast registration:
  *
+ *	listen, connect, register	the setup
  *	write_flush	RDMA Write (unsignaled), then Flush of its range:
  *			at the Flush completion the bytes are in place
- *	atomic_write	Atomic Write of 8 bytes
- *	flush_mr	Flush of the whole MR, then the Atomic Write's bytes
- *			(and only they) changed
+ *	atomic_write	Atomic Write of 8 bytes, in place (and only they)
+ *			at its completion
+ *	flush_mr	RDMA Write, then Flush of the whole MR: the bytes
+ *			are in place at its completion
  *	verify_*	Verify returning the peer's crc32c / sha256 digest
  *			(compared with the digest computed here), Verify
  *			with the matching hash
  *	bad_operands	the API refuses an oversized hash without posting
  *	verify_mismatch	a wrong hash: IB_WC_REM_OP_ERR with the Terminate's
  *			layer/type/code 0x02ff, the QP in ERROR
- *	flush_no_right	on a second connection, Flush of an MR without the
- *			flush right: IB_WC_REM_ACCESS_ERR
+ *	commit_chain	on a second connection, a commit log: Write, Flush
+ *			(unsignaled) and Atomic Write of the tail per record;
+ *			record in place when the tail completes
+ *	disconnect	its graceful close reaches both ends
+ *	flush_no_right	on a third connection, Flush of an MR without the
+ *			flush right: IB_WC_REM_ACCESS_ERR, vendor_err 0x01xx
  *
  * Each check logs "PASS name" or "FAIL name: why". Everything is torn
  * down before init returns; init fails with -EIO when any check failed,
@@ -62,10 +68,13 @@ MODULE_PARM_DESC(timeout_ms, "limit of each wait for an event or completion");
 #define KT_DEPTH	16		/* SQ and CQ entries */
 #define KT_RD_DEPTH	4		/* ORD and IRD */
 #define KT_TBUF_SIZE	(4 * PAGE_SIZE)	/* each target region */
-#define KT_LBUF_SIZE	(2 * PAGE_SIZE)	/* requester buffer */
+#define KT_LBUF_SIZE	(4 * PAGE_SIZE)	/* requester buffer */
 #define KT_DIGEST_OFF	PAGE_SIZE	/* digests land here in lbuf */
 #define KT_AW_OFF	(PAGE_SIZE + 8)	/* Atomic Write target offset */
+#define KT_PAGE2	(2 * PAGE_SIZE)	/* flush_mr's Write, commit records */
 #define KT_VERIFY_LEN	(3 * PAGE_SIZE)	/* bytes each Verify covers */
+#define KT_REC_LEN	512		/* commit_chain record */
+#define KT_REC_NUM	8
 
 /* Terminate Control of a Verify mismatch: RDMAP, remote op, vendor */
 #define KT_VENDOR_ERR_VERIFY	0x02ff
@@ -77,6 +86,7 @@ enum kt_wr_id {
 	KT_WRID_ATOMIC_WRITE,
 	KT_WRID_FLUSH_MR,
 	KT_WRID_VERIFY,
+	KT_WRID_TAIL,
 };
 
 /* One end of a connection (or the listener) and its verbs resources. */
@@ -538,13 +548,13 @@ static void kt_sync_dev(struct kt_conn *c, struct kt_region *r)
 				      KT_LBUF_SIZE, DMA_BIDIRECTIONAL);
 }
 
-/* RDMA Write of one page (unsignaled), then a Flush of that range. */
-static int kt_write_flush(struct kt_ctx *ctx, struct kt_conn *c)
+/* RDMA Write of @len bytes at lbuf + @off to the same offset of @r. */
+static int kt_post_write(struct kt_conn *c, struct kt_region *r, u32 off,
+			 u32 len, unsigned int send_flags)
 {
-	const char *name = "write_flush";
 	struct ib_sge sge = {
-		.addr = c->ldma,
-		.length = PAGE_SIZE,
+		.addr = c->ldma + off,
+		.length = len,
 		.lkey = c->cli.pd->local_dma_lkey,
 	};
 	struct ib_rdma_wr wr = {
@@ -553,18 +563,27 @@ static int kt_write_flush(struct kt_ctx *ctx, struct kt_conn *c)
 			.opcode = IB_WR_RDMA_WRITE,
 			.sg_list = &sge,
 			.num_sge = 1,
+			.send_flags = send_flags,
 		},
-		.remote_addr = c->tr.mr->iova,
-		.rkey = c->tr.mr->rkey,
+		.remote_addr = r->mr->iova + off,
+		.rkey = r->mr->rkey,
 	};
-	struct ib_qp *qp = c->cli.id->qp;
 	const struct ib_send_wr *bad;
+
+	return ib_post_send(c->cli.id->qp, &wr.wr, &bad);
+}
+
+/* RDMA Write of one page (unsignaled), then a Flush of that range. */
+static int kt_write_flush(struct kt_ctx *ctx, struct kt_conn *c)
+{
+	const char *name = "write_flush";
+	struct ib_qp *qp = c->cli.id->qp;
 	struct ib_wc wc;
 	int rv;
 
 	kt_fill(c->lbuf, PAGE_SIZE, 0x5eed0001);
 	kt_sync_dev(c, &c->tr);
-	rv = ib_post_send(qp, &wr.wr, &bad);
+	rv = kt_post_write(c, &c->tr, 0, PAGE_SIZE, 0);
 	if (rv) {
 		kt_fail(ctx, name, "ib_post_send(RDMA Write) %d", rv);
 		return rv;
@@ -590,7 +609,10 @@ static int kt_write_flush(struct kt_ctx *ctx, struct kt_conn *c)
 	return 0;
 }
 
-/* Atomic Write of 8 bytes, then a Flush of the whole MR. */
+/*
+ * Atomic Write of 8 bytes (in place at its completion: it has a
+ * response), then a Write of another page and a Flush of the whole MR.
+ */
 static int kt_atomic_write_flush_mr(struct kt_ctx *ctx, struct kt_conn *c)
 {
 	static const u8 zero[8];
@@ -611,8 +633,27 @@ static int kt_atomic_write_flush_mr(struct kt_ctx *ctx, struct kt_conn *c)
 			  IB_WC_ATOMIC_WRITE, IB_WC_SUCCESS, &wc);
 	if (rv)
 		return rv;
+	kt_sync_cpu(c, &c->tr);
+	if (memcmp(t + KT_AW_OFF, &value, sizeof(value))) {
+		kt_fail(ctx, "atomic_write", "target bytes %8ph, expected %8ph",
+			t + KT_AW_OFF, &value);
+		return -EIO;
+	}
+	if (memcmp(t + KT_AW_OFF - 8, zero, 8) ||
+	    memcmp(t + KT_AW_OFF + 8, zero, 8)) {
+		kt_fail(ctx, "atomic_write", "bytes around the target changed: %24ph",
+			t + KT_AW_OFF - 8);
+		return -EIO;
+	}
 	kt_pass(ctx, "atomic_write");
 
+	kt_fill(c->lbuf + KT_PAGE2, PAGE_SIZE, 0x5eed0003);
+	kt_sync_dev(c, &c->tr);
+	rv = kt_post_write(c, &c->tr, KT_PAGE2, PAGE_SIZE, 0);
+	if (rv) {
+		kt_fail(ctx, "flush_mr", "ib_post_send(RDMA Write) %d", rv);
+		return rv;
+	}
 	rv = xiw_post_flush(qp, KT_WRID_FLUSH_MR, c->tr.mr->rkey, 0, 0,
 			    IB_FLUSH_GLOBAL, IB_FLUSH_MR, IB_SEND_SIGNALED);
 	if (rv) {
@@ -624,15 +665,14 @@ static int kt_atomic_write_flush_mr(struct kt_ctx *ctx, struct kt_conn *c)
 	if (rv)
 		return rv;
 	kt_sync_cpu(c, &c->tr);
-	if (memcmp(t + KT_AW_OFF, &value, sizeof(value))) {
-		kt_fail(ctx, "flush_mr", "Atomic Write bytes %8ph, expected %8ph",
-			t + KT_AW_OFF, &value);
+	if (memcmp(t + KT_PAGE2, c->lbuf + KT_PAGE2, PAGE_SIZE)) {
+		kt_fail(ctx, "flush_mr",
+			"the Write's bytes are not in place at the Flush completion");
 		return -EIO;
 	}
-	if (memcmp(t + KT_AW_OFF - 8, zero, 8) ||
-	    memcmp(t + KT_AW_OFF + 8, zero, 8)) {
-		kt_fail(ctx, "flush_mr", "bytes around the Atomic Write changed: %24ph",
-			t + KT_AW_OFF - 8);
+	if (memcmp(t + KT_AW_OFF, &value, sizeof(value))) {
+		kt_fail(ctx, "flush_mr", "Atomic Write bytes now %8ph",
+			t + KT_AW_OFF);
 		return -EIO;
 	}
 	kt_pass(ctx, "flush_mr");
@@ -838,6 +878,70 @@ out:
 	kfree(c);
 }
 
+/*
+ * A commit log in push mode: per record an RDMA Write and a Flush of its
+ * range, both unsignaled, then the Atomic Write of the tail pointer,
+ * signaled. At the tail's completion the record must be in place (the
+ * responder runs the Flush before the Atomic Write). The connection then
+ * closes gracefully.
+ */
+static void kt_run_commit(struct kt_ctx *ctx)
+{
+	const int rights = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			   IB_ACCESS_FLUSH_GLOBAL;
+	const char *name = "commit_chain";
+	struct kt_conn *c;
+	struct ib_wc wc;
+	u64 tail;
+	u32 off;
+	int i, rv;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		kt_fail(ctx, name, "no memory");
+		return;
+	}
+	if (kt_conn_up(ctx, c) ||
+	    kt_region_reg(ctx, &c->srv, &c->tr, rights, name))
+		goto out;
+	for (i = 0; i < KT_REC_NUM; i++) {
+		off = KT_PAGE2 + i * KT_REC_LEN;
+		tail = off + KT_REC_LEN;
+		kt_fill(c->lbuf + off, KT_REC_LEN, 0xc0de0000 + i);
+		kt_sync_dev(c, &c->tr);
+		rv = kt_post_write(c, &c->tr, off, KT_REC_LEN, 0);
+		if (!rv)
+			rv = xiw_post_flush(c->cli.id->qp, KT_WRID_FLUSH,
+					    c->tr.mr->rkey,
+					    c->tr.mr->iova + off, KT_REC_LEN,
+					    IB_FLUSH_GLOBAL, IB_FLUSH_RANGE, 0);
+		if (!rv)
+			rv = xiw_post_atomic_write(c->cli.id->qp, KT_WRID_TAIL,
+						   c->tr.mr->rkey,
+						   c->tr.mr->iova, tail,
+						   IB_SEND_SIGNALED);
+		if (rv) {
+			kt_fail(ctx, name, "record %d: post %d", i, rv);
+			goto out;
+		}
+		if (kt_expect_wc(ctx, &c->cli, name, KT_WRID_TAIL,
+				 IB_WC_ATOMIC_WRITE, IB_WC_SUCCESS, &wc))
+			goto out;
+		kt_sync_cpu(c, &c->tr);
+		if (memcmp(c->tr.buf, &tail, sizeof(tail)) ||
+		    memcmp(c->tr.buf + off, c->lbuf + off, KT_REC_LEN)) {
+			kt_fail(ctx, name,
+				"record %d: tail %8ph (expected %llu) or record not in place",
+				i, c->tr.buf, tail);
+			goto out;
+		}
+	}
+	kt_pass(ctx, name);
+out:
+	kt_conn_down(ctx, c);
+	kfree(c);
+}
+
 /* A second connection: Flush of an MR without the flush right. */
 static void kt_run_access(struct kt_ctx *ctx)
 {
@@ -946,6 +1050,7 @@ static int __init xiw_ktest_init(void)
 	} else {
 		kt_pass(ctx, "listen");
 		kt_run_ops(ctx);
+		kt_run_commit(ctx);
 		kt_run_access(ctx);
 	}
 	if (ctx->listen.id)

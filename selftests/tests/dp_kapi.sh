@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 120
-# description: kernel API of the commit extensions: a kernel ULP (selftests/kmod/xiw_ktest.ko) connects xiw1 to xiw0 with rdma_cm and runs RDMA Write then Flush, Atomic Write, Flush of a whole MR, Verify with crc32c and sha256 (digest returned and compared, matching hash, wrong hash ending in a Terminate), Flush without the flush right; no reference left behind
+# description: kernel API of the commit extensions: a kernel ULP (selftests/kmod/xiw_ktest.ko) connects xiw1 to xiw0 with rdma_cm and runs RDMA Write then Flush, Atomic Write, Flush of a whole MR, Verify with crc32c and sha256 (digest returned and compared, matching hash, wrong hash ending in a Terminate), a commit log (Write, Flush, Atomic Write of the tail), Flush without the flush right; no reference left behind
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd ip insmod rmmod modinfo modprobe dmesg
@@ -40,12 +40,14 @@ out=$(dmesg | sed -n "/$mark/,\$p" | grep 'xiw_ktest: ' || true)
 while IFS= read -r l; do log "$l"; done <<<"$out"
 expect_nomatch "$out" 'xiw_ktest: FAIL ' "xiw_ktest's log"
 [ $rc = 0 ] || fail "insmod xiw_ktest exited $rc: $(grep -m1 -E 'FAIL|passed' <<<"$out")"
-for t in listen connect register write_flush atomic_write flush_mr \
-	verify_crc32c_digest verify_crc32c_match verify_sha256_digest \
-	verify_sha256_match bad_operands verify_mismatch flush_no_right; do
+checks=(listen connect register write_flush atomic_write flush_mr
+	verify_crc32c_digest verify_crc32c_match verify_sha256_digest
+	verify_sha256_match bad_operands verify_mismatch commit_chain disconnect
+	flush_no_right)
+for t in "${checks[@]}"; do
 	expect_match "$out" "xiw_ktest: PASS $t\$" "xiw_ktest's log"
 done
-expect_match "$out" 'xiw_ktest: 13 passed, 0 failed$' "xiw_ktest's summary"
+expect_match "$out" "xiw_ktest: ${#checks[@]} passed, 0 failed\$" "xiw_ktest's summary"
 
 rmmod xiw_ktest
 # The test module held xiw while loaded, and nothing else: no cm_id, QP
@@ -55,4 +57,4 @@ expect_eq "$(xiw_refcnt)" "$ref0" "xiw's reference count after rmmod xiw_ktest"
 if rdma res show qp 2>/dev/null | grep -qE 'xiw[01]'; then
 	fail "QPs left: $(rdma res show qp)"
 fi
-log "13 checks passed"
+log "${#checks[@]} checks passed"
