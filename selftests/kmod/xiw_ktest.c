@@ -20,7 +20,9 @@
  *			with the matching hash
  *	bad_operands	the API refuses an oversized hash without posting
  *	verify_mismatch	a wrong hash: IB_WC_REM_OP_ERR with the Terminate's
- *			layer/type/code 0x02ff, the QP in ERROR
+ *			layer/type/code 0x02ff, both QPs in ERROR
+ *	flushed_after_terminate	then an Atomic Write completes with
+ *			IB_WC_WR_FLUSH_ERR, its target untouched
  *	commit_chain	on a second connection, a commit log: Write, Flush
  *			(unsignaled) and Atomic Write of the tail per record;
  *			record in place when the tail completes
@@ -821,6 +823,42 @@ static int kt_verify_mismatch(struct kt_ctx *ctx, struct kt_conn *c,
 			state, rv);
 		return rv;
 	}
+	rv = kt_wait_qp_err(c->srv.id->qp, &state);
+	if (rv) {
+		kt_fail(ctx, name, "responder QP in state %d, not ERROR (%d)",
+			state, rv);
+		return rv;
+	}
+	kt_pass(ctx, name);
+	return 0;
+}
+
+/* After the Terminate: a new WR completes flushed, its target untouched. */
+static int kt_after_terminate(struct kt_ctx *ctx, struct kt_conn *c)
+{
+	const char *name = "flushed_after_terminate";
+	u8 before[8];
+	struct ib_wc wc;
+	int rv;
+
+	kt_sync_cpu(c, &c->tr);
+	memcpy(before, c->tr.buf + KT_AW_OFF, sizeof(before));
+	rv = xiw_post_atomic_write(c->cli.id->qp, KT_WRID_ATOMIC_WRITE,
+				   c->tr.mr->rkey, c->tr.mr->iova + KT_AW_OFF,
+				   ~0ULL, IB_SEND_SIGNALED);
+	if (rv) {
+		kt_fail(ctx, name, "xiw_post_atomic_write %d", rv);
+		return rv;
+	}
+	rv = kt_expect_wc(ctx, &c->cli, name, KT_WRID_ATOMIC_WRITE,
+			  IB_WC_ATOMIC_WRITE, IB_WC_WR_FLUSH_ERR, &wc);
+	if (rv)
+		return rv;
+	kt_sync_cpu(c, &c->tr);
+	if (memcmp(c->tr.buf + KT_AW_OFF, before, sizeof(before))) {
+		kt_fail(ctx, name, "a flushed Atomic Write changed the target");
+		return -EIO;
+	}
 	kt_pass(ctx, name);
 	return 0;
 }
@@ -872,7 +910,8 @@ static void kt_run_ops(struct kt_ctx *ctx)
 		goto out;
 	if (kt_bad_operands(ctx, c))
 		goto out;
-	kt_verify_mismatch(ctx, c, crc);
+	if (!kt_verify_mismatch(ctx, c, crc))
+		kt_after_terminate(ctx, c);
 out:
 	kt_conn_down(ctx, c);
 	kfree(c);

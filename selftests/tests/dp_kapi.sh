@@ -42,8 +42,8 @@ expect_nomatch "$out" 'xiw_ktest: FAIL ' "xiw_ktest's log"
 [ $rc = 0 ] || fail "insmod xiw_ktest exited $rc: $(grep -m1 -E 'FAIL|passed' <<<"$out")"
 checks=(listen connect register write_flush atomic_write flush_mr
 	verify_crc32c_digest verify_crc32c_match verify_sha256_digest
-	verify_sha256_match bad_operands verify_mismatch commit_chain disconnect
-	flush_no_right)
+	verify_sha256_match bad_operands verify_mismatch flushed_after_terminate
+	commit_chain disconnect flush_no_right)
 for t in "${checks[@]}"; do
 	expect_match "$out" "xiw_ktest: PASS $t\$" "xiw_ktest's log"
 done
