@@ -711,6 +711,11 @@ static int kt_verify(struct kt_ctx *ctx, struct kt_conn *c,
 			  XIW_WC_VERIFY, IB_WC_SUCCESS, &wc);
 	if (rv)
 		return rv;
+	if (wc.byte_len != len) {
+		kt_fail(ctx, name_digest, "byte_len %u, expected %u",
+			wc.byte_len, len);
+		return -EIO;
+	}
 	kt_sync_cpu(c, r);
 	if (memcmp(got, expect, len)) {
 		kt_fail(ctx, name_digest, "digest %*phN, computed here %*phN",
