@@ -478,8 +478,10 @@ static int kt_conn_up(struct kt_ctx *ctx, struct kt_conn *c)
 	c->cli.connected = true;
 	c->srv.connected = true;
 	pr_info("connected %s %pISpc -> %s %pISpc\n",
-		dev_name(&c->cli.id->device->dev), &ctx->cli_sa,
-		dev_name(&c->srv.id->device->dev), &ctx->srv_sa);
+		dev_name(&c->cli.id->device->dev),
+		&c->cli.id->route.addr.src_addr,
+		dev_name(&c->srv.id->device->dev),
+		&c->srv.id->route.addr.src_addr);
 	return 0;
 
 err:

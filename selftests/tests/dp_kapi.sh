@@ -69,11 +69,11 @@ ktest_run() {
 }
 
 # Two devices over IPv4: the client end on xiw1, the server end on xiw0.
-ktest_run ipv4 'xiw1 192\.0\.2\.2:0 -> xiw0 192\.0\.2\.1:7490' \
+ktest_run ipv4 'xiw1 192\.0\.2\.2:[1-9][0-9]* -> xiw0 192\.0\.2\.1:7490' \
 	server_addr=192.0.2.1 client_addr=192.0.2.2 port=7490
 # One device, both ends on xiw0, over IPv6.
 ip -6 addr add fd00:77:5::1/64 dev d0 nodad
 ip -6 addr add fd00:77:5::2/64 dev d0 nodad
-ktest_run ipv6 'xiw0 \[fd00:77:5::2\]:0 -> xiw0 \[fd00:77:5::1\]:7491' \
+ktest_run ipv6 'xiw0 \[fd00:77:5::2\]:[1-9][0-9]* -> xiw0 \[fd00:77:5::1\]:7491' \
 	server_addr=fd00:77:5::1 client_addr=fd00:77:5::2 port=7491
 log "${#checks[@]} checks passed twice"
