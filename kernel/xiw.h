@@ -26,6 +26,7 @@
 #include <rdma/xiw_kapi.h>
 
 #include "xiw_wire.h"
+#include "xiw_stats.h"
 
 #define XIW_DRV_NAME		"xiw"
 #define XIW_VENDOR_ID		0x786977	/* "xiw" */
@@ -69,6 +70,8 @@ struct xiw_device {
 	atomic_t num_srq;
 	atomic_t num_mr;
 	atomic_t num_ctx;
+
+	struct xiw_stats __percpu *stats;	/* xiw_stats.c */
 };
 
 struct xiw_ucontext {
@@ -200,6 +203,7 @@ struct xiw_llp_params {
 
 /* xiw_qp_tx.c / xiw_qp_rx.c (data path) */
 extern struct workqueue_struct *xiw_dp_wq;
+extern struct workqueue_struct *xiw_exec_wq;
 int xiw_dp_init(void);
 void xiw_dp_exit(void);
 int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
@@ -232,6 +236,12 @@ void xiw_qp_llp_error_state_locked(struct xiw_qp *qp);
 /* xiw_qp_tx.c: flush WRs the data path holds; caller holds state_lock */
 bool xiw_qp_caller_owns(struct xiw_qp *qp);
 u8 xiw_sq_wc_opcode(bool user, u8 op);
+
+/* xiw_stats.c */
+struct rdma_hw_stats *xiw_alloc_hw_port_stats(struct ib_device *ibdev,
+					      u32 port_num);
+int xiw_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		     u32 port_num, int index);
 bool xiw_qp_llp_may_start_locked(struct xiw_qp *qp);
 void xiw_qp_llp_enter_rts_locked(struct xiw_qp *qp);
 bool xiw_qp_llp_closing_locked(struct xiw_qp *qp);
@@ -265,6 +275,13 @@ struct xiw_mr {
 static inline struct xiw_device *to_xiw_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct xiw_device, ibdev);
+}
+
+/* Count @n of @s on the device (xiw_stats.h); any context. */
+static inline void xiw_stat_add(struct xiw_device *xdev, enum xiw_stat s,
+				u64 n)
+{
+	this_cpu_add(xdev->stats->v[s], n);
 }
 
 static inline struct xiw_pd *to_xiw_pd(struct ib_pd *pd)

@@ -1372,6 +1372,7 @@ int xiw_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
 	mutex_lock(&cep->lock);
 	if (cep->state == XIW_CEP_RECVD_MPAREQ) {
 		xiw_cep_dbg(cep, "reject, pd %u\n", pd_len);
+		xiw_stat_add(to_xiw_dev(id->device), XIW_STAT_MPA_REJECTS, 1);
 		rv = xiw_cep_send_reject(cep, pdata, pd_len);
 		cep->state = XIW_CEP_CLOSED;
 		/* FIN after the reply */

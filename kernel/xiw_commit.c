@@ -18,9 +18,10 @@
  * - Atomic Write: one aligned 64-bit store (WRITE_ONCE), so no reader ever
  *   sees a torn value.
  * - Verify: a crypto API digest (crc32c or sha256, the MR's choice) of the
- *   range as placed, page by page; long ranges yield the CPU between
- *   pages, which is why TX runs it only from its work item, never in the
- *   poster's context (xiw_commit_heavy()).
+ *   range as placed, page by page.
+ *
+ * Long ranges (xiw_commit_heavy()) run in the exec work, which yields the
+ * CPU every MiB and stops as soon as the connection fails.
  *
  * Counters of what was done are in debugfs (xiw/commit_stats), so a test can
  * tell a write-back that happened from one that was skipped.
@@ -68,7 +69,10 @@ static int xiw_commit_stats_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(xiw_commit_stats);
 
-/* Ranges at most this long run anywhere; longer Flush P / Verify: worker. */
+/*
+ * Ranges at most this long are executed by TX itself; a longer Flush P
+ * or Verify goes to the exec work (xiw_dp_exec_work()).
+ */
 #define XIW_COMMIT_LIGHT	(64 * 1024)
 
 /* Yield the CPU after this many bytes of one Verify or write-back. */
@@ -107,6 +111,17 @@ bool xiw_commit_heavy(const struct xiw_irqe *e)
 		return (e->flags & XIW_FLUSH_PERSISTENT) &&
 		       e->len > XIW_COMMIT_LIGHT;
 	return false;
+}
+
+/*
+ * Between chunks of a long operation in the exec work: let others run,
+ * and stop (true) once the connection failed, e.g. because the region is
+ * being deregistered (xiw_dp_revoke_mr()).
+ */
+static bool xiw_commit_yield(struct xiw_qp_dp *dp)
+{
+	cond_resched();
+	return test_bit(XIW_DP_ERROR, &dp->flags);
 }
 
 static bool xiw_page_is_pmem(struct page *page)
@@ -158,7 +173,7 @@ bool xiw_umem_is_pmem(struct page **pages, unsigned long n)
  * persistent memory for P, or that cannot be mapped).
  */
 int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
-		     bool may_yield)
+		     struct xiw_qp_dp *dp)
 {
 	u64 done = 0;
 
@@ -184,8 +199,8 @@ int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
 		va += avail;
 		len -= avail;
 		done += avail;
-		if (may_yield && !(done % XIW_COMMIT_YIELD))
-			cond_resched();
+		if (dp && !(done % XIW_COMMIT_YIELD) && xiw_commit_yield(dp))
+			return -ECANCELED;
 	}
 	pmem_wmb();
 	XIW_STAT_ADD(flush_persistent, 1);
@@ -216,7 +231,7 @@ int xiw_commit_awrite(struct xiw_mr *mr, u64 va, u64 data)
  * @out (XIW_VERIFY_HASH_MAX bytes). Returns the digest length or -EIO.
  */
 int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
-		      bool may_yield)
+		      struct xiw_qp_dp *dp)
 {
 	u8 alg = READ_ONCE(mr->digest);
 	struct crypto_shash *tfm = alg == XIW_DIGEST_SHA256 ? xiw_sha256_tfm :
@@ -249,9 +264,12 @@ int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
 			len -= avail;
 			XIW_STAT_ADD(verify_bytes, avail);
 			since_yield += avail;
-			if (may_yield && since_yield >= XIW_COMMIT_YIELD) {
+			if (dp && since_yield >= XIW_COMMIT_YIELD) {
 				since_yield = 0;
-				cond_resched();
+				if (xiw_commit_yield(dp)) {
+					rv = -ECANCELED;
+					break;
+				}
 			}
 		}
 		if (!rv)

@@ -10,6 +10,7 @@
 #include "xiw.h"
 
 struct xiw_irqe;
+struct xiw_qp_dp;
 
 int xiw_commit_init(void);
 void xiw_commit_exit(void);
@@ -20,11 +21,12 @@ bool xiw_mr_range_is_pmem(struct xiw_mr *mr, u64 va, u64 len);
 bool xiw_umem_is_pmem(struct page **pages, unsigned long n);
 
 bool xiw_commit_heavy(const struct xiw_irqe *e);
+/* @dp: yield between chunks and stop when it fails; NULL: neither */
 int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
-		     bool may_yield);
+		     struct xiw_qp_dp *dp);
 int xiw_commit_awrite(struct xiw_mr *mr, u64 va, u64 data);
 int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
-		      bool may_yield);
+		      struct xiw_qp_dp *dp);
 void xiw_commit_verify_mismatch(void);
 
 #endif /* XIW_COMMIT_H */

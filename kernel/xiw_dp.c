@@ -36,15 +36,25 @@
  * progress.
  */
 struct workqueue_struct *xiw_dp_wq;
+struct workqueue_struct *xiw_exec_wq;
 
 int xiw_dp_init(void)
 {
 	xiw_dp_wq = alloc_workqueue("xiw_dp", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	return xiw_dp_wq ? 0 : -ENOMEM;
+	if (!xiw_dp_wq)
+		return -ENOMEM;
+	/* long responder work (xiw_dp_exec_work): any CPU, never TX's */
+	xiw_exec_wq = alloc_workqueue("xiw_exec", WQ_UNBOUND, 0);
+	if (!xiw_exec_wq) {
+		destroy_workqueue(xiw_dp_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void xiw_dp_exit(void)
 {
+	destroy_workqueue(xiw_exec_wq);
 	destroy_workqueue(xiw_dp_wq);
 }
 
@@ -298,7 +308,8 @@ static bool xiw_dp_holds_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 	int i;
 
 	/* data_race: RX/TX change these without our lock; a miss retries */
-	if (data_race(dp->rx.tmr) == mr || data_race(dp->tx.rr_sge.mr) == mr)
+	if (data_race(dp->rx.tmr) == mr || data_race(dp->tx.rr_sge.mr) == mr ||
+	    READ_ONCE(dp->exec_mr) == mr)
 		return true;
 	for (i = 0; i < XIW_MAX_SGE; i++) {
 		/* data_race: as above */
@@ -463,6 +474,7 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	INIT_WORK(&dp->tx_work, xiw_tx_work);
 	INIT_WORK(&dp->err_work, xiw_dp_err_work);
 	INIT_DELAYED_WORK(&dp->term_work, xiw_dp_term_timeout);
+	INIT_WORK(&dp->exec_work, xiw_dp_exec_work);
 	for (i = 0; i < XIW_QN_COUNT; i++) {
 		dp->tx.msn[i] = 1;
 		dp->rx.msn[i] = 1;
@@ -582,6 +594,8 @@ void xiw_qp_llp_stop(struct xiw_qp *qp)
 	cancel_delayed_work_sync(&dp->term_work);
 	cancel_work_sync(&dp->err_work);
 	cancel_work_sync(&dp->tx_work);
+	/* it held a reference: done by now; a no-op kept for clarity */
+	cancel_work_sync(&dp->exec_work);
 
 	xiw_dp_put_lsges(dp->tx.sge, dp->tx.nsge);
 	xiw_dp_put_lsges(&dp->tx.rr_sge, 1);

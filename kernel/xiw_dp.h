@@ -53,6 +53,8 @@ enum {
 	XIW_DP_FLUSHED,		/* completion ring flushed, nothing completes */
 	XIW_DP_STOPPED,		/* xiw_qp_llp_stop() in progress */
 	XIW_DP_CMPL_WAIT,	/* TX waits for a free completion slot */
+	XIW_DP_EXEC_BUSY,	/* exec_work runs the IRQ head */
+	XIW_DP_EXEC_DONE,	/* exec_work executed it: TX answers */
 };
 
 /* Completion-order ring: SQ WRs complete in posting order. */
@@ -165,7 +167,6 @@ struct xiw_tx_ctx {
 	struct xiw_lsge rr_sge;
 
 	u32 msn[XIW_QN_COUNT];		/* next MSN to send per QN */
-	bool worker;			/* TX runs in the TX work item */
 	bool sq_empty_seen;		/* last fetch found no posted WQE */
 	bool last_was_irq;		/* fairness between SQ and IRQ */
 	bool zcopy;			/* send this FPDU's payload by reference */
@@ -238,6 +239,9 @@ struct xiw_qp_dp {
 	struct work_struct tx_work;
 	struct work_struct err_work;
 	struct delayed_work term_work;	/* Terminate send timeout */
+	struct work_struct exec_work;	/* long Flush P / Verify */
+	struct xiw_irqe exec_irqe;	/* what exec_work executes */
+	struct xiw_mr *exec_mr;		/* its MR while it runs */
 	int err_reason;
 
 	spinlock_t lock;		/* cmpl ring, ORQ, IRQ */
@@ -286,6 +290,7 @@ void xiw_dp_put(struct xiw_qp_dp *dp);
 /* xiw_qp_tx.c: the TX engine */
 void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok);
 void xiw_tx_work(struct work_struct *w);
+void xiw_dp_exec_work(struct work_struct *w);
 bool xiw_tx_idle(struct xiw_qp_dp *dp);
 
 /* xiw_tx_zcopy.c */

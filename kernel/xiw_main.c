@@ -38,6 +38,7 @@ static const struct ib_device_ops xiw_device_ops = {
 	.uverbs_abi_ver = XIW_ABI_VERSION,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
+	.alloc_hw_port_stats = xiw_alloc_hw_port_stats,
 	.alloc_mr = xiw_alloc_mr,
 	.alloc_pd = xiw_alloc_pd,
 	.alloc_ucontext = xiw_alloc_ucontext,
@@ -53,6 +54,7 @@ static const struct ib_device_ops xiw_device_ops = {
 	.destroy_srq = xiw_destroy_srq,
 	.get_dev_fw_str = xiw_get_dev_fw_str,
 	.get_dma_mr = xiw_get_dma_mr,
+	.get_hw_stats = xiw_get_hw_stats,
 	.get_port_immutable = xiw_get_port_immutable,
 	.iw_accept = xiw_accept,
 	.iw_add_ref = xiw_qp_get,
@@ -99,6 +101,7 @@ static void xiw_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&xdev->mr_xa));
 	xa_destroy(&xdev->qp_xa);
 	xa_destroy(&xdev->mr_xa);
+	xiw_stats_free(xdev);
 	ida_free(&xiw_dev_ida, xdev->index);
 }
 
@@ -176,7 +179,9 @@ static struct xiw_device *xiw_device_alloc(struct net_device *ndev)
 	ibdev->driver_def = xiw_uapi_defs;
 	ib_set_device_ops(ibdev, &xiw_dealloc_ops);
 
-	rv = ib_device_set_netdev(ibdev, ndev, XIW_PORT);
+	rv = xiw_stats_alloc(xdev);
+	if (!rv)
+		rv = ib_device_set_netdev(ibdev, ndev, XIW_PORT);
 	if (rv) {
 		ib_dealloc_device(ibdev);	/* calls xiw_dealloc_driver() */
 		return ERR_PTR(rv);

@@ -240,6 +240,8 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 		rv = sock_sendmsg(dp->sock, &msg);
 		if (rv <= 0) {
 			if (rv == -EAGAIN || rv == 0) {
+				xiw_stat_add(xiw_dp_dev(dp),
+					     XIW_STAT_TX_NOSPACE, 1);
 				set_bit(XIW_DP_TX_NOSPACE, &dp->flags);
 				/* sk_write_space may have run already */
 				smp_mb__after_atomic();
@@ -802,6 +804,11 @@ static void xiw_tx_resp_fail(struct xiw_qp_dp *dp, u8 etype, u8 ecode,
 		.layer = XIW_TERM_LAYER_RDMAP, .etype = etype, .ecode = ecode,
 	};
 
+	/* the consumer learns it as from RX: the peer's request failed */
+	if (!test_bit(XIW_DP_ERROR, &dp->flags))
+		xiw_qp_event(dp->qp, etype == XIW_RDMAP_ET_REMOTE_PROT ?
+				     IB_EVENT_QP_ACCESS_ERR :
+				     IB_EVENT_QP_REQ_ERR);
 	xiw_dp_fatal(dp, &tc, NULL, 0, reason);
 }
 
@@ -855,9 +862,9 @@ static bool xiw_tx_exec_atomic(struct xiw_mr *mr, struct xiw_irqe *e)
  * the STag is resolved again (the MR may have changed since). Returns
  * false after a Terminate.
  */
-static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp)
+static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp, struct xiw_irqe *e,
+			     bool offloaded)
 {
-	struct xiw_irqe *e = &dp->tx.irqe;
 	enum xiw_mem_err err;
 	u8 dig[XIW_VERIFY_HASH_MAX];
 	u64 va = e->sink_to, len = e->len;
@@ -900,6 +907,8 @@ static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp)
 		xiw_tx_prot_fail(dp, err);
 		return false;
 	}
+	if (offloaded)
+		WRITE_ONCE(dp->exec_mr, mr);	/* xiw_dp_revoke_mr() looks */
 	switch (e->type) {
 	case XIW_RQ_ATOMIC:
 		rv = xiw_tx_exec_atomic(mr, e) ? 0 : -EIO;
@@ -908,14 +917,16 @@ static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp)
 		rv = xiw_commit_awrite(mr, va, e->data);
 		break;
 	case XIW_RQ_FLUSH:
-		rv = xiw_commit_flush(mr, va, len, e->flags, dp->tx.worker);
+		rv = xiw_commit_flush(mr, va, len, e->flags,
+				      offloaded ? dp : NULL);
 		break;
 	default:
-		rv = xiw_commit_verify(mr, va, len, dig, dp->tx.worker);
+		rv = xiw_commit_verify(mr, va, len, dig, offloaded ? dp : NULL);
 		if (rv < 0)
 			break;
 		if (e->hash_len && (e->hash_len != rv ||
 				    memcmp(e->hash, dig, rv))) {
+			WRITE_ONCE(dp->exec_mr, NULL);
 			xiw_mr_put(mr);
 			xiw_commit_verify_mismatch();
 			xiw_dp_dbg(dp, "Verify of %llu bytes at %#llx: hash mismatch\n",
@@ -929,7 +940,20 @@ static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp)
 		rv = 0;
 		break;
 	}
+	WRITE_ONCE(dp->exec_mr, NULL);
 	xiw_mr_put(mr);
+	if (!rv) {
+		static const u8 stat[] = {
+			[XIW_RQ_ATOMIC] = XIW_STAT_ATOMICS,
+			[XIW_RQ_FLUSH] = XIW_STAT_FLUSHES,
+			[XIW_RQ_AWRITE] = XIW_STAT_ATOMIC_WRITES,
+			[XIW_RQ_VERIFY] = XIW_STAT_VERIFIES,
+		};
+
+		xiw_stat_add(xiw_dp_dev(dp), stat[e->type], 1);
+	}
+	if (rv == -ECANCELED)
+		return false;	/* the data path failed meanwhile */
 	if (rv) {
 		xiw_dp_dbg(dp, "IRQ type %u at %#llx (%llu bytes) failed: %d\n",
 			   e->type, va, len, rv);
@@ -941,12 +965,58 @@ static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp)
 }
 
 /*
- * Start answering the oldest inbound request: 1 if a response is ready to
- * frame, 0 if none (or a Terminate replaced it), -EAGAIN if it is a long
- * Flush or Verify and TX runs in a poster's context: those run in the
- * TX work item only.
+ * Long Flush P and Verify run in an unbound work item of their own, in
+ * process context, so neither this QP's SQ nor other QPs' TX wait for a
+ * 1 GiB digest. It executes a copy of the IRQ head (dp->exec_irqe) and
+ * kicks TX when done; the IRQ head stays where it is meanwhile, so no
+ * later request of the stream is executed or answered before it.
  */
-static int xiw_tx_start_rresp(struct xiw_qp_dp *dp)
+void xiw_dp_exec_work(struct work_struct *w)
+{
+	struct xiw_qp_dp *dp = container_of(w, struct xiw_qp_dp, exec_work);
+
+	if (!test_bit(XIW_DP_ERROR, &dp->flags) &&
+	    xiw_tx_exec_irqe(dp, &dp->exec_irqe, true))
+		set_bit(XIW_DP_EXEC_DONE, &dp->flags);
+	/* the result before the kick that takes it */
+	smp_mb__before_atomic();
+	clear_bit(XIW_DP_EXEC_BUSY, &dp->flags);
+	xiw_dp_tx_kick(dp, false);
+	xiw_dp_put(dp);		/* taken when queued */
+}
+
+/*
+ * The IRQ head is long: hand it to the exec work, or take its result.
+ * True when tx->irqe is executed and its response may be framed.
+ */
+static bool xiw_tx_exec_offload(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	if (test_bit(XIW_DP_EXEC_BUSY, &dp->flags))
+		return false;		/* running: it kicks TX when done */
+	if (test_and_clear_bit(XIW_DP_EXEC_DONE, &dp->flags)) {
+		/* pairs with the barrier in xiw_dp_exec_work() */
+		smp_mb__after_atomic();
+		tx->irqe = dp->exec_irqe;
+		return true;
+	}
+	/* the work's reference; none once llp_stop dropped the last one */
+	if (test_bit(XIW_DP_ERROR, &dp->flags) ||
+	    !refcount_inc_not_zero(&dp->users))
+		return false;
+	dp->exec_irqe = tx->irqe;
+	set_bit(XIW_DP_EXEC_BUSY, &dp->flags);
+	queue_work(xiw_exec_wq, &dp->exec_work);
+	return false;
+}
+
+/*
+ * Start answering the oldest inbound request. True if a response is ready
+ * to frame; false if there is none, it is being executed by the exec
+ * work, or a Terminate replaced it.
+ */
+static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	enum xiw_mem_err err;
@@ -961,16 +1031,17 @@ static int xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 	}
 	spin_unlock_bh(&dp->lock);
 	if (!got)
-		return 0;
-	if (!tx->worker && xiw_commit_heavy(&tx->irqe))
-		return -EAGAIN;
+		return false;
 	tx->rr_done = 0;
 	tx->rr_sge.mr = NULL;
 	tx->rr_sge.len = tx->irqe.len;
 	tx->rr_sge.addr = tx->irqe.src_to;
-	if (tx->irqe.type != XIW_RQ_READ) {
-		if (!xiw_tx_exec_irqe(dp))
-			return 0;
+	if (xiw_commit_heavy(&tx->irqe)) {
+		if (!xiw_tx_exec_offload(dp))
+			return false;
+	} else if (tx->irqe.type != XIW_RQ_READ) {
+		if (!xiw_tx_exec_irqe(dp, &tx->irqe, false))
+			return false;
 	} else if (tx->irqe.len) {
 		/* Checked by RX already; the MR may have changed since. */
 		tx->rr_sge.mr = xiw_mr_resolve(xiw_dp_dev(dp), dp->qp->pd,
@@ -980,11 +1051,11 @@ static int xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 					       &err);
 		if (!tx->rr_sge.mr) {
 			xiw_tx_prot_fail(dp, err);
-			return 0;
+			return false;
 		}
 	}
 	tx->rr_active = true;
-	return 1;
+	return true;
 }
 
 /*
@@ -1080,9 +1151,15 @@ static int xiw_tx_build_rresp(struct xiw_qp_dp *dp)
 static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_device *xdev = xiw_dp_dev(dp);
+
+	xiw_stat_add(xdev, XIW_STAT_TX_FPDUS, 1);
+	xiw_stat_add(xdev, XIW_STAT_TX_BYTES,
+		     xiw_mpa_fpdu_len(be16_to_cpu(tx->hdr.ctrl.mpa_len)));
 
 	switch (tx->kind) {
 	case XIW_TX_TERM:
+		xiw_stat_add(xdev, XIW_STAT_TERM_SENT, 1);
 		clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
 		queue_work(xiw_dp_wq, &dp->err_work);
 		break;
@@ -1099,6 +1176,8 @@ static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
 		if (!tx->fpdu_last)
 			break;
 		xiw_dp_put_lsges(&tx->rr_sge, 1);
+		if (tx->irqe.type == XIW_RQ_READ)
+			xiw_stat_add(xdev, XIW_STAT_READ_RESPONSES, 1);
 		tx->rr_active = false;
 		tx->last_was_irq = true;
 		break;
@@ -1123,12 +1202,9 @@ static int xiw_tx_frame_sq(struct xiw_qp_dp *dp)
 	return 1;
 }
 
-/* xiw_tx_next(): the next step must run in the TX work item. */
-#define XIW_TX_TO_WORKER	2
-
 /*
  * Choose and frame the next FPDU. Returns 1 if there is one, 0 if TX has
- * nothing to do, XIW_TX_TO_WORKER, or a negative error. A message in progress is finished
+ * nothing to do, or a negative error. A message in progress is finished
  * before another starts; at message boundaries Read Responses and SQ
  * messages alternate, and a Read Response always may go when the SQ is
  * blocked by ORD or a fence (else two peers could wait on each other).
@@ -1173,10 +1249,7 @@ static int xiw_tx_next(struct xiw_qp_dp *dp)
 	blocked = tx->sq_active && xiw_tx_sq_blocked(dp);
 	if ((tx->rr_active || xiw_irq_pending(dp)) &&
 	    (!tx->last_was_irq || !tx->sq_active || blocked)) {
-		rv = tx->rr_active ? 1 : xiw_tx_start_rresp(dp);
-		if (rv == -EAGAIN)
-			return XIW_TX_TO_WORKER;
-		if (rv)
+		if (tx->rr_active || xiw_tx_start_rresp(dp))
 			return xiw_tx_build_rresp(dp);
 		if (test_bit(XIW_DP_ERROR, &dp->flags))
 			return 0;
@@ -1201,8 +1274,6 @@ static int xiw_tx_loop(struct xiw_qp_dp *dp)
 	while (burst--) {
 		if (!tx->fpdu_active) {
 			rv = xiw_tx_next(dp);
-			if (rv == XIW_TX_TO_WORKER)
-				return 1;	/* xiw_tx_run() queues it */
 			if (rv <= 0) {
 				if (rv < 0)
 					xiw_dp_fatal(dp, NULL, NULL, 0, rv);
@@ -1307,7 +1378,7 @@ static bool xiw_tx_sq_idle(struct xiw_qp_dp *dp, int rv)
  * mid-FPDU waits until the FPDU is out: they are framed only when
  * !fpdu_active (xiw_tx_next).
  */
-static void xiw_tx_run(struct xiw_qp_dp *dp, bool worker)
+static void xiw_tx_run(struct xiw_qp_dp *dp)
 {
 	bool user = dp->qp->user && dp->qp->sq.ctrl;
 	int rv;
@@ -1316,7 +1387,6 @@ static void xiw_tx_run(struct xiw_qp_dp *dp, bool worker)
 		if (test_and_set_bit_lock(XIW_DP_TX_BUSY, &dp->flags))
 			return;
 		clear_bit(XIW_DP_TX_MORE, &dp->flags);
-		dp->tx.worker = worker;
 		if (user)
 			xiw_tx_sq_set_active(dp->qp);
 		dp->tx.sq_empty_seen = false;
@@ -1337,7 +1407,7 @@ static void xiw_tx_run(struct xiw_qp_dp *dp, bool worker)
 
 void xiw_tx_work(struct work_struct *w)
 {
-	xiw_tx_run(container_of(w, struct xiw_qp_dp, tx_work), true);
+	xiw_tx_run(container_of(w, struct xiw_qp_dp, tx_work));
 }
 
 /*
@@ -1358,7 +1428,7 @@ void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok)
 	 */
 	if (inline_ok && preemptible() && !rcu_preempt_depth() &&
 	    !test_bit(XIW_DP_TX_NOSPACE, &dp->flags))
-		xiw_tx_run(dp, false);
+		xiw_tx_run(dp);
 	else
 		queue_work(xiw_dp_wq, &dp->tx_work);
 }

@@ -412,6 +412,32 @@ bool good_round(Peer &p, int round, int timeout_ms)
 	return ok;
 }
 
+// Commit-draft request on QN 1, its fields laid out by hand from the
+// draft's appendix A (not from xiw_wire.h): Data Sink STag, Data Sink
+// Length, Data Sink Tagged Offset (64 bits), then @tail (Flush: the
+// disposition flags; Atomic Write: the data; Verify: the hash).
+Bytes commit_hdr(Peer &p, unsigned op, u32 stag, u32 len, u64 to,
+		 const Bytes &tail)
+{
+	Bytes b = untagged_hdr(xiw_rdmap_ctrl(op), XIW_QN_REQ,
+			       p.msn[XIW_QN_REQ]);
+	auto put32 = [&](u32 v) {
+		for (int i = 3; i >= 0; i--)
+			b.push_back(u8(v >> (8 * i)));
+	};
+	put32(stag);
+	put32(len);
+	put32(u32(to >> 32));
+	put32(u32(to));
+	b.insert(b.end(), tail.begin(), tail.end());
+	return b;
+}
+
+Bytes be32_bytes(u32 v)
+{
+	return { u8(v >> 24), u8(v >> 16), u8(v >> 8), u8(v) };
+}
+
 bool file_exists(const std::string &f)
 {
 	struct stat st;
@@ -452,6 +478,53 @@ const Case kCases[] = {
 	 [](Peer &p, const Opts &) {
 		send_fpdu(p, untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_VERIFY_RESP),
 					  XIW_QN_RESP, p.msn[XIW_QN_RESP]));
+	}},
+	{"awrite-misaligned", "Atomic Write to an address 4 bytes off alignment",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_ATOMIC_WRITE_REQ,
+					p.rw_stag, 8, p.rw_addr + 68,
+					pattern(8, 30)));
+	}},
+	{"awrite-len", "Atomic Write with Data Sink Length 16",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_ATOMIC_WRITE_REQ,
+					p.rw_stag, 16, p.rw_addr + 64,
+					pattern(8, 31)));
+	}},
+	{"awrite-ro", "Atomic Write to the read-only region",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_ATOMIC_WRITE_REQ,
+					p.ro_stag, 8, p.ro_addr + 64,
+					pattern(8, 32)));
+	}},
+	{"flush-noright", "Flush (G) of a region registered without a flush right",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_FLUSH_REQ, p.rw_stag,
+					64, p.rw_addr, be32_bytes(2)));
+	}},
+	{"verify-oob", "Verify crossing the end of the RO region",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_VERIFY_REQ, p.ro_stag,
+					64, p.ro_addr + p.ro_len - 32, {}));
+	}},
+	{"verify-hashlen", "Verify with a 16-byte hash (crc32c region: 4)",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_VERIFY_REQ, p.ro_stag,
+					64, p.ro_addr, pattern(16, 33)));
+	}},
+	{"verify-longhash", "Verify with a 40-byte hash (at most 32 exist)",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_VERIFY_REQ, p.ro_stag,
+					64, p.ro_addr, pattern(40, 34)));
+	}},
+	{"verify-mismatch", "Verify of the RO region with a wrong crc32c",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_VERIFY_REQ, p.ro_stag,
+					64, p.ro_addr, pattern(4, 35)));
+	}},
+	{"awresp", "Atomic Write Response (control 0xC1), nothing requested",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, untagged_hdr(0xc1, XIW_QN_RESP, p.msn[XIW_QN_RESP]));
 	}},
 	{"tbit", "Read Request with the T flag (tagged)", [](Peer &p, const Opts &) {
 		Bytes h = rreq_hdr(p, p.ro_stag, p.ro_addr, 64);
