@@ -365,11 +365,16 @@ err:
 	return rv;
 }
 
-static void kt_ep_free(struct kt_ep *ep)
+static void kt_ep_destroy_qp(struct kt_ep *ep)
 {
 	if (ep->has_qp)
 		rdma_destroy_qp(ep->id);
 	ep->has_qp = false;
+}
+
+/* CQ, PD and cm_id of @ep, once its QP and MRs are gone. */
+static void kt_ep_free(struct kt_ep *ep)
+{
 	if (ep->cq)
 		ib_free_cq(ep->cq);
 	ep->cq = NULL;
@@ -514,6 +519,9 @@ static void kt_conn_down(struct kt_ctx *ctx, struct kt_conn *c)
 				kt_pass(ctx, "disconnect");
 		}
 	}
+	/* QPs first: nothing reaches the buffers once they are gone */
+	kt_ep_destroy_qp(&c->cli);
+	kt_ep_destroy_qp(&c->srv);
 	if (c->lmapped)
 		ib_dma_unmap_single(c->cli.id->device, c->ldma, KT_LBUF_SIZE,
 				    DMA_BIDIRECTIONAL);
@@ -904,7 +912,7 @@ static void kt_run_ops(struct kt_ctx *ctx)
 	if (kt_write_flush(ctx, c) || kt_atomic_write_flush_mr(ctx, c))
 		goto out;
 
-	/* Verify: over the Write's and the Atomic Write's bytes */
+	/* Verify: over the Writes' and the Atomic Write's bytes */
 	kt_sync_cpu(c, &c->tr);
 	kt_crc32c(c->tr.buf, KT_VERIFY_LEN, crc);
 	if (kt_verify(ctx, c, &c->tr, crc, sizeof(crc), "verify_crc32c_digest",
