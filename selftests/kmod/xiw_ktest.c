@@ -51,6 +51,7 @@
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -668,20 +669,15 @@ static int kt_cli_established(struct kt_conn *c, const char **step)
 /* Server role: the regions, then a Send telling the client where. */
 static int kt_srv_send_info(struct kt_ctx *ctx, struct kt_conn *c)
 {
-	struct kt_info *info = c->lbuf + KT_MSG_OFF;
-	struct ib_sge sge = {
-		.addr = c->ldma + KT_MSG_OFF,
-		.length = sizeof(*info),
-		.lkey = c->srv.pd->local_dma_lkey,
-	};
 	struct ib_send_wr wr = {
 		.wr_id = KT_WRID_INFO,
 		.opcode = IB_WR_SEND,
 		.send_flags = IB_SEND_SIGNALED,
-		.sg_list = &sge,
 		.num_sge = 1,
 	};
 	const struct ib_send_wr *bad;
+	struct kt_info *info;
+	struct ib_sge sge;
 	struct ib_wc wc;
 	int i, rv;
 
@@ -693,6 +689,11 @@ static int kt_srv_send_info(struct kt_ctx *ctx, struct kt_conn *c)
 	rv = kt_regions_reg(ctx, c, "server");
 	if (rv)
 		return rv;
+	info = c->lbuf + KT_MSG_OFF;
+	sge.addr = c->ldma + KT_MSG_OFF;
+	sge.length = sizeof(*info);
+	sge.lkey = c->srv.pd->local_dma_lkey;
+	wr.sg_list = &sge;
 	info->magic = cpu_to_le32(KT_INFO_MAGIC);
 	for (i = 0; i < KT_NTARGET; i++) {
 		info->rkey[i] = cpu_to_le32(c->reg[i].mr->rkey);
@@ -1520,6 +1521,8 @@ static int __init xiw_ktest_init(void)
 			kt_ctx_free(ctx);
 			return PTR_ERR(task);
 		}
+		/* kthread_stop() must find it even if it died */
+		get_task_struct(task);
 		kt_server = ctx;
 		kt_server_task = task;
 		return 0;
@@ -1539,6 +1542,7 @@ static void __exit xiw_ktest_exit(void)
 	if (!kt_server)
 		return;
 	kthread_stop(kt_server_task);
+	put_task_struct(kt_server_task);
 	pr_info("server: %d connections, %d failed\n", kt_server->served,
 		kt_server->failed);
 	kt_ctx_free(kt_server);
