@@ -96,8 +96,8 @@ constexpr Spec kSpec[XIW_RDMAP_OP_COUNT] = {
 	{ false, 3, 12, 12, true },	// 0xb Atomic Response
 	{ false, 1, 20, 20, true },	// 0xc Flush Request
 	{ false, 3, 0, 0, true },	// 0xd Flush Response
-	{ false, 1, 16, kAny, true },	// 0xe Verify Request (+ hash)
-	{ false, 3, 0, kAny, true },	// 0xf Verify Response (hash)
+	{ false, 1, 16, 48, true },	// 0xe Verify Request (+ hash of <= 32)
+	{ false, 3, 0, 32, true },	// 0xf Verify Response (hash of <= 32)
 	{ false, 1, 24, 24, true },	// 0x10 Atomic Write Request
 	{ false, 3, 0, 0, true },	// 0x11 Atomic Write Response
 };

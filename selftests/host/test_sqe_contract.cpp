@@ -16,11 +16,14 @@ namespace {
 
 constexpr u8 kind_none = XIW_SQE_KIND_NONE, data = XIW_SQE_KIND_DATA,
 	     read = XIW_SQE_KIND_READ, atomic = XIW_SQE_KIND_ATOMIC,
-	     imm = XIW_SQE_KIND_IMM, local = XIW_SQE_KIND_LOCAL;
-constexpr u8 LW = IB_UVERBS_ACCESS_LOCAL_WRITE,
-	     RW = IB_UVERBS_ACCESS_REMOTE_WRITE,
-	     RR = IB_UVERBS_ACCESS_REMOTE_READ,
-	     RA = IB_UVERBS_ACCESS_REMOTE_ATOMIC;
+	     imm = XIW_SQE_KIND_IMM, local = XIW_SQE_KIND_LOCAL,
+	     flush = XIW_SQE_KIND_FLUSH, awrite = XIW_SQE_KIND_AWRITE,
+	     verify = XIW_SQE_KIND_VERIFY;
+constexpr u16 LW = IB_UVERBS_ACCESS_LOCAL_WRITE,
+	      RW = IB_UVERBS_ACCESS_REMOTE_WRITE,
+	      RR = IB_UVERBS_ACCESS_REMOTE_READ,
+	      RA = IB_UVERBS_ACCESS_REMOTE_ATOMIC,
+	      FG = 1 << 8;	// IB_UVERBS_ACCESS_FLUSH_GLOBAL
 constexpr u8 OK = XIW_SQE_OK, LEN = XIW_SQE_LOC_LEN_ERR,
 	     OPE = XIW_SQE_LOC_QP_OP_ERR;
 
@@ -34,7 +37,7 @@ struct Expect {
 	bool inl;	// XIW_WQE_INLINE allowed
 	bool ord;	// waits for a response, takes an ORD slot
 	u8 min_sge, max_sge;
-	u8 local, remote;
+	u16 local, remote;
 };
 
 const Expect expect[] = {
@@ -48,9 +51,11 @@ const Expect expect[] = {
 	{ XIW_OP_ATOMIC_CSWAP, atomic, true, false, true, 1, 1, LW, RA },
 	{ XIW_OP_ATOMIC_MASKED_FADD, atomic, true, false, true, 1, 1, LW, RA },
 	{ XIW_OP_ATOMIC_MASKED_CSWAP, atomic, true, false, true, 1, 1, LW, RA },
-	{ XIW_OP_FLUSH, kind_none, false, false, false, 0, 0, 0, 0 },
-	{ XIW_OP_ATOMIC_WRITE, kind_none, false, false, false, 0, 0, 0, 0 },
-	{ XIW_OP_VERIFY, kind_none, false, false, false, 0, 0, 0, 0 },
+	// draft-talpey-rdma-commit: operands in the SQE; Verify may name a
+	// buffer for the digest
+	{ XIW_OP_FLUSH, flush, true, false, true, 0, 0, 0, FG },
+	{ XIW_OP_ATOMIC_WRITE, awrite, true, false, true, 0, 0, 0, RW },
+	{ XIW_OP_VERIFY, verify, true, false, true, 0, 1, LW, RR },
 	{ XIW_OP_IMM, imm, true, false, false, 0, 0, 0, 0 },
 	{ XIW_OP_REG_MR, local, false, false, false, 0, 0, 0, 0 },
 	{ XIW_OP_LOCAL_INV, local, false, false, false, 0, 0, 0, 0 },
@@ -75,6 +80,11 @@ struct Sqe {
 		s.opcode = op;
 		s.num_sge = num_sge;
 		s.atomic.sge.length = atomic_len;
+		// valid operands: a global Flush of a range of 0 bytes
+		if (op == XIW_OP_FLUSH) {
+			s.flush.type = XIW_FLUSH_TYPE_GLOBAL;
+			s.flush.level = XIW_FLUSH_LEVEL_RANGE;
+		}
 	}
 };
 
@@ -291,6 +301,60 @@ TEST(SqeContract, OtherFlagsDoNotMatter)
 			}
 		}
 	}
+}
+
+// The operands of the commit operations, checked before anything is sent.
+TEST(SqeContract, CommitOperands)
+{
+	auto flush = [](u8 type, u8 level, u64 len) {
+		Sqe x(XIW_OP_FLUSH);
+
+		x.s.flush.type = type;
+		x.s.flush.level = level;
+		x.s.flush.length = len;
+		return check(x, 0, full, true);
+	};
+	EXPECT_EQ(flush(XIW_FLUSH_TYPE_GLOBAL, XIW_FLUSH_LEVEL_RANGE, 4096), OK);
+	EXPECT_EQ(flush(XIW_FLUSH_TYPE_PERSISTENT, XIW_FLUSH_LEVEL_RANGE, 0),
+		  OK);
+	EXPECT_EQ(flush(XIW_FLUSH_TYPE_GLOBAL | XIW_FLUSH_TYPE_PERSISTENT,
+			XIW_FLUSH_LEVEL_RANGE, 0xffffffffULL), OK);
+	EXPECT_EQ(flush(0, XIW_FLUSH_LEVEL_RANGE, 64), OPE);	// no type
+	EXPECT_EQ(flush(4, XIW_FLUSH_LEVEL_RANGE, 64), OPE);	// unknown type
+	EXPECT_EQ(flush(XIW_FLUSH_TYPE_GLOBAL, 2, 64), OPE);	// unknown level
+	// the wire's Length is 32 bits ...
+	EXPECT_EQ(flush(XIW_FLUSH_TYPE_GLOBAL, XIW_FLUSH_LEVEL_RANGE,
+			0x100000000ULL), OPE);
+	// ... and means nothing for the whole MR
+	EXPECT_EQ(flush(XIW_FLUSH_TYPE_GLOBAL, XIW_FLUSH_LEVEL_MR,
+			0x100000000ULL), OK);
+	EXPECT_EQ(xiw_sqe_flush_access(XIW_FLUSH_TYPE_GLOBAL), 1u << 8);
+	EXPECT_EQ(xiw_sqe_flush_access(XIW_FLUSH_TYPE_PERSISTENT), 1u << 9);
+	EXPECT_EQ(xiw_sqe_flush_access(XIW_FLUSH_TYPE_GLOBAL |
+				       XIW_FLUSH_TYPE_PERSISTENT), 3u << 8);
+
+	for (u64 raddr : { 0ULL, 8ULL, 0x1000ULL, ~7ULL }) {
+		Sqe x(XIW_OP_ATOMIC_WRITE);
+
+		x.s.raddr = raddr;
+		EXPECT_EQ(check(x, 0, full, true), OK) << raddr;
+	}
+	for (u64 raddr : { 1ULL, 4ULL, 0x1004ULL, ~0ULL }) {
+		Sqe x(XIW_OP_ATOMIC_WRITE);
+
+		x.s.raddr = raddr;
+		EXPECT_EQ(check(x, 0, full, true), OPE) << raddr;
+	}
+	for (unsigned n = 0; n < 256; n++) {
+		Sqe x(XIW_OP_VERIFY);
+
+		x.s.verify.hash_len = n;
+		EXPECT_EQ(check(x, 0, full, true),
+			  n <= XIW_VERIFY_MAX_HASH ? OK : OPE) << n;
+	}
+	// the digest buffer is an SGE like any other: one at most
+	EXPECT_EQ(check(Sqe(XIW_OP_VERIFY, 1), 0, full, true), OK);
+	EXPECT_EQ(check(Sqe(XIW_OP_VERIFY, 2), 0, full, true), OPE);
 }
 
 TEST(SqeContract, StatusIsAnIbWcStatus)

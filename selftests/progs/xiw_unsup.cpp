@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //
 // xiw_unsup: post an operation that the peer's iWARP stack may not have
-// (RFC 7306 atomics, Immediate Data) and check that it fails cleanly.
+// (RFC 7306 atomics, Immediate Data, the commit draft's Flush, Atomic
+// Write and Verify) and check that it fails cleanly.
 //
 //   xiw_unsup ADDR PORT SRC OP [--expect ok|fail]
 //
@@ -14,6 +15,9 @@
 //   cswap      CmpSwap on the region (IBV_WR_ATOMIC_CMP_AND_SWP)
 //   write-imm  RDMA Write with Immediate (ibv_wr_rdma_write_imm)
 //   imm        Immediate Data alone (xiwdv_wr_imm64)
+//   flush      RDMA Flush, global, 64 bytes (xiwdv_wr_flush)
+//   awrite     Atomic Write (ibv_wr_atomic_write)
+//   verify     RDMA Verify of 64 bytes, digest returned (xiwdv_wr_verify)
 //
 // followed by a signaled RDMA Write behind it. With --expect fail (the
 // default for everything but "write") the QP must end in ERROR with an
@@ -93,15 +97,19 @@ int main(int argc, char **argv)
 {
 	if (argc < 5) {
 		std::fprintf(stderr, "usage: xiw_unsup ADDR PORT SRC "
-			     "write|fadd|cswap|write-imm|imm [--expect ok|fail]\n");
+			     "write|fadd|cswap|write-imm|imm|flush|awrite|verify "
+			     "[--expect ok|fail]\n");
 		return 2;
 	}
 	const std::string op = argv[4];
 	bool expect_ok = op == "write";
 	if (argc == 7 && std::string(argv[5]) == "--expect")
 		expect_ok = std::string(argv[6]) == "ok";
-	if (op != "write" && op != "fadd" && op != "cswap" &&
-	    op != "write-imm" && op != "imm") {
+	// operations that wait for a response: they must fail at a peer
+	// without them
+	const bool has_resp = op == "fadd" || op == "cswap" ||
+			      op == "flush" || op == "awrite" || op == "verify";
+	if (op != "write" && op != "write-imm" && op != "imm" && !has_resp) {
 		std::fprintf(stderr, "xiw_unsup: unknown op %s\n", op.c_str());
 		return 2;
 	}
@@ -143,7 +151,8 @@ int main(int argc, char **argv)
 	a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
 			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 			   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+			   IBV_QP_EX_WITH_ATOMIC_WRITE;
 	if (rdma_create_qp_ex(id, &a))
 		die("rdma_create_qp_ex");
 	ibv_qp_ex *qpx = ibv_qp_to_qp_ex(id->qp);
@@ -151,8 +160,9 @@ int main(int argc, char **argv)
 	ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	if (!qpx || !mr)
 		die("qp_ex/mr");
-	if (op == "imm" && !xiwdv_is_xiw_context(id->verbs))
-		failed("Immediate Data needs an xiw device on this side");
+	if ((op == "imm" || op == "flush" || op == "verify") &&
+	    !xiwdv_is_xiw_context(id->verbs))
+		failed(op + " needs an xiw device on this side");
 
 	rdma_conn_param cp{};
 	cp.initiator_depth = 4;
@@ -185,6 +195,17 @@ int main(int argc, char **argv)
 			ibv_wr_rdma_write_imm(qpx, ti.rw_stag, ti.rw_addr + 128,
 					      htobe32(0x1234));
 			ibv_wr_set_sge(qpx, mr->lkey, (uintptr_t)buf, 32);
+		} else if (what == "flush") {
+			xiwdv_wr_flush(qpx, ti.rw_stag, ti.rw_addr, 64,
+				       XIWDV_FLUSH_GLOBAL, XIWDV_FLUSH_RANGE);
+		} else if (what == "awrite") {
+			static const uint64_t v = 0x0123456789abcdefULL;
+
+			ibv_wr_atomic_write(qpx, ti.rw_stag, ti.rw_addr + 64, &v);
+		} else if (what == "verify") {
+			xiwdv_wr_verify(qpx, ti.rw_stag, ti.rw_addr, 64, nullptr,
+					0);
+			ibv_wr_set_sge(qpx, mr->lkey, (uintptr_t)&buf[16], 32);
 		} else {
 			xiwdv_wr_imm64(qpx, 0x0123456789abcdefULL);
 		}
@@ -259,7 +280,7 @@ int main(int argc, char **argv)
 		// with Immediate or Immediate Data, like every operation
 		// without a response, completes once it is handed to TCP:
 		// the peer's Terminate can only end the QP afterwards.
-		if (status_op == IBV_WC_SUCCESS && (op == "fadd" || op == "cswap"))
+		if (status_op == IBV_WC_SUCCESS && has_resp)
 			failed("the peer completed " + op + ": it was not expected to have it");
 		if (qa.qp_state != IBV_QPS_ERR)
 			failed("QP not in ERROR after the failed operation");

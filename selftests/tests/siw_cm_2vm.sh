@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 300
-# description: interop with upstream siw across two VMs (xiw on a, siw on b), both roles: MPA revision 1 and 2, CRC by both sides' policies (incl. siw's strict reject), p2p RTR, private data both ways, reject with private data, each agreement proven by rping data both ways (-V); operations siw lacks (atomics, Immediate Data) fail cleanly
+# description: interop with upstream siw across two VMs (xiw on a, siw on b), both roles: MPA revision 1 and 2, CRC by both sides' policies (incl. siw's strict reject), p2p RTR, private data both ways, reject with private data, each agreement proven by rping data both ways (-V); operations siw lacks (atomics, Immediate Data, Flush, Atomic Write, Verify) fail cleanly with the Terminate siw must send
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 #
 # Every case of the matrix below runs the same way: one VM listens with
@@ -199,7 +199,7 @@ print("%016x" % h)')
 		"the control RDMA Write's data in siw's target region"
 else
 	xiw_barrier unsup-listen 30
-	for op in fadd cswap write-imm imm write; do
+	for op in fadd cswap write-imm imm flush awrite verify write; do
 		kmsg_mark "$op"
 		run_timeout 40 "$U" "$XIW_PEER_IP" 7690 "$XIW_LOCAL_IP" $op >u.log 2>&1 ||
 			fail "$op towards siw: $(cat u.log)"
@@ -209,9 +209,13 @@ else
 		# siw's encoding: its little-endian bitfield puts Layer in the
 		# low nibble of the first byte, so RFC 5040 readers (xiw,
 		# Wireshark) see Layer 2 (LLP), EType 0 (Documentation/interop.md).
-		expect_match "$(kmsg_since)" 'Terminate received: layer 2 type 0 code 0x6$' "$op: siw's Terminate (RDMAP, remote operation, invalid opcode)"
+		# Atomic Write (RDMAP control 0xC0): siw sees opcode 0 (Write)
+		# with RDMAP version 3 and refuses the version (code 0x5).
+		code=0x6
+		[ $op = awrite ] && code=0x5
+		expect_match "$(kmsg_since)" "Terminate received: layer 2 type 0 code $code\$" "$op: siw's Terminate (RDMAP, remote operation, invalid opcode or version)"
 		case $op in
-		fadd|cswap) expect_match "$(cat u.log)" 'WC wr_id=2 op=- status=' "$op: failed completion" ;;
+		fadd|cswap|flush|awrite|verify) expect_match "$(cat u.log)" 'WC wr_id=2 op=- status=' "$op: failed completion" ;;
 		esac
 		expect_match "$(cat u.log)" 'ASYNC local work queue catastrophic error' "$op: fatal QP event"
 	done

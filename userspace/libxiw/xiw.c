@@ -90,10 +90,17 @@ static int xiw_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
-static struct ibv_mr *xiw_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
-				 uint64_t hca_va, int access)
+/* REG_MR with the driver data of xiw-abi.h (the Verify digest). */
+struct xiw_reg_mr_cmd {
+	struct ibv_reg_mr ibv_cmd;
+	struct xiw_ureq_reg_mr drv;
+};
+
+static struct ibv_mr *xiw_reg_mr_digest(struct ibv_pd *pd, void *addr,
+					size_t len, uint64_t hca_va,
+					int access, uint32_t digest)
 {
-	struct ibv_reg_mr cmd = {};
+	struct xiw_reg_mr_cmd cmd = {};
 	struct ib_uverbs_reg_mr_resp resp = {};
 	struct verbs_mr *vmr;
 	int rv;
@@ -101,14 +108,61 @@ static struct ibv_mr *xiw_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 	vmr = calloc(1, sizeof(*vmr));
 	if (!vmr)
 		return NULL;
-	rv = ibv_cmd_reg_mr(pd, addr, len, hca_va, access, vmr, &cmd,
-			    sizeof(cmd), &resp, sizeof(resp));
+	cmd.drv.digest = digest;
+	/* XIW_DIGEST_DEFAULT: no driver data, as before the digest existed */
+	rv = ibv_cmd_reg_mr(pd, addr, len, hca_va, access, vmr, &cmd.ibv_cmd,
+			    digest ? sizeof(cmd) : sizeof(cmd.ibv_cmd), &resp,
+			    sizeof(resp));
 	if (rv) {
 		free(vmr);
 		errno = rv;
 		return NULL;
 	}
 	return &vmr->ibv_mr;
+}
+
+static struct ibv_mr *xiw_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
+				 uint64_t hca_va, int access)
+{
+	return xiw_reg_mr_digest(pd, addr, len, hca_va, access,
+				 XIW_DIGEST_DEFAULT);
+}
+
+/*
+ * xiwdv.h: ibv_reg_mr() with the MR's Verify digest. What libibverbs'
+ * ibv_reg_mr() does around the provider is done here too (fork
+ * protection, the ibv_mr fields it fills), so ibv_dereg_mr() undoes it.
+ */
+XIW_EXPORT struct ibv_mr *xiwdv_reg_mr(struct ibv_pd *pd, void *addr,
+				       size_t length, int access,
+				       enum xiwdv_digest digest)
+{
+	struct ibv_mr *mr;
+
+	if (!xiwdv_is_xiw_context(pd->context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((unsigned int)digest >= XIW_DIGEST_NUM) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (ibv_dontfork_range(addr, length))
+		return NULL;
+	mr = xiw_reg_mr_digest(pd, addr, length, (uintptr_t)addr, access,
+			       digest);
+	if (!mr) {
+		int err = errno;
+
+		ibv_dofork_range(addr, length);
+		errno = err;
+		return NULL;
+	}
+	mr->context = pd->context;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	return mr;
 }
 
 static int xiw_dereg_mr(struct verbs_mr *vmr)

@@ -337,6 +337,13 @@ XIW_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 XIW_DECLARE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 XIW_DECLARE_CMD_EX(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
 
+/*
+ * Public libibverbs symbols (IBVERBS_1.1) that only driver.h declares:
+ * ibv_reg_mr()'s fork protection, which xiwdv_reg_mr() must apply too.
+ */
+int ibv_dontfork_range(void *base, size_t size);
+int ibv_dofork_range(void *base, size_t size);
+
 /* ---- PRIVATE_34 entry points ------------------------------------------- */
 
 void verbs_register_driver_34(const struct verbs_device_ops *ops);

@@ -151,6 +151,20 @@ static void xiw_wr_atomic_fetch_add(struct ibv_qp_ex *qpex, uint32_t rkey,
 	xiw_wr_atomic(qpex, XIW_OP_ATOMIC_FADD, rkey, remote_addr, add, 0);
 }
 
+/* The 8 bytes at @atomic_wr, stored as they are at @remote_addr. */
+static void xiw_wr_atomic_write(struct ibv_qp_ex *qpex, uint32_t rkey,
+				uint64_t remote_addr, const void *atomic_wr)
+{
+	struct xiw_sqe *sqe = xiw_wr_new(qpex_to_xqp(qpex),
+					 XIW_OP_ATOMIC_WRITE);
+
+	if (sqe) {
+		sqe->rkey = rkey;
+		sqe->raddr = remote_addr;
+		memcpy(&sqe->atomic_write, atomic_wr, sizeof(sqe->atomic_write));
+	}
+}
+
 /* ---- xiwdv.h builders -------------------------------------------------- */
 
 /* A builder of xiwdv.h on a QP of another provider latches nothing. */
@@ -234,6 +248,52 @@ XIW_EXPORT void xiwdv_wr_imm64(struct ibv_qp_ex *qpx, uint64_t imm)
 	sqe = xiw_wr_new(qp, XIW_OP_IMM);
 	if (sqe)
 		sqe->imm = imm;
+}
+
+XIW_EXPORT void xiwdv_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+			       uint64_t remote_addr, size_t len, uint8_t type,
+			       uint8_t level)
+{
+	struct xiw_qp *qp = xiwdv_qp(qpx);
+	struct xiw_sqe *sqe;
+
+	if (!qp)
+		return;
+	sqe = xiw_wr_new(qp, XIW_OP_FLUSH);
+	if (sqe) {
+		sqe->rkey = rkey;
+		sqe->raddr = remote_addr;
+		sqe->flush.length = len;
+		sqe->flush.type = type;
+		sqe->flush.level = level;
+	}
+}
+
+XIW_EXPORT void xiwdv_wr_verify(struct ibv_qp_ex *qpx, uint32_t rkey,
+				uint64_t remote_addr, uint32_t len,
+				const void *hash, uint8_t hash_len)
+{
+	struct xiw_qp *qp = xiwdv_qp(qpx);
+	struct xiw_sqe *sqe;
+
+	if (!qp)
+		return;
+	if (hash_len > XIW_VERIFY_MAX_HASH || (hash_len && !hash)) {
+		if (!qp->wr_err)
+			qp->wr_err = EINVAL;
+		qp->wr_last = NULL;
+		return;
+	}
+	sqe = xiw_wr_new(qp, XIW_OP_VERIFY);
+	if (sqe) {
+		sqe->rkey = rkey;
+		sqe->raddr = remote_addr;
+		memset(&sqe->verify.sge, 0, sizeof(sqe->verify.sge));
+		sqe->verify.length = len;
+		sqe->verify.hash_len = hash_len;
+		if (hash_len)
+			memcpy(sqe->verify.hash, hash, hash_len);
+	}
 }
 
 /* ---- setters ----------------------------------------------------------- */
@@ -372,6 +432,7 @@ void xiw_qp_ex_set_ops(struct xiw_qp *qp)
 	qpex->wr_rdma_read = xiw_wr_rdma_read;
 	qpex->wr_atomic_cmp_swp = xiw_wr_atomic_cmp_swp;
 	qpex->wr_atomic_fetch_add = xiw_wr_atomic_fetch_add;
+	qpex->wr_atomic_write = xiw_wr_atomic_write;
 
 	qpex->wr_set_sge = xiw_wr_set_sge;
 	qpex->wr_set_sge_list = xiw_wr_set_sge_list;

@@ -299,6 +299,7 @@ static const struct {
 	[IBV_WR_ATOMIC_CMP_AND_SWP] = { true, XIW_OP_ATOMIC_CSWAP },
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { true, XIW_OP_ATOMIC_FADD },
 	[IBV_WR_SEND_WITH_INV] = { true, XIW_OP_SEND_INV },
+	[IBV_WR_ATOMIC_WRITE] = { true, XIW_OP_ATOMIC_WRITE },
 };
 
 /*
@@ -388,6 +389,22 @@ static int xiw_build_sqe(struct xiw_qp *qp, const struct ibv_send_wr *wr,
 		sqe->rkey = wr->wr.rdma.rkey;
 		sqe->raddr = wr->wr.rdma.remote_addr;
 		break;
+	case IBV_WR_ATOMIC_WRITE:
+		/*
+		 * ibv_post_send's form (as rxe reads it): the target in
+		 * wr.rdma, the 8 bytes in the buffer of the one SGE.
+		 */
+		if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
+			return EINVAL;
+		sqe->rkey = wr->wr.rdma.rkey;
+		sqe->raddr = wr->wr.rdma.remote_addr;
+		memcpy(&sqe->atomic_write,
+		       (const void *)(uintptr_t)wr->sg_list[0].addr, 8);
+		rv = xiw_sqe_post_check(qp, sqe, f);
+		if (rv)
+			return rv;
+		*flags = f;
+		return 0;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		sqe->rkey = wr->wr.atomic.rkey;
@@ -531,7 +548,8 @@ static void xiw_copy_cqe(const struct xiw_cqe *cqe, uint32_t flags,
 	wc->wr_id = cqe->wr_id;
 	wc->status = (enum ibv_wc_status)cqe->status;
 	wc->opcode = (enum ibv_wc_opcode)cqe->opcode;
-	wc->vendor_err = cqe->vendor_err;
+	/* the peer's Terminate: layer << 12 | type << 8 | code */
+	wc->vendor_err = (uint32_t)cqe->vendor_err << 8 | cqe->vendor_code;
 	wc->byte_len = cqe->byte_len;
 	wc->qp_num = cqe->qp_num;
 	wc->src_qp = 0;
