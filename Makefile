@@ -8,7 +8,8 @@
 #   make check      install what is missing, build, run every test
 #   make check T=name   run one VM test
 #   make check T=name REPEAT=N   run it N times in a row
-#   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side
+#   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side;
+#                   xiw_commitlog on DRAM and persistent memory
 #   make fuzz       libFuzzer harnesses, FUZZ_TIME seconds each (FUZZ=names)
 #   make install    install xiw.ko, libxiw and its libibverbs.d entry
 #   make dkms-install   xiw.ko under DKMS (rebuilt on kernel updates)

@@ -2,8 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # make bench: the performance table of design brief section 5 - perftest
 # (-R) on xiw, siw (built from linux-source-6.12) and rxe side by side in
-# one VM, plus raw TCP (iperf3), with the ratios the goals are stated in.
-# XIW_BENCH_ITERS (default 2000) iterations per perftest run. Not part of
+# one VM, plus raw TCP (iperf3), with the ratios the goals are stated in;
+# then xiw_commitlog (a remote commit log: push with Flush and Atomic
+# Write against Send/Recv) on DRAM and emulated persistent memory, in a
+# VM of its own with an NVDIMM.
+# XIW_BENCH_ITERS (default 2000) iterations per perftest run,
+# XIW_BENCH_COMMITS (default 2000) commits per xiw_commitlog run. Not part of
 # make check: it takes several minutes and its figures are not pass/fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +18,7 @@ bash selftests/build-siw.sh >/dev/null ||
 	echo "bench: cannot build siw.ko, its column stays empty" >&2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-bash selftests/run.sh selftests/bench/perf_table.sh >"$out" 2>&1 || {
+bash selftests/run.sh selftests/bench/perf_table.sh selftests/bench/commitlog.sh >"$out" 2>&1 || {
 	cat "$out"
 	exit 1
 }
@@ -25,4 +29,11 @@ echo "xiw bench, $(date -u +%Y-%m-%d), ${XIW_BENCH_ITERS:-2000} iterations" \
      "per run, one TCG VM with 2 vCPUs (figures move from run to run)"
 cat "$table"
 cp "$table" "$BUILD/bench-table.md"
-echo "(also in $BUILD/bench-table.md; logs in $run)"
+ctable=$run/own/commitlog/tests/commitlog-table.md
+[ -f "$ctable" ] || { cat "$out"; echo "bench: no commitlog table" >&2; exit 1; }
+echo
+echo "xiw_commitlog: ${XIW_BENCH_COMMITS:-2000} commits per run (latency: one at a time), between xiw1" \
+     "and xiw0 of one TCG VM (an NVDIMM backed by a host file for pmem)"
+cat "$ctable"
+cp "$ctable" "$BUILD/commitlog-table.md"
+echo "(also in $BUILD/bench-table.md and $BUILD/commitlog-table.md; logs in $run)"

@@ -26,6 +26,8 @@ PKGS=(
 	perftest
 	# applications, bench and ULP user space in the VM tests
 	libfabric-bin iperf3 nfs-kernel-server nfs-common libfabric-dev
+	# persistent memory in the VM (NVDIMM namespaces: pmem tests, commitlog)
+	ndctl daxctl
 	# DKMS and Debian packages (make dkms-install, make deb, pkg_* tests)
 	dkms dpkg-dev debhelper dh-dkms fakeroot lintian man-db
 )

@@ -46,6 +46,11 @@ vm)
 	fi
 	command -v "${XIW_QEMU:-qemu-system-x86_64}" >/dev/null ||
 		need "no qemu-system-x86_64: apt-get install qemu-system-x86 (make deps does)"
+	# the pmem tests build NVDIMM namespaces in the guest with the host's tools
+	for t in ndctl daxctl; do
+		command -v $t >/dev/null ||
+			need "no $t (persistent memory tests): apt-get install ndctl daxctl (make deps does)"
+	done
 	bb=$(command -v busybox || echo /bin/busybox)
 	if [ ! -x "$bb" ] || ldd "$bb" >/dev/null 2>&1; then
 		need "no static busybox (the VM's initramfs): apt-get install busybox-static (make deps does)"

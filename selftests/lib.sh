@@ -317,6 +317,28 @@ xiw_loopback() {
 	wait_port_state xiw0 PORT_ACTIVE 5
 }
 
+# xiw_two_devices: xiw_loopback plus a second device: xiw1 on dummy d1
+# with 192.0.2.2/24. A connection from 192.0.2.2 to 192.0.2.1 runs between
+# xiw1 and xiw0 (the packets go through lo).
+xiw_two_devices() {
+	xiw_loopback 192.0.2.1
+	dummy_add d1
+	ip addr add 192.0.2.2/24 dev d1
+	xiw_link_add xiw1 d1
+	wait_port_state xiw1 PORT_ACTIVE 5
+}
+
+# xiw_commit_stat NAME: a counter of debugfs xiw/commit_stats (flush_global,
+# flush_persistent, flush_wb_bytes: bytes whose CPU cache lines a Flush P
+# wrote back, atomic_writes, verify, verify_bytes, verify_mismatch).
+xiw_commit_stat() {
+	local f=/sys/kernel/debug/xiw/commit_stats v
+	[ -r $f ] || fail "no $f (xiw without the commit extensions?)"
+	v=$(awk -v k="$1" '$1 == k { print $2 }' $f)
+	[ -n "$v" ] || fail "no counter $1 in $f"
+	echo "$v"
+}
+
 # dummy_add NAME: a dummy netdev, up, deleted at exit (netdev_del).
 dummy_add() {
 	modprobe dummy numdummies=0 2>/dev/null || true
@@ -520,4 +542,72 @@ rping_2vm() {
 	fi
 	xiw_barrier "$name-end" 30
 	log "$name: $count pings of $size bytes, server on $srole: ok"
+}
+
+# --- persistent memory and tests of two boots ---------------------------------
+# A test with "# pmem: SIZE" runs in a VM of its own with an emulated NVDIMM
+# of SIZE, backed by a host file in the run's directory; "# boots: 2" boots
+# that VM a second time on the same file (see selftests/README.md).
+
+# pmem_devdax [SIZE]: the NVDIMM's device-dax namespace, /dev/dax0.0,
+# created on the first boot (labels written, one devdax namespace of SIZE,
+# default 256M, 2 MiB aligned) and found again on later boots on the same
+# file (the labels live in it; XIW_BOOT > 1 never creates one). Prints the
+# character device's path.
+pmem_devdax() {
+	local m
+	need_cmd ndctl daxctl
+	for m in nfit nd_pmem dax_pmem device_dax; do
+		# (the ndctl package hooks libnvdimm's modprobe to load keys: notes to ndctl.log)
+		modprobe "$m" 2>>ndctl.log || fail "modprobe $m: $(tail -n 2 ndctl.log)"
+	done
+	[ -d /sys/bus/nd/devices/region0 ] ||
+		fail "no NVDIMM region (the VM has no NVDIMM: is there a '# pmem:' header?)"
+	if [ "${XIW_BOOT:-1}" -gt 1 ]; then
+		# Later boots find the namespace of boot 1 (never re-create it:
+		# that would wipe what the test is to find)
+		wait_for 10 test -c /dev/dax0.0 ||
+			fail "boot ${XIW_BOOT}: the devdax namespace of boot 1 is gone: $(ndctl list -N 2>&1 | tr -d '\n' | cut -c1-200)"
+	elif [ ! -e /dev/dax0.0 ]; then
+		# A label-less region cannot be divided, and the whole of it is
+		# not a multiple of its alignment: write labels first.
+		# (ndctl's notes about a missing TPM key go to ndctl.log)
+		{ ndctl disable-region all && ndctl init-labels -f all &&
+		  ndctl enable-region all &&
+		  ndctl create-namespace -m devdax -a 2M -s "${1:-256M}"; } >>ndctl.log 2>&1 ||
+			fail "ndctl could not create a devdax namespace: $(tail -n 3 ndctl.log | tr '\n' ' ')"
+	fi
+	wait_for 10 test -c /dev/dax0.0 || fail "no /dev/dax0.0 after ndctl create-namespace"
+	echo /dev/dax0.0
+}
+
+# xiw_power_off: the end of boot 1 of a "# boots: 2" test. Checks the
+# kernel log and taint flags since the test began as the runner would
+# (a splat fails the test here, boot 2 never runs), tells the runner that
+# the power-off is meant, then powers the VM off at once (sysrq o): no
+# clean shutdown, no deferred cleanup, nothing unmapped or written back.
+# The runner boots again on the same NVDIMM file and runs the test once
+# more with XIW_BOOT=2; $XIW_TEST_STATE is the same directory in both boots.
+xiw_power_off() {
+	local hits t
+	[ "${XIW_BOOT:-}" = 1 ] ||
+		fail "xiw_power_off outside boot 1 of a '# boots: 2' test (XIW_BOOT=${XIW_BOOT:-unset})"
+	if [ -n "${XIW_KLOG_MARK:-}" ]; then
+		hits=$(dmesg | awk -v m="$XIW_KLOG_MARK" 'f { print } index($0, m) { f = 1 }' |
+			grep -E -- "$XIW_KLOG_BAD_RE" | grep -v -e 'xiw-selftest: ' -e 'Command line:' |
+			head -n 20 || true)
+		if [ -n "$hits" ]; then
+			printf '%s\n' "$hits" >&2
+			fail "kernel: $(head -n 1 <<<"$hits" | sed 's/^\[[^]]*\] *//' | cut -c1-120)"
+		fi
+		t=$(cat /proc/sys/kernel/tainted)
+		(( (t & ~XIW_TAINT0) & XIW_TAINT_MASK )) &&
+			fail "kernel tainted $XIW_TAINT0 -> $t"
+	fi
+	log "boot 1 ends here: sysrq power-off"
+	now_us >"$XIW_TEST_OUT/$XIW_TEST_NAME.poweroff"
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 60
+	fail "the VM still runs 60 s after sysrq o"
 }

@@ -26,6 +26,11 @@
 #   * All 1vm tests share ONE VM boot, run one after the other, each in its
 #     own session with its own timeout; all 2vm tests share ONE pair of VMs
 #     (same script on both, XIW_ROLE=a|b, barrier before and after each test).
+#   * "# pmem: SIZE" (an emulated NVDIMM backed by a file in the run's dir)
+#     or "# boots: 2" (lib.sh's xiw_power_off ends boot 1; the VM boots
+#     again on the same NVDIMM file and the test runs once more with
+#     XIW_BOOT=2): a 1vm test that runs in a VM of its own, after the
+#     shared 1vm boot; its module_unload is module_unload_NAME.
 #   * A test fails if it exits non-zero (4 = skip), times out, or if the
 #     kernel log written while it ran has a splat (WARNING:, BUG:, Oops,
 #     KFENCE, refcount_t, list corruption, UBSAN, KASAN, hung task, RCU
@@ -98,6 +103,7 @@ else
 	done
 fi
 t1=() t2=()	# "name<TAB>timeout<TAB>path" per topology
+t3=()		# own VM: "name<TAB>timeout<TAB>path<TAB>pmem size or -<TAB>boots"
 declare -A expect=() expect_reason=()
 for f in "${files[@]}"; do
 	n=$(basename "$f" .sh)
@@ -105,6 +111,15 @@ for f in "${files[@]}"; do
 	topo=$(header "$f" topology 1vm)
 	to=$(header "$f" timeout 120)
 	expect[$n]=$(header "$f" expect ok)
+	pm=$(header "$f" pmem -)
+	boots=$(header "$f" boots 1)
+	case $boots in 1|2) ;; *) echo "run.sh: $f: boots must be 1 or 2" >&2; exit 2 ;; esac
+	if [ "$pm" != - ] || [ "$boots" != 1 ]; then
+		[ "$topo" = 1vm ] || { echo "run.sh: $f: pmem/boots go with topology 1vm only" >&2; exit 2; }
+		[[ $pm =~ ^(-|[0-9]+[MG])$ ]] || { echo "run.sh: $f: pmem size '$pm' (e.g. 512M)" >&2; exit 2; }
+		t3+=("$n"$'\t'"$to"$'\t'"$f"$'\t'"$pm"$'\t'"$boots")
+		continue
+	fi
 	case $topo in
 	1vm) t1+=("$n"$'\t'"$to"$'\t'"$f") ;;
 	2vm) t2+=("$n"$'\t'"$to"$'\t'"$f") ;;
@@ -112,9 +127,12 @@ for f in "${files[@]}"; do
 	esac
 done
 if [ $list = 1 ]; then
-	for l in "${t1[@]}" "${t2[@]}"; do
-		IFS=$'\t' read -r n to f <<<"$l"
-		printf '%-24s %-4s %4ss  %s\n' "$n" "$(header "$f" topology 1vm)" "$to" \
+	for l in "${t1[@]}" "${t2[@]}" "${t3[@]}"; do
+		IFS=$'\t' read -r n to f pm boots <<<"$l"
+		topo=$(header "$f" topology 1vm)
+		[ -z "${pm:-}" ] || [ "$pm" = - ] || topo+="+pmem"
+		[ "${boots:-1}" = 1 ] || topo+="+reboot"
+		printf '%-24s %-16s %4ss  %s\n' "$n" "$topo" "$to" \
 			"$(sed -n '1,30s/^# *description: *//p' "$f" | head -n 1)"
 	done
 	exit 0
@@ -134,6 +152,7 @@ if [ "$repeat" -gt 1 ]; then
 	}
 	[ ${#t1[@]} = 0 ] || mapfile -t t1 < <(expand "${t1[@]}")
 	[ ${#t2[@]} = 0 ] || mapfile -t t2 < <(expand "${t2[@]}")
+	[ ${#t3[@]} = 0 ] || mapfile -t t3 < <(expand "${t3[@]}")
 fi
 
 # --- results dir -------------------------------------------------------------------
@@ -156,7 +175,7 @@ if ! "$here/vm/mkinitramfs.sh" >/dev/null; then
 fi
 
 # --- TAP output ------------------------------------------------------------------------
-n_total=$(( ${#t1[@]} + ${#t2[@]} + (${#t1[@]} > 0) + (${#t2[@]} > 0) ))
+n_total=$(( ${#t1[@]} + ${#t2[@]} + (${#t1[@]} > 0) + (${#t2[@]} > 0) + 2 * ${#t3[@]} ))
 tapno=0 n_pass=0 n_fail=0 n_skip=0
 declare -A verdict=() reasons=()
 pfx=	# "# " in selfcheck mode: the inner TAP becomes comments
@@ -393,6 +412,73 @@ if [ ${#t1[@]} -gt 0 ]; then
 	echo "# 1vm: $(( $(date +%s) - g0 )) s, tests started $(boot_s "$d") s after the kernel"
 fi
 
+# --- tests in a VM of their own: "# pmem:" (an NVDIMM), "# boots: 2" -----------------------
+# own_boot DIR PLANLINE BOOT: one boot of the VM of one test, in DIR; the
+# NVDIMM file is DIR/pmem.img (created sparse by vm.sh on the first boot).
+own_boot() {
+	local d=$1 l=$2 b=$3 n to f pm boots popt=() vpid
+	IFS=$'\t' read -r n to f pm boots <<<"$l"
+	mkdir -p "$d"
+	printf '%s\t%s\t%s\n' "$n" "$to" "$f" >"$d/plan"
+	[ "$pm" = - ] || popt=(-p "$d/pmem.img:$pm")
+	vm_dirs=("$d")
+	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$d" -t "$(vm_timeout "$l")" "${popt[@]}" \
+		"${envargs[@]}" -e XIW_ROLE=single -e XIW_BOOT="$b" -e XIW_BOOTS="$boots" \
+		-e XIW_UNLOAD_NAME="module_unload_$n" "$here/vm/guest-suite.sh" >"$d/vm.out" 2>&1 &
+	vpid=$!
+	while kill -0 $vpid 2>/dev/null; do
+		# boot 1 of two: its result is judged when it ends
+		[ "$boots" = 2 ] && [ "$b" = 1 ] || follow_once "$d"
+		sleep 1
+	done
+	wait $vpid; echo $? >"$d/vm-status"
+}
+# own_stash DIR SUB: move the files of the boot that ended into DIR/SUB;
+# the NVDIMM file, the tests' state and earlier stashes stay.
+own_stash() {
+	local f
+	mkdir -p "$1/$2"
+	for f in "$1"/*; do
+		case ${f##*/} in pmem.img|state|boot1|boot*-died) continue ;; esac
+		mv "$f" "$1/$2/"
+	done
+}
+for l in "${t3[@]}"; do
+	IFS=$'\t' read -r n to f pm boots <<<"$l"
+	g0=$(date +%s)
+	d=$outdir/own/$n
+	rm -rf "$d"
+	for b in 1 2; do
+		[ "$b" -le "$boots" ] || break
+		for attempt in 1 2; do
+			own_boot "$d" "$l" "$b"
+			boot_failed "$d" && [ $attempt = 1 ] || break
+			echo "# own/$n: boot $b died before its suite started; booting it once more (own/$n/boot$b-died keeps it)"
+			own_stash "$d" "boot$b-died"
+		done
+		[ "$b" = 1 ] && [ "$boots" = 2 ] || break
+		res=$(awk -F'\t' -v n="$n" '$1 == n' "$d/results" 2>/dev/null | tail -n 1)
+		if [ -z "$res" ] && [ -f "$d/tests/$n.poweroff" ]; then
+			own_stash "$d" boot1
+			continue
+		fi
+		# Boot 1 ended some other way: a failure or skip stands as it
+		# is; a pass without the power-off is a failure (boot 2, the
+		# half that checks, never ran).
+		if [ "$(cut -f2 <<<"$res")" = ok ]; then
+			printf '%s\tfail\t%s\t%s\n' "$n" "$(cut -f3 <<<"$res")" \
+				"boot 1 ended without xiw_power_off: boot 2 never ran" >>"$d/results"
+		fi
+		break
+	done
+	finish_group "$n" "module_unload_$n" -- "$d"
+	[ "${verdict[$n]}" != ok ] || rm -f "$d/pmem.img"
+	note="# own/$n: $(( $(date +%s) - g0 )) s"
+	[ "$pm" = - ] || note+=", NVDIMM $pm"
+	[ "$boots" = 1 ] || note+=", $boots boots"
+	echo "$note"
+done
+
 # --- two VMs on a private link: every 2vm test --------------------------------------------
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -464,6 +550,9 @@ if [ $selfcheck = 1 ]; then
 	# configfs is mounted in every VM: unloading it must fail.
 	[ ${#t1[@]} -gt 0 ] && want[module_unload]=${XIW_SELFCHECK_UNLOAD:-fail}
 	[ ${#t2[@]} -gt 0 ] && want[module_unload_2vm]=${XIW_SELFCHECK_UNLOAD:-fail}
+	for l in "${t3[@]}"; do
+		want[module_unload_${l%%$'\t'*}]=${XIW_SELFCHECK_UNLOAD:-fail}
+	done
 	names_sorted=$(printf '%s\n' "${!verdict[@]}" | sort)
 	echo "1..$(wc -l <<<"$names_sorted")"
 	i=0 p=0 f=0

@@ -44,9 +44,11 @@ struct Pair {
 	rdma_event_channel *cch = nullptr;	// active side
 	rdma_cm_id *lid = nullptr;
 	addrinfo *ai = nullptr;
+	addrinfo *src_ai = nullptr;	// the active side's address, if given
 
-	// Listen on ADDR:PORT.
-	Pair(const char *addr, const char *port)
+	// Listen on ADDR:PORT. @src: the active side binds to this address
+	// (its device, when it is another one's); nullptr: the route decides.
+	Pair(const char *addr, const char *port, const char *src = nullptr)
 	{
 		addrinfo hints{};
 
@@ -55,6 +57,8 @@ struct Pair {
 		cch = rdma_create_event_channel();
 		if (!sch || !cch || getaddrinfo(addr, port, &hints, &ai))
 			die("event channels / address");
+		if (src && getaddrinfo(src, nullptr, &hints, &src_ai))
+			die("source address");
 		if (rdma_create_id(sch, &lid, nullptr, RDMA_PS_TCP) ||
 		    rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, 4))
 			die("rdma listen");
@@ -64,6 +68,8 @@ struct Pair {
 	{
 		rdma_destroy_id(lid);
 		freeaddrinfo(ai);
+		if (src_ai)
+			freeaddrinfo(src_ai);
 		rdma_destroy_event_channel(sch);
 		rdma_destroy_event_channel(cch);
 	}
@@ -84,7 +90,8 @@ struct Pair {
 		rdma_cm_event *ev;
 
 		if (rdma_create_id(cch, &cid, nullptr, RDMA_PS_TCP) ||
-		    rdma_resolve_addr(cid, nullptr, ai->ai_addr, 2000))
+		    rdma_resolve_addr(cid, src_ai ? src_ai->ai_addr : nullptr,
+				      ai->ai_addr, 2000))
 			die("rdma_resolve_addr");
 		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
 		if (rdma_resolve_route(cid, 2000))

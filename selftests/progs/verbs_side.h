@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct SideOpts {
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ;
 	uint64_t send_ops_flags = 0;	// non-zero: an ibv_qp_ex QP (qpx)
+	ibv_comp_channel *channel = nullptr;	// the CQ's, if any
+	// Register this memory (mem_bytes long) instead of the vector
+	// (which stays empty), through @reg_mr if set (e.g. xiwdv_reg_mr
+	// for access rights plain ibv_reg_mr cannot express).
+	void *ext_mem = nullptr;
+	std::function<ibv_mr *(ibv_pd *, void *, size_t, int)> reg_mr;
 };
 
 // @T: the element type the test reads its buffer as.
@@ -47,12 +54,13 @@ template <typename T = uint8_t> struct SideT {
 		uint32_t rdepth = o.recv_depth ? o.recv_depth : o.depth;
 
 		id = cid;
-		mem.assign((o.mem_bytes + sizeof(T) - 1) / sizeof(T), T{});
+		if (!o.ext_mem)
+			mem.assign((o.mem_bytes + sizeof(T) - 1) / sizeof(T), T{});
 		pd = ibv_alloc_pd(id->verbs);
 		cq = ibv_create_cq(id->verbs,
 				   o.cq_entries ? o.cq_entries :
 						  o.depth + rdepth + 16,
-				   nullptr, nullptr, 0);
+				   nullptr, o.channel, 0);
 		if (!pd || !cq)
 			die("pd/cq");
 		ibv_qp_init_attr_ex a{};
@@ -76,8 +84,11 @@ template <typename T = uint8_t> struct SideT {
 			if (!qpx)
 				die("ibv_qp_to_qp_ex");
 		}
-		mr = ibv_reg_mr(pd, mem.data(), mem.size() * sizeof(T),
-				o.access);
+		void *buf = o.ext_mem ? o.ext_mem : (void *)mem.data();
+		size_t len = o.ext_mem ? o.mem_bytes : mem.size() * sizeof(T);
+
+		mr = o.reg_mr ? o.reg_mr(pd, buf, len, o.access) :
+				ibv_reg_mr(pd, buf, len, o.access);
 		if (!mr)
 			die("ibv_reg_mr");
 	}

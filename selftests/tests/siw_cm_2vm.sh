@@ -176,16 +176,16 @@ done
 # RDMA Write connection proves the target still serves afterwards: its data
 # must be in the target's region.
 if [ "$XIW_ROLE" = b ]; then
-	"$TG" --bind "$XIW_LOCAL_IP" --port 7690 --conns 5 --timeout 200 >tgt.log 2>&1 &
+	"$TG" --bind "$XIW_LOCAL_IP" --port 7690 --conns 8 --timeout 200 >tgt.log 2>&1 &
 	tgt=$!
 	wait_for 10 grep -q LISTENING tgt.log || fail "xiw_target: $(cat tgt.log)"
 	xiw_barrier unsup-listen 30
 	xiw_barrier unsup-done 200
 	run_timeout 30 tail --pid="$tgt" -f /dev/null || fail "xiw_target did not end: $(tail -n 5 tgt.log)"
 	wait "$tgt" || fail "xiw_target: $(tail -n 20 tgt.log)"
-	expect_eq "$(grep -c 'DISCONNECTED' tgt.log)" 5 "target disconnects"
+	expect_eq "$(grep -c 'DISCONNECTED' tgt.log)" 8 "target disconnects"
 	log "target: $(grep -E 'QPSTATE|MEM' tgt.log | tr '\n' '|')"
-	# The control connection (the 5th, id 5) wrote xiw_unsup's 64-byte
+	# The control connection (the 8th, id 8) wrote xiw_unsup's 64-byte
 	# pattern (u64 0x5858585858585858 + i, i = 0..7, little-endian) twice
 	# at the start of its zeroed 4 KiB region: its FNV-1a must be that.
 	want=$(python3 -c '
@@ -195,7 +195,7 @@ h = 0xcbf29ce484222325
 for c in b:
     h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
 print("%016x" % h)')
-	expect_match "$(cat tgt.log)" "^MEM id=5 rw_fnv=$want ro_intact=1\$" \
+	expect_match "$(cat tgt.log)" "^MEM id=8 rw_fnv=$want ro_intact=1\$" \
 		"the control RDMA Write's data in siw's target region"
 else
 	xiw_barrier unsup-listen 30

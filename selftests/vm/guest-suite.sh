@@ -199,7 +199,14 @@ run_test() {
 	t0=$(now)
 	(
 		cd "$tmp" || exit 1
+		mkdir -p "$out/state/$name"
 		export XIW_TEST_NAME=$name XIW_TEST_TMP=$tmp XIW_TEST_OUT=$out/tests
+		# For lib.sh's xiw_power_off, which checks the kernel log as the
+		# runner would before it powers the VM off; and a directory that
+		# outlives a power-off (boots of one "# boots: 2" test share it).
+		export XIW_KLOG_MARK=$mark_text XIW_KLOG_BAD_RE=$bad_re
+		export XIW_TAINT0=$taint0 XIW_TAINT_MASK=$bad_taint_mask
+		export XIW_TEST_STATE=$out/state/$name
 		exec setsid /bin/bash "$path"
 	) </dev/null >"$log" 2>&1 &
 	pid=$!
@@ -324,7 +331,7 @@ while IFS=$'\t' read -r name limit path; do
 done <"$out/plan"
 
 # --- module_unload ------------------------------------------------------------
-uname_=module_unload
+uname_=${XIW_UNLOAD_NAME:-module_unload}
 [ "$role" = single ] || uname_=module_unload_2vm
 barrier "begin:$uname_" 120 || true
 taint0_before=$taint0

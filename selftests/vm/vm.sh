@@ -22,6 +22,12 @@
 #                       MODE is listen or connect (start the listener first)
 #   -m, --mac MAC       MAC of that NIC (default 52:54:00:77:00:01)
 #   -e, --env VAR=VAL   export VAR in the guest before SCRIPT runs (repeatable)
+#   -p, --pmem FILE:SIZE  an emulated NVDIMM of SIZE (qemu size, e.g. 512M;
+#                       a multiple of 2M) backed by the host file FILE (created
+#                       sparse if missing, kept as it is otherwise: boot again
+#                       on the same FILE to find what the last boot stored);
+#                       128 KiB of it is the label area. FILE must not be
+#                       under /tmp when it should outlive the host's tmpfs.
 #   -a, --append STR    extra kernel command line
 #   -c, --console FILE  console log (default OUT/console.log)
 #   -v, --verbose       also copy the console to stderr as it comes
@@ -41,7 +47,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-out='' timeout=600 net='' mac=52:54:00:77:00:01 append='' console='' verbose=0
+out='' timeout=600 net='' mac=52:54:00:77:00:01 append='' console='' verbose=0 pmem=''
 envs=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -50,6 +56,7 @@ while [ $# -gt 0 ]; do
 	-n|--net) net=$2; shift 2 ;;
 	-m|--mac) mac=$2; shift 2 ;;
 	-e|--env) envs+=("$2"); shift 2 ;;
+	-p|--pmem) pmem=$2; shift 2 ;;
 	-a|--append) append="$append $2"; shift 2 ;;
 	-c|--console) console=$2; shift 2 ;;
 	-v|--verbose) verbose=1; shift ;;
@@ -135,10 +142,42 @@ accel=${XIW_VM_ACCEL:-tcg}
 cpu=${XIW_VM_CPU:-max}
 [ "$accel" = kvm ] && cpu=${XIW_VM_CPU:-host}
 
+mem=${XIW_VM_MEM:-2048}
+machine="q35,accel=$accel"
+memopt=("$mem")
+pmemopt=()
+if [ -n "$pmem" ]; then
+	pfile=${pmem%:*} psize=${pmem##*:}
+	[ "$pfile" != "$pmem" ] && [ -n "$pfile" ] ||
+		{ echo "vm.sh: --pmem FILE:SIZE" >&2; exit 2; }
+	case $psize in
+	*[0-9]M) pmib=${psize%M} ;;
+	*[0-9]G) pmib=$(( ${psize%G} * 1024 )) ;;
+	*) echo "vm.sh: --pmem size $psize: give it in M or G (e.g. 512M)" >&2; exit 2 ;;
+	esac
+	[[ $pmib =~ ^[0-9]+$ ]] && [ $((pmib % 2)) = 0 ] && [ "$pmib" -ge 16 ] ||
+		{ echo "vm.sh: --pmem size $psize: a multiple of 2M, at least 16M" >&2; exit 2; }
+	case $pfile in /*) ;; *) pfile=$PWD/$pfile ;; esac
+	case $pfile in *,*) echo "vm.sh: --pmem $pfile: a comma cannot be passed to qemu" >&2; exit 2 ;; esac
+	mkdir -p "$(dirname "$pfile")"
+	# A new file is sparse; an existing one must have the size (labels
+	# and data of an earlier boot live in it).
+	if [ ! -e "$pfile" ]; then
+		truncate -s "${pmib}M" "$pfile"
+	elif [ "$(stat -c %s "$pfile")" != $((pmib * 1048576)) ]; then
+		echo "vm.sh: $pfile is not $psize" >&2; exit 2
+	fi
+	machine+=",nvdimm=on"
+	memopt=("$mem,slots=2,maxmem=$((mem + pmib + 1024))M")
+	# shellcheck disable=SC2054 # commas inside qemu option values
+	pmemopt=(-object "memory-backend-file,id=pmem0,share=on,mem-path=$pfile,size=${pmib}M,align=2M"
+		-device nvdimm,id=nv0,memdev=pmem0,label-size=128K)
+fi
+
 # shellcheck disable=SC2054 # commas inside qemu option values
 qemu=("${XIW_QEMU:-qemu-system-x86_64}"
-	-machine "q35,accel=$accel" -cpu "$cpu"
-	-m "${XIW_VM_MEM:-2048}" -smp "${XIW_VM_SMP:-2}"
+	-machine "$machine" -cpu "$cpu"
+	-m "${memopt[@]}" -smp "${XIW_VM_SMP:-2}" "${pmemopt[@]}"
 	-nodefaults -no-user-config -display none -no-reboot -monitor none
 	-serial "file:$console"
 	-kernel "$KERNEL" -initrd "$initrd"

@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// xiw_commitops: the draft-talpey-rdma-commit operations through rdma-core
+// and xiwdv.h between two QPs of one process, checked in the responder's
+// memory:
+//
+//   caps          device_cap_flags_ex bits 38/39/40
+//   Atomic Write  ibv_wr_atomic_write and ibv_post_send's form: the 8
+//                 bytes land as they are, IBV_WC_ATOMIC_WRITE
+//   Flush         global, of a range, of 0 bytes, of the whole MR
+//   chain         Write(record) + Flush + Atomic Write(tail) in one batch,
+//                 only the last signaled: once it completes, the record
+//                 and the tail are both in the responder's memory
+//   Verify        crc32c and sha256 (xiwdv_reg_mr) digests against ones
+//                 computed here; the right hash supplied; no digest buffer
+//   refused here  a misaligned Atomic Write, a Flush without a type, a
+//                 hash longer than 32 bytes: ibv_wr_complete() EINVAL;
+//                 IBV_ACCESS_FLUSH_PERSISTENT on DRAM: ibv_reg_mr EINVAL
+//   refused there one connection each: the WR completes with the status
+//                 of the peer's Terminate and its code in vendor_err, the
+//                 QP goes to ERROR: Atomic Write to a read-only MR, Flush
+//                 without the flush right, persistent Flush with only the
+//                 global right, Verify out of bounds, Verify with a wrong
+//                 hash (memory misaligned behind an aligned IOVA cannot
+//                 be registered from user space - uverbs wants equal page
+//                 offsets - dp_hostile sends that Atomic Write raw)
+//
+//   xiw_commitops ADDR PORT
+//
+// One line per check ("ok ..." or "FAIL ..."), then a summary; exit 0
+// if all passed, 1 if one failed, 2 on a setup error.
+#include "verbs_side.h"
+
+#include <infiniband/xiwdv.h>
+
+#include <array>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using cm_pair::die;
+
+int failures, passes;
+
+void check(bool ok, const std::string &what)
+{
+	std::printf("%s %s\n", ok ? "ok" : "FAIL", what.c_str());
+	if (ok)
+		passes++;
+	else
+		failures++;
+}
+
+// ---- digests, written out here (independent of the kernel's) -----------
+
+uint32_t crc32c(const uint8_t *p, size_t n)
+{
+	static const std::array<uint32_t, 256> table = [] {
+		std::array<uint32_t, 256> t{};
+
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? (c >> 1) ^ 0x82f63b78U : c >> 1;
+			t[i] = c;
+		}
+		return t;
+	}();
+	uint32_t c = ~0U;
+
+	while (n--)
+		c = table[(c ^ *p++) & 0xff] ^ (c >> 8);
+	return ~c;
+}
+
+// The digest bytes of crc32c as the responder sends them: little endian.
+std::vector<uint8_t> crc32c_bytes(const uint8_t *p, size_t n)
+{
+	uint32_t c = crc32c(p, n);
+
+	return { uint8_t(c), uint8_t(c >> 8), uint8_t(c >> 16),
+		 uint8_t(c >> 24) };
+}
+
+// FIPS 180-4 SHA-256.
+std::vector<uint8_t> sha256(const uint8_t *p, size_t n)
+{
+	static const uint32_t k[64] = {
+		0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b,
+		0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+		0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7,
+		0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+		0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152,
+		0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+		0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+		0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+		0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+		0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+		0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f,
+		0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+		0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+	};
+	uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+			  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+	auto rotr = [](uint32_t x, int r) { return x >> r | x << (32 - r); };
+	std::vector<uint8_t> m(p, p + n);
+
+	m.push_back(0x80);
+	while (m.size() % 64 != 56)
+		m.push_back(0);
+	for (int i = 7; i >= 0; i--)
+		m.push_back(uint8_t((uint64_t)n * 8 >> (8 * i)));
+	for (size_t off = 0; off < m.size(); off += 64) {
+		uint32_t w[64], a[8];
+
+		for (int i = 0; i < 16; i++)
+			w[i] = (uint32_t)m[off + 4 * i] << 24 |
+			       m[off + 4 * i + 1] << 16 |
+			       m[off + 4 * i + 2] << 8 | m[off + 4 * i + 3];
+		for (int i = 16; i < 64; i++) {
+			uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^
+				      w[i - 15] >> 3;
+			uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^
+				      w[i - 2] >> 10;
+
+			w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+		}
+		std::memcpy(a, h, sizeof(a));
+		for (int i = 0; i < 64; i++) {
+			uint32_t s1 = rotr(a[4], 6) ^ rotr(a[4], 11) ^
+				      rotr(a[4], 25);
+			uint32_t ch = (a[4] & a[5]) ^ (~a[4] & a[6]);
+			uint32_t t1 = a[7] + s1 + ch + k[i] + w[i];
+			uint32_t s0 = rotr(a[0], 2) ^ rotr(a[0], 13) ^
+				      rotr(a[0], 22);
+			uint32_t mj = (a[0] & a[1]) ^ (a[0] & a[2]) ^
+				      (a[1] & a[2]);
+			uint32_t t2 = s0 + mj;
+
+			std::memmove(a + 1, a, 7 * sizeof(a[0]));
+			a[4] += t1;
+			a[0] = t1 + t2;
+		}
+		for (int i = 0; i < 8; i++)
+			h[i] += a[i];
+	}
+	std::vector<uint8_t> d;
+	for (uint32_t v : h)
+		for (int i = 3; i >= 0; i--)
+			d.push_back(uint8_t(v >> (8 * i)));
+	return d;
+}
+
+std::string hex(const uint8_t *p, size_t n)
+{
+	std::string s;
+	char b[3];
+
+	for (size_t i = 0; i < n; i++) {
+		std::snprintf(b, sizeof(b), "%02x", p[i]);
+		s += b;
+	}
+	return s;
+}
+
+// ---- one connection -----------------------------------------------------
+
+constexpr size_t kMem = 64 * 1024;
+constexpr int kAll = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		     IBV_ACCESS_REMOTE_READ | XIWDV_ACCESS_FLUSH_GLOBAL;
+
+struct Conn {
+	cm_pair::SideT<uint8_t> cli, srv;
+
+	void open(cm_pair::Pair &pair, int srv_access = kAll)
+	{
+		rdma_conn_param p{};
+		rdma_cm_id *pass;
+		cm_pair::SideOpts co, so;
+
+		p.initiator_depth = 4;
+		p.responder_resources = 4;
+		co.mem_bytes = kMem;
+		co.depth = 32;
+		co.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
+				    IBV_QP_EX_WITH_ATOMIC_WRITE;
+		so = co;
+		so.access = srv_access;
+		cli.id = pair.connect([&](rdma_cm_id *c) { cli.setup(c, co); },
+				      [&](rdma_cm_id *c) { srv.setup(c, so); },
+				      p, p, &pass);
+	}
+
+	uint64_t raddr(size_t off) const
+	{
+		return (uintptr_t)srv.mem.data() + off;
+	}
+
+	// Post what @build adds between wr_start and wr_complete.
+	template <typename F> int post(F build)
+	{
+		ibv_wr_start(cli.qpx);
+		cli.qpx->wr_id = 1;
+		cli.qpx->wr_flags = IBV_SEND_SIGNALED;
+		build();
+		return ibv_wr_complete(cli.qpx);
+	}
+
+	ibv_wc one(int ms = 20000)
+	{
+		auto wc = cli.poll(1, ms);
+
+		if (wc.empty())
+			die("no completion");
+		return wc[0];
+	}
+
+	void close()
+	{
+		rdma_disconnect(cli.id);
+		cli.teardown();
+		srv.teardown();
+	}
+};
+
+void caps(ibv_context *ctx)
+{
+	ibv_device_attr_ex a{};
+
+	if (ibv_query_device_ex(ctx, nullptr, &a))
+		die("ibv_query_device_ex");
+	check(a.device_cap_flags_ex & XIWDV_DEVICE_FLUSH_GLOBAL,
+	      "caps: flush global (bit 38)");
+	check(a.device_cap_flags_ex & XIWDV_DEVICE_FLUSH_PERSISTENT,
+	      "caps: flush persistent (bit 39)");
+	check(a.device_cap_flags_ex & XIWDV_DEVICE_ATOMIC_WRITE,
+	      "caps: atomic write (bit 40)");
+}
+
+void status_is(const ibv_wc &wc, unsigned opcode, const std::string &what)
+{
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == opcode,
+	      what + ": status " + ibv_wc_status_str(wc.status) +
+	      ", opcode " + std::to_string(wc.opcode) + " (want " +
+	      std::to_string(opcode) + ")");
+}
+
+void good_ops(cm_pair::Pair &pair)
+{
+	Conn c;
+
+	c.open(pair);
+	caps(c.cli.id->verbs);
+
+	// Atomic Write, the ibv_qp_ex form: bytes as they are
+	const uint8_t v[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	std::memset(c.srv.mem.data(), 0xee, 256);
+	if (c.post([&] { ibv_wr_atomic_write(c.cli.qpx, c.srv.mr->rkey,
+					     c.raddr(64), v); }))
+		die("post atomic write");
+	status_is(c.one(), IBV_WC_ATOMIC_WRITE, "Atomic Write");
+	check(!std::memcmp(&c.srv.mem[64], v, 8) && c.srv.mem[63] == 0xee &&
+	      c.srv.mem[72] == 0xee,
+	      "Atomic Write: exactly the 8 bytes at the target: " +
+	      hex(&c.srv.mem[60], 16));
+
+	// ... and ibv_post_send's form (the 8 bytes in the one SGE)
+	{
+		const uint8_t w[8] = { 9, 10, 11, 12, 13, 14, 15, 16 };
+		std::memcpy(&c.cli.mem[0], w, 8);
+		if (c.cli.post(IBV_WR_ATOMIC_WRITE, 2, &c.cli.mem[0], 8, true,
+			       c.raddr(128), c.srv.mr->rkey))
+			die("ibv_post_send atomic write");
+		status_is(c.one(), IBV_WC_ATOMIC_WRITE,
+			  "Atomic Write (ibv_post_send)");
+		check(!std::memcmp(&c.srv.mem[128], w, 8),
+		      "Atomic Write (ibv_post_send): bytes at the target");
+	}
+
+	// Flush: a range, nothing, the whole MR
+	if (c.post([&] { xiwdv_wr_flush(c.cli.qpx, c.srv.mr->rkey,
+					c.raddr(0), 4096, XIWDV_FLUSH_GLOBAL,
+					XIWDV_FLUSH_RANGE); }))
+		die("post flush");
+	status_is(c.one(), XIWDV_WC_FLUSH, "Flush global of 4 KiB");
+	if (c.post([&] { xiwdv_wr_flush(c.cli.qpx, c.srv.mr->rkey,
+					c.raddr(kMem), 0, XIWDV_FLUSH_GLOBAL,
+					XIWDV_FLUSH_RANGE); }))
+		die("post flush 0");
+	status_is(c.one(), XIWDV_WC_FLUSH, "Flush of 0 bytes at the end");
+	if (c.post([&] { xiwdv_wr_flush(c.cli.qpx, c.srv.mr->rkey, 0, 0,
+					XIWDV_FLUSH_GLOBAL,
+					XIWDV_FLUSH_MR); }))
+		die("post flush mr");
+	status_is(c.one(), XIWDV_WC_FLUSH, "Flush of the whole MR");
+
+	// the commit chain, one batch, only the Atomic Write signaled
+	for (int round = 0; round < 20; round++) {
+		size_t off = 4096 + round * 512;
+		uint64_t tail = off + 300;
+
+		for (int i = 0; i < 300; i++)
+			c.cli.mem[4096 + i] = uint8_t(round * 7 + i);
+		if (c.post([&] {
+			c.cli.qpx->wr_flags = 0;
+			ibv_wr_rdma_write(c.cli.qpx, c.srv.mr->rkey,
+					  c.raddr(off));
+			ibv_wr_set_sge(c.cli.qpx, c.cli.mr->lkey,
+				       (uintptr_t)&c.cli.mem[4096], 300);
+			xiwdv_wr_flush(c.cli.qpx, c.srv.mr->rkey, c.raddr(off),
+				       300, XIWDV_FLUSH_GLOBAL,
+				       XIWDV_FLUSH_RANGE);
+			c.cli.qpx->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_atomic_write(c.cli.qpx, c.srv.mr->rkey,
+					    c.raddr(0), &tail);
+		}))
+			die("post chain");
+		ibv_wc wc = c.one();
+		uint64_t t;
+		std::memcpy(&t, &c.srv.mem[0], 8);
+		bool ok = wc.status == IBV_WC_SUCCESS && t == tail &&
+			  !std::memcmp(&c.srv.mem[off], &c.cli.mem[4096], 300);
+		if (!ok || round == 19)
+			check(ok, "chain Write+Flush+Atomic Write, round " +
+			      std::to_string(round) + ": tail and record in place");
+	}
+
+	// Verify, crc32c (the MR's default)
+	for (size_t i = 0; i < kMem; i++)
+		c.srv.mem[i] = uint8_t(i * 31 + (i >> 9));
+	auto want = crc32c_bytes(&c.srv.mem[512], 8192);
+	std::memset(&c.cli.mem[0], 0, 64);
+	if (c.post([&] {
+		xiwdv_wr_verify(c.cli.qpx, c.srv.mr->rkey, c.raddr(512), 8192,
+				nullptr, 0);
+		ibv_wr_set_sge(c.cli.qpx, c.cli.mr->lkey,
+			       (uintptr_t)&c.cli.mem[0], 32);
+	}))
+		die("post verify");
+	ibv_wc wc = c.one();
+	status_is(wc, XIWDV_WC_VERIFY, "Verify crc32c");
+	check(wc.byte_len == 4 && !std::memcmp(&c.cli.mem[0], want.data(), 4),
+	      "Verify crc32c digest " + hex(&c.cli.mem[0], 4) + ", here " +
+	      hex(want.data(), 4) + ", byte_len " +
+	      std::to_string(wc.byte_len));
+	// with the right hash, and without a digest buffer
+	if (c.post([&] { xiwdv_wr_verify(c.cli.qpx, c.srv.mr->rkey,
+					 c.raddr(512), 8192, want.data(),
+					 4); }))
+		die("post verify hash");
+	wc = c.one();
+	status_is(wc, XIWDV_WC_VERIFY, "Verify with the right crc32c");
+	check(wc.byte_len == 4, "Verify with the right hash: byte_len 4");
+	// a long one goes to the responder's exec work
+	want = crc32c_bytes(&c.srv.mem[0], kMem);
+	if (c.post([&] {
+		xiwdv_wr_verify(c.cli.qpx, c.srv.mr->rkey, c.raddr(0), kMem,
+				nullptr, 0);
+		ibv_wr_set_sge(c.cli.qpx, c.cli.mr->lkey,
+			       (uintptr_t)&c.cli.mem[0], 4);
+	}))
+		die("post verify long");
+	wc = c.one();
+	status_is(wc, XIWDV_WC_VERIFY, "Verify of 64 KiB");
+	check(!std::memcmp(&c.cli.mem[0], want.data(), 4),
+	      "Verify of 64 KiB: digest");
+
+	// Verify, sha256 (an MR that chose it)
+	std::vector<uint8_t> shabuf(8192);
+	for (size_t i = 0; i < shabuf.size(); i++)
+		shabuf[i] = uint8_t(i ^ (i >> 8) ^ 0x5a);
+	ibv_mr *smr = xiwdv_reg_mr(c.srv.pd, shabuf.data(), shabuf.size(),
+				   IBV_ACCESS_REMOTE_READ,
+				   XIWDV_DIGEST_SHA256);
+	check(smr != nullptr, "xiwdv_reg_mr sha256");
+	if (smr) {
+		auto sw = sha256(&shabuf[100], 5000);
+
+		if (c.post([&] {
+			xiwdv_wr_verify(c.cli.qpx, smr->rkey,
+					(uintptr_t)&shabuf[100], 5000,
+					nullptr, 0);
+			ibv_wr_set_sge(c.cli.qpx, c.cli.mr->lkey,
+				       (uintptr_t)&c.cli.mem[0], 32);
+		}))
+			die("post verify sha256");
+		wc = c.one();
+		status_is(wc, XIWDV_WC_VERIFY, "Verify sha256");
+		check(wc.byte_len == 32 &&
+		      !std::memcmp(&c.cli.mem[0], sw.data(), 32),
+		      "Verify sha256 digest " + hex(&c.cli.mem[0], 32) +
+		      ", here " + hex(sw.data(), 32));
+		// a known vector: SHA-256("abc")
+		auto abc = sha256(reinterpret_cast<const uint8_t *>("abc"), 3);
+		check(hex(abc.data(), 32) ==
+		      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+		      "sha256 here: the FIPS 180-2 'abc' vector");
+		ibv_dereg_mr(smr);
+	}
+	errno = 0;
+	ibv_mr *bad = xiwdv_reg_mr(c.srv.pd, shabuf.data(), shabuf.size(),
+				   IBV_ACCESS_REMOTE_READ, (xiwdv_digest)9);
+	check(!bad && errno == EINVAL, "xiwdv_reg_mr with digest 9: EINVAL");
+	if (bad)
+		ibv_dereg_mr(bad);
+
+	// refused before anything is sent
+	int rv = c.post([&] { ibv_wr_atomic_write(c.cli.qpx, c.srv.mr->rkey,
+						  c.raddr(68), v); });
+	check(rv == EINVAL, "misaligned Atomic Write: ibv_wr_complete " +
+	      std::to_string(rv));
+	rv = c.post([&] { xiwdv_wr_flush(c.cli.qpx, c.srv.mr->rkey,
+					 c.raddr(0), 64, 0,
+					 XIWDV_FLUSH_RANGE); });
+	check(rv == EINVAL, "Flush without a type: ibv_wr_complete " +
+	      std::to_string(rv));
+	uint8_t h33[33] = {};
+	rv = c.post([&] { xiwdv_wr_verify(c.cli.qpx, c.srv.mr->rkey,
+					  c.raddr(0), 64, h33, 33); });
+	check(rv == EINVAL, "Verify hash of 33 bytes: ibv_wr_complete " +
+	      std::to_string(rv));
+	errno = 0;
+	bad = ibv_reg_mr(c.srv.pd, c.srv.mem.data(), 4096,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 XIWDV_ACCESS_FLUSH_PERSISTENT);
+	check(!bad && errno == EINVAL,
+	      "IBV_ACCESS_FLUSH_PERSISTENT on DRAM: ibv_reg_mr fails, errno " +
+	      std::to_string(errno));
+	if (bad)
+		ibv_dereg_mr(bad);
+	// the QP still works after the local refusals
+	if (c.post([&] { ibv_wr_atomic_write(c.cli.qpx, c.srv.mr->rkey,
+					     c.raddr(64), v); }))
+		die("post after refusals");
+	status_is(c.one(), IBV_WC_ATOMIC_WRITE,
+		  "Atomic Write after the refused ones");
+	c.close();
+}
+
+// A request the peer refuses: status, vendor_err, the QP in ERROR.
+void peer_error(cm_pair::Pair &pair, const std::string &what, int srv_access,
+		unsigned want_status, uint32_t want_vendor,
+		const std::function<void(Conn &)> &build)
+{
+	Conn c;
+
+	c.open(pair, srv_access);
+	if (c.post([&] { build(c); }))
+		die(("post " + what).c_str());
+	ibv_wc wc = c.one();
+	char b[160];
+	std::snprintf(b, sizeof(b),
+		      "%s: status %s vendor_err %#x (want %s %#x)",
+		      what.c_str(), ibv_wc_status_str(wc.status),
+		      wc.vendor_err,
+		      ibv_wc_status_str((ibv_wc_status)want_status),
+		      want_vendor);
+	check(wc.status == want_status && wc.vendor_err == want_vendor, b);
+	ibv_qp_attr qa{};
+	ibv_qp_init_attr qi{};
+	ibv_query_qp(c.cli.id->qp, &qa, IBV_QP_STATE, &qi);
+	check(qa.qp_state == IBV_QPS_ERR, what + ": requester QP in ERROR");
+	c.close();
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, nullptr, _IOLBF, 0);
+	if (argc != 3) {
+		std::fprintf(stderr, "usage: %s ADDR PORT\n", argv[0]);
+		return 2;
+	}
+	cm_pair::Pair pair(argv[1], argv[2]);
+	good_ops(pair);
+
+	const uint64_t val = 0x1122334455667788ULL;
+	const int ro = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+		       XIWDV_ACCESS_FLUSH_GLOBAL;
+	const int noflush = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ;
+
+	peer_error(pair, "Atomic Write to a read-only MR", ro,
+		   IBV_WC_REM_ACCESS_ERR, 0x0102, [&](Conn &c) {
+		ibv_wr_atomic_write(c.cli.qpx, c.srv.mr->rkey, c.raddr(64),
+				    &val);
+	});
+	peer_error(pair, "Flush without the flush right", noflush,
+		   IBV_WC_REM_ACCESS_ERR, 0x0102, [&](Conn &c) {
+		xiwdv_wr_flush(c.cli.qpx, c.srv.mr->rkey, c.raddr(0), 64,
+			       XIWDV_FLUSH_GLOBAL, XIWDV_FLUSH_RANGE);
+	});
+	peer_error(pair, "persistent Flush with only the global right", kAll,
+		   IBV_WC_REM_ACCESS_ERR, 0x0102, [&](Conn &c) {
+		xiwdv_wr_flush(c.cli.qpx, c.srv.mr->rkey, c.raddr(0), 64,
+			       XIWDV_FLUSH_PERSISTENT, XIWDV_FLUSH_RANGE);
+	});
+	peer_error(pair, "Verify out of bounds", kAll, IBV_WC_REM_ACCESS_ERR,
+		   0x0101, [&](Conn &c) {
+		xiwdv_wr_verify(c.cli.qpx, c.srv.mr->rkey, c.raddr(kMem - 32),
+				64, nullptr, 0);
+	});
+	peer_error(pair, "Verify with a wrong hash", kAll, IBV_WC_REM_OP_ERR,
+		   0x02ff, [&](Conn &c) {
+		const uint8_t h[4] = { 1, 2, 3, 4 };
+
+		xiwdv_wr_verify(c.cli.qpx, c.srv.mr->rkey, c.raddr(0), 64, h,
+				4);
+	});
+	std::printf("%s: %d passed, %d failed\n", failures ? "FAIL" : "ok",
+		    passes, failures);
+	return failures ? 1 : 0;
+}
