@@ -526,6 +526,21 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 }
 
 /*
+ * The ORD and IRD the connection negotiated, if the QP has one (query_qp);
+ * the caller holds the QP's state mutex, which keeps qp->dp.
+ */
+void xiw_qp_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird)
+{
+	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
+				lockdep_is_held(&qp->state_lock));
+
+	if (dp) {
+		*ord = dp->ord;
+		*ird = dp->ird;
+	}
+}
+
+/*
  * Graceful close (QP in CLOSING): what the consumer posted before it asked
  * for the close goes out before the FIN. Bounded: a peer that does not
  * read cannot hold the close forever.

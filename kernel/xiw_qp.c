@@ -600,6 +600,9 @@ int xiw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->qp_access_flags = qp->access;
 	attr->max_rd_atomic = qp->ord;
 	attr->max_dest_rd_atomic = qp->ird;
+	/* connected: what MPA negotiated (rdma_cm never sets them on iWARP) */
+	xiw_qp_llp_ord_ird_locked(qp, &attr->max_rd_atomic,
+				  &attr->max_dest_rd_atomic);
 	mutex_unlock(&qp->state_lock);
 
 	attr->port_num = XIW_PORT;

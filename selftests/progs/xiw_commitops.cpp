@@ -159,6 +159,14 @@ void good_ops(cm_pair::Pair &pair)
 
 	c.open(pair);
 	caps(c.cli.id->verbs);
+	ibv_qp_attr qa{};
+	ibv_qp_init_attr qi{};
+	ibv_query_qp(c.cli.id->qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC |
+		     IBV_QP_MAX_DEST_RD_ATOMIC, &qi);
+	check(qa.max_rd_atomic == 4 && qa.max_dest_rd_atomic == 4,
+	      "ibv_query_qp: the negotiated ORD " +
+	      std::to_string(qa.max_rd_atomic) + " and IRD " +
+	      std::to_string(qa.max_dest_rd_atomic) + " (4, 4)");
 
 	// Atomic Write, the ibv_qp_ex form: bytes as they are
 	const uint8_t v[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
