@@ -17,6 +17,7 @@
 //   xiw_verifybg ADDR PORT [--mib N]
 //
 // Exit 0 ok, 1 a check failed, 2 setup error.
+#include "digest.h"
 #include "verbs_side.h"
 
 #include <infiniband/xiwdv.h>
@@ -44,29 +45,7 @@ void check(bool ok, const std::string &what)
 		failures++;
 }
 
-// CRC32C (Castagnoli, reflected 0x82f63b78), seed and result inverted:
-// what the responder's crypto API "crc32c" digest is. Written out here,
-// independent of the kernel's code.
-uint32_t crc32c(const uint8_t *p, size_t n)
-{
-	static const std::array<uint32_t, 256> table = [] {
-		std::array<uint32_t, 256> t{};
-
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = i;
-
-			for (int k = 0; k < 8; k++)
-				c = c & 1 ? (c >> 1) ^ 0x82f63b78U : c >> 1;
-			t[i] = c;
-		}
-		return t;
-	}();
-	uint32_t c = ~0U;
-
-	while (n--)
-		c = table[(c ^ *p++) & 0xff] ^ (c >> 8);
-	return ~c;
-}
+using digest::crc32c;
 
 struct Stats {
 	double p50, p99, max;
