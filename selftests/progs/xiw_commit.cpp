@@ -25,7 +25,8 @@
 //                     time it sees it move, finds that record complete
 //   verify            Write then Verify (crc32c, the MR's default): digest
 //                     returned = crc32c computed here, the right hash
-//                     supplied succeeds, no digest buffer
+//                     supplied succeeds, no digest buffer (no SGE set, or
+//                     ibv_wr_set_sge_list with 0 SGEs)
 //   verify-sha256     the same on an MR registered with xiwdv_reg_mr(SHA256)
 //   verify-wrong      right hash, then a wrong one followed by an Atomic
 //                     Write: IBV_WC_REM_OP_ERR vendor_err 0x02ff, the Atomic
@@ -39,6 +40,10 @@
 //                     EINVAL on both sides; Flush P to the server's
 //                     global-only MR: REM_ACCESS_ERR 0x0102
 //   verify-oob        Verify past the MR's end: REM_ACCESS_ERR 0x0101
+//   verify-hashlen    a 4-byte hash (sha256's first 4 bytes) for an MR
+//                     whose digest is sha256: REM_OP_ERR 0x02ff
+//   flush-badstag     Flush of the whole MR of an STag that does not
+//                     exist: REM_ACCESS_ERR 0x0100 (invalid STag)
 // In the peer-error cases a second WR posted behind the failing one must
 // complete with IBV_WC_WR_FLUSH_ERR and must not reach the server's memory.
 //
@@ -156,6 +161,8 @@ const std::map<std::string, CaseDef> kCases = {
 			     IBV_ACCESS_REMOTE_READ, XIWDV_DIGEST_DEFAULT } },
 	{ "flush-persistent", { kAll, XIWDV_DIGEST_DEFAULT } },
 	{ "verify-oob", { kAll, XIWDV_DIGEST_DEFAULT } },
+	{ "verify-hashlen", { kAll, XIWDV_DIGEST_SHA256 } },
+	{ "flush-badstag", { kAll, XIWDV_DIGEST_DEFAULT } },
 };
 
 void caps(ibv_context *ctx, const std::string &who)
@@ -769,6 +776,23 @@ void case_verify(Client &cl, bool sha)
 	status_is(wc, XIWDV_WC_VERIFY, n + " with the right hash");
 	check(wc.byte_len == dlen, n + " with the right hash: byte_len " +
 	      std::to_string(wc.byte_len));
+	// no hash, the digest discarded: an SGE list of 0 entries
+	std::memset(dg, 0xa5, 64);
+	if (cl.post([&] {
+		xiwdv_wr_verify(cl.c.qpx, cl.rkey, cl.raddr + kVerOff, 4096,
+				nullptr, 0);
+		ibv_wr_set_sge_list(cl.c.qpx, 0, nullptr);
+	}))
+		die("post verify no sge");
+	wc = cl.one();
+	bool kept = true;
+	for (int i = 0; i < 64; i++)
+		kept &= dg[i] == 0xa5;
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == XIWDV_WC_VERIFY &&
+	      wc.byte_len == dlen && kept,
+	      n + " with 0 SGEs: status " + ibv_wc_status_str(wc.status) +
+	      ", byte_len " + std::to_string(wc.byte_len) +
+	      ", nothing written here");
 	check(!cl.in_error(), n + ": QP not in ERROR");
 }
 
@@ -884,6 +908,22 @@ int client(const char *addr, const char *port, const char *src,
 			xiwdv_wr_flush(cl.c.qpx, cl.rkey, cl.raddr, 4096,
 				       XIWDV_FLUSH_PERSISTENT,
 				       XIWDV_FLUSH_RANGE);
+		});
+	} else if (cname == "verify-hashlen") {
+		std::vector<uint8_t> p(4096);
+		for (size_t i = 0; i < p.size(); i++)
+			p[i] = pat(kVerOff + i);
+		auto h = digest::sha256(p.data(), p.size());
+		peer_error(cl, "Verify sha256 with a 4-byte hash",
+			   IBV_WC_REM_OP_ERR, 0x02ff, [&] {
+			xiwdv_wr_verify(cl.c.qpx, cl.rkey, cl.raddr + kVerOff,
+					4096, h.data(), 4);
+		});
+	} else if (cname == "flush-badstag") {
+		peer_error(cl, "Flush of the MR of an invalid STag",
+			   IBV_WC_REM_ACCESS_ERR, 0x0100, [&] {
+			xiwdv_wr_flush(cl.c.qpx, cl.rkey ^ 0x80, 0, 0,
+				       XIWDV_FLUSH_GLOBAL, XIWDV_FLUSH_MR);
 		});
 	} else if (cname == "verify-oob") {
 		peer_error(cl, "Verify past the MR's end",

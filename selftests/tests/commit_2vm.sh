@@ -12,15 +12,16 @@ xiw_need_provider
 xiw_link_add xiw0 "$XIW_NETDEV"
 wait_port_state xiw0 PORT_ACTIVE 5
 
-# as in dp_commit: case:client checks; the server's 24 checks in all
-CASES="caps:3 awrite:4 flush:4 chain:2 verify:6 verify-sha256:7
+# as in dp_commit: case:client checks; the server's 26 checks in all
+CASES="caps:3 awrite:4 flush:4 chain:2 verify:7 verify-sha256:8
 	verify-wrong:4 awrite-misaligned:6 awrite-noright:3 flush-noright:3
-	flush-persistent:5 verify-oob:3"
-SERVER_CHECKS=24
+	flush-persistent:5 verify-oob:3 verify-hashlen:3 flush-badstag:3"
+SERVER_CHECKS=26
 ncases=$(wc -w <<<"$CASES")
 SRV=10.77.0.1
 dmesg_from=$(dmesg | wc -l)
-TERMS=('type 2 code 0xff' 'type 1 code 0x2' 'type 1 code 0x1')
+# the Terminates of the refused cases, code:count (as in dp_commit)
+TERMS=('type 2 code 0xff:2' 'type 1 code 0x2:3' 'type 1 code 0x1:1' 'type 1 code 0x0:1')
 
 if [ "$XIW_ROLE" = a ]; then
 	declare -A s0
@@ -43,13 +44,14 @@ if [ "$XIW_ROLE" = a ]; then
 	expect_eq "$(delta atomic_writes)" 123 "Atomic Writes executed"
 	expect_eq "$(delta flush_global)" 126 "Flush G executed"
 	expect_eq "$(delta flush_persistent)" 0 "Flush P executed"
-	expect_eq "$(delta verify)" 8 "Verifies executed"
+	expect_eq "$(delta verify)" 10 "Verifies executed"
 	expect_eq "$(delta verify_mismatch)" 1 "Verify mismatches"
 	msgs=$(dmesg | tail -n +"$((dmesg_from + 1))")
 	for t in "${TERMS[@]}"; do
-		expect_match "$msgs" "QP[0-9]+: Terminate layer 0 $t" "Terminate sent: $t"
+		expect_eq "$(grep -cE "QP[0-9]+: Terminate layer 0 ${t%:*}\$" <<<"$msgs" || true)" \
+			"${t##*:}" "Terminates sent: ${t%:*}"
 	done
-	expect_eq "$(grep -c 'Terminate layer' <<<"$msgs" || true)" 5 "Terminates sent"
+	expect_eq "$(grep -c 'Terminate layer' <<<"$msgs" || true)" 7 "Terminates sent"
 else
 	xiw_barrier listening
 	for c in $CASES; do
@@ -63,7 +65,8 @@ else
 	done
 	msgs=$(dmesg | tail -n +"$((dmesg_from + 1))")
 	for t in "${TERMS[@]}"; do
-		expect_match "$msgs" "QP[0-9]+: Terminate received: layer 0 $t" "Terminate received: $t"
+		expect_eq "$(grep -cE "QP[0-9]+: Terminate received: layer 0 ${t%:*}\$" <<<"$msgs" || true)" \
+			"${t##*:}" "Terminates received: ${t%:*}"
 	done
 	log "$ncases cases, $(cat cli-*.log | grep -c '^ok ') client checks"
 fi
