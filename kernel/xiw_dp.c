@@ -116,35 +116,33 @@ void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 }
 
 /*
- * The completion status a Terminate from the peer means for the WR it
- * answers (IBA chapter 9's classes, as rxe reports NAKs): protection
- * errors (RDMAP remote protection, DDP tagged buffer) are remote access
- * errors; a request the peer cannot parse (RDMAP version or opcode, DDP
- * untagged buffer or version) is an invalid request; everything else
- * (a remote operation that failed, MPA/LLP, catastrophic) is a remote
- * operation error.
+ * The asynchronous event of a Terminate we send (our consumer's QP
+ * failed the peer's request) and the completion status of one we
+ * receive (the WR it answers), from its class (xiw_wire.h).
  */
+enum ib_event_type xiw_dp_term_event(const struct xiw_term_code *tc)
+{
+	switch (xiw_term_classify(tc)) {
+	case XIW_TERM_CLASS_ACCESS:
+		return IB_EVENT_QP_ACCESS_ERR;
+	case XIW_TERM_CLASS_INVALID:
+	case XIW_TERM_CLASS_OPERATION:
+		return IB_EVENT_QP_REQ_ERR;
+	default:
+		return IB_EVENT_QP_FATAL;
+	}
+}
+
 static u8 xiw_dp_term_status(const struct xiw_term_code *tc)
 {
-	switch (tc->layer) {
-	case XIW_TERM_LAYER_RDMAP:
-		if (tc->etype == XIW_RDMAP_ET_REMOTE_PROT)
-			return IB_WC_REM_ACCESS_ERR;
-		if (tc->etype == XIW_RDMAP_ET_REMOTE_OP &&
-		    (tc->ecode == XIW_RDMAP_EC_VERSION ||
-		     tc->ecode == XIW_RDMAP_EC_OPCODE))
-			return IB_WC_REM_INV_REQ_ERR;
-		break;
-	case XIW_TERM_LAYER_DDP:
-		if (tc->etype == XIW_DDP_ET_TAGGED &&
-		    tc->ecode != XIW_DDP_EC_T_VERSION)
-			return IB_WC_REM_ACCESS_ERR;
-		if (tc->etype == XIW_DDP_ET_TAGGED ||
-		    tc->etype == XIW_DDP_ET_UNTAGGED)
-			return IB_WC_REM_INV_REQ_ERR;
-		break;
+	switch (xiw_term_classify(tc)) {
+	case XIW_TERM_CLASS_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	case XIW_TERM_CLASS_INVALID:
+		return IB_WC_REM_INV_REQ_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;
 	}
-	return IB_WC_REM_OP_ERR;
 }
 
 /*
@@ -525,6 +523,21 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	release_sock(sk);
 	xiw_qp_sq_kick(qp);
 	return 0;
+}
+
+/*
+ * The ORD and IRD the connection negotiated, if the QP has one (query_qp);
+ * the caller holds the QP's state mutex, which keeps qp->dp.
+ */
+void xiw_qp_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird)
+{
+	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
+				lockdep_is_held(&qp->state_lock));
+
+	if (dp) {
+		*ord = dp->ord;
+		*ird = dp->ird;
+	}
 }
 
 /*

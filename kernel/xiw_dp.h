@@ -278,6 +278,7 @@ static inline struct xiw_device *xiw_dp_dev(struct xiw_qp_dp *dp)
 /* xiw_dp.c: the data-path core */
 void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 		      u32 byte_len);
+enum ib_event_type xiw_dp_term_event(const struct xiw_term_code *tc);
 void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
 			    const struct xiw_term_code *tc);
 void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,

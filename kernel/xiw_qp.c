@@ -600,6 +600,9 @@ int xiw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->qp_access_flags = qp->access;
 	attr->max_rd_atomic = qp->ord;
 	attr->max_dest_rd_atomic = qp->ird;
+	/* connected: what MPA negotiated (rdma_cm never sets them on iWARP) */
+	xiw_qp_llp_ord_ird_locked(qp, &attr->max_rd_atomic,
+				  &attr->max_dest_rd_atomic);
 	mutex_unlock(&qp->state_lock);
 
 	attr->port_num = XIW_PORT;
@@ -874,6 +877,23 @@ void xiw_qp_sq_doorbell(struct xiw_qp *qp)
 }
 
 /*
+ * A kernel consumer put WRs on the SQ: flush them if the QP is in ERROR
+ * (a WR posted then completes with WR_FLUSH_ERR), else run TX.
+ */
+static void xiw_qp_sq_posted(struct xiw_qp *qp)
+{
+	enum xiw_qp_state state;
+
+	/* Pairs with the smp_mb() in xiw_qp_enter_error(). */
+	smp_mb();
+	state = READ_ONCE(qp->state);
+	if (state == XIW_QPS_ERROR)
+		xiw_sq_flush(qp, false);
+	else if (state == XIW_QPS_RTS)
+		xiw_qp_sq_kick(qp);
+}
+
+/*
  * Post send WRs of a kernel consumer, or, with @wr == NULL, the doorbell
  * of a user QP.
  */
@@ -917,14 +937,7 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (rv)
 		*bad_wr = wr;
-
-	/* Pairs with the smp_mb() in xiw_qp_enter_error(). */
-	smp_mb();
-	state = READ_ONCE(qp->state);
-	if (state == XIW_QPS_ERROR)
-		xiw_sq_flush(qp, false);
-	else if (state == XIW_QPS_RTS)
-		xiw_qp_sq_kick(qp);
+	xiw_qp_sq_posted(qp);
 	return rv;
 }
 
@@ -936,7 +949,6 @@ static int xiw_post_kapi(struct ib_qp *ibqp, struct xiw_sqe *sqe,
 			 unsigned int send_flags)
 {
 	struct xiw_sqe_limits lim;
-	enum xiw_qp_state state;
 	struct xiw_qp *qp;
 	unsigned long flags;
 	int rv = 0;
@@ -970,13 +982,7 @@ static int xiw_post_kapi(struct ib_qp *ibqp, struct xiw_sqe *sqe,
 	else
 		xiw_wq_post(&qp->sq, sqe);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	/* Pairs with the smp_mb() in xiw_qp_enter_error(). */
-	smp_mb();
-	state = READ_ONCE(qp->state);
-	if (state == XIW_QPS_ERROR)
-		xiw_sq_flush(qp, false);
-	else if (state == XIW_QPS_RTS)
-		xiw_qp_sq_kick(qp);
+	xiw_qp_sq_posted(qp);
 	return rv;
 }
 

@@ -36,33 +36,6 @@
 			 XIW_OPMASK_VERIFY | XIW_OPMASK_ATOMIC_WRITE)
 
 /*
- * The event a Terminate we send implies for our consumer: protection
- * errors (RDMAP remote protection, DDP tagged buffer) are access errors,
- * invalid requests (RDMAP remote operation, DDP untagged buffer or
- * version) request errors, the rest (LLP, catastrophic) fatal.
- */
-static enum ib_event_type xiw_rx_term_event(const struct xiw_term_code *tc)
-{
-	switch (tc->layer) {
-	case XIW_TERM_LAYER_RDMAP:
-		if (tc->etype == XIW_RDMAP_ET_REMOTE_PROT)
-			return IB_EVENT_QP_ACCESS_ERR;
-		if (tc->etype == XIW_RDMAP_ET_REMOTE_OP)
-			return IB_EVENT_QP_REQ_ERR;
-		break;
-	case XIW_TERM_LAYER_DDP:
-		if (tc->etype == XIW_DDP_ET_TAGGED &&
-		    tc->ecode != XIW_DDP_EC_T_VERSION)
-			return IB_EVENT_QP_ACCESS_ERR;
-		if (tc->etype == XIW_DDP_ET_TAGGED ||
-		    tc->etype == XIW_DDP_ET_UNTAGGED)
-			return IB_EVENT_QP_REQ_ERR;
-		break;
-	}
-	return IB_EVENT_QP_FATAL;
-}
-
-/*
  * Bad input: RX stops, the Terminate @tc goes out, the QP goes to ERROR.
  * The first error of the QP also raises the asynchronous event (later
  * ones find the data path already failed and change nothing).
@@ -72,7 +45,7 @@ static void xiw_rx_fail(struct xiw_qp_dp *dp, const struct xiw_term_code *tc)
 	dp->rx.state = XIW_RX_DEAD;
 	if (test_bit(XIW_DP_ERROR, &dp->flags))
 		return;
-	xiw_qp_event(dp->qp, xiw_rx_term_event(tc));
+	xiw_qp_event(dp->qp, xiw_dp_term_event(tc));
 	xiw_dp_fatal(dp, tc, &dp->rx.hdr, dp->rx.hdr_got, -EPROTO);
 }
 
@@ -1101,6 +1074,66 @@ static int xiw_rx_mr_write(struct xiw_mr *mr, u64 va, const void *src, u32 n)
 }
 
 /*
+ * A Response on QN 3 arrived: take the oldest ORQ entry (the header check
+ * proved it is of the Response's type) into *@o. False if the QP was
+ * flushed meanwhile.
+ */
+static bool xiw_rx_orq_pop(struct xiw_qp_dp *dp, struct xiw_orqe *o)
+{
+	struct xiw_orqe *head;
+
+	dp->rx.msn[XIW_QN_RESP]++;
+	spin_lock_bh(&dp->lock);
+	head = xiw_orq_head(dp);
+	if (head) {
+		*o = *head;
+		dp->orq_head++;
+	}
+	spin_unlock_bh(&dp->lock);
+	return head;
+}
+
+/*
+ * Write what a Response returns (an atomic's original value, a Verify's
+ * digest) to the WR's local result buffer. An ib_wc status.
+ */
+static u8 xiw_rx_result_write(struct xiw_qp_dp *dp, const struct xiw_orqe *o,
+			      const void *src, u32 n)
+{
+	struct xiw_qp *qp = dp->qp;
+	enum xiw_mem_err err;
+	struct xiw_mr *mr;
+	u8 st = IB_WC_SUCCESS;
+
+	mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd, o->sink_stag,
+			    IB_ACCESS_LOCAL_WRITE, o->sink_to, n, &err);
+	if (!mr || xiw_rx_mr_write(mr, o->sink_to, src, n))
+		st = IB_WC_LOC_PROT_ERR;
+	if (mr)
+		xiw_mr_put(mr);
+	return st;
+}
+
+/*
+ * Complete the WR of a Response with @st and @byte_len. A WR whose result
+ * could not be delivered ends the connection (the peer did its part: RDMAP
+ * catastrophic); else an ORD slot is free and a fence may have lifted.
+ */
+static void xiw_rx_resp_complete(struct xiw_qp_dp *dp,
+				 const struct xiw_orqe *o, u8 st, u32 byte_len)
+{
+	xiw_dp_cmpl_done(dp, o->cidx, st, st ? 0 : byte_len);
+	if (st != IB_WC_SUCCESS) {
+		xiw_dp_dbg(dp, "result of request type %u (%u bytes) not delivered to STag %#x: %u\n",
+			   o->type, byte_len, o->sink_stag, st);
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_CATASTROPHIC,
+			    0, 0);
+		return;
+	}
+	xiw_dp_tx_kick(dp, false);
+}
+
+/*
  * Atomic Response delivered: the original value goes to the WR's result
  * buffer in the CPU's byte order, and the WR completes (section 5.4
  * rule 7: not before this).
@@ -1108,39 +1141,13 @@ static int xiw_rx_mr_write(struct xiw_mr *mr, u64 va, const void *src, u32 n)
 static void xiw_rx_aresp_done(struct xiw_qp_dp *dp)
 {
 	u64 orig = be64_to_cpu(dp->rx.hdr.atomic_resp.orig);
-	struct xiw_qp *qp = dp->qp;
-	struct xiw_orqe *o, orqe;
-	enum xiw_mem_err err;
-	struct xiw_mr *mr;
-	u8 st = IB_WC_SUCCESS;
+	struct xiw_orqe o;
 
-	dp->rx.msn[XIW_QN_RESP]++;
-	spin_lock_bh(&dp->lock);
-	o = xiw_orq_head(dp);
-	if (!o) {
-		spin_unlock_bh(&dp->lock);
+	if (!xiw_rx_orq_pop(dp, &o))
 		return;		/* flushed meanwhile */
-	}
-	orqe = *o;
-	dp->orq_head++;
-	spin_unlock_bh(&dp->lock);
-	mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
-			    orqe.sink_stag, IB_ACCESS_LOCAL_WRITE, orqe.sink_to,
-			    sizeof(orig), &err);
-	if (!mr || xiw_rx_mr_write(mr, orqe.sink_to, &orig, sizeof(orig)))
-		st = IB_WC_LOC_PROT_ERR;
-	if (mr)
-		xiw_mr_put(mr);
-	xiw_dp_cmpl_done(dp, orqe.cidx, st, st ? 0 : sizeof(orig));
-	if (st != IB_WC_SUCCESS) {
-		xiw_dp_dbg(dp, "atomic result buffer %#x gone\n",
-			   orqe.sink_stag);
-		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_CATASTROPHIC,
-			    0, 0);
-		return;
-	}
-	/* An ORD slot is free and a fence may have lifted. */
-	xiw_dp_tx_kick(dp, false);
+	xiw_rx_resp_complete(dp, &o, xiw_rx_result_write(dp, &o, &orig,
+							 sizeof(orig)),
+			     sizeof(orig));
 }
 
 /*
@@ -1151,52 +1158,22 @@ static void xiw_rx_aresp_done(struct xiw_qp_dp *dp)
 static void xiw_rx_cresp_done(struct xiw_qp_dp *dp)
 {
 	struct xiw_rx_ctx *rx = &dp->rx;
-	struct xiw_qp *qp = dp->qp;
-	struct xiw_orqe *o, orqe;
 	u8 st = IB_WC_SUCCESS;
+	struct xiw_orqe o;
 	u32 n = 0;
 
-	rx->msn[XIW_QN_RESP]++;
-	spin_lock_bh(&dp->lock);
-	o = xiw_orq_head(dp);
-	if (!o) {
-		spin_unlock_bh(&dp->lock);
+	if (!xiw_rx_orq_pop(dp, &o))
 		return;		/* flushed meanwhile */
-	}
-	orqe = *o;
-	dp->orq_head++;
-	spin_unlock_bh(&dp->lock);
-
-	if (orqe.type == XIW_RQ_VERIFY) {
-		enum xiw_mem_err err;
-		struct xiw_mr *mr;
-
+	if (o.type == XIW_RQ_VERIFY) {
 		n = be16_to_cpu(rx->hdr.ctrl.mpa_len) -
 		    XIW_DDP_UNTAGGED_HDR_LEN;
-		if (orqe.len && n > orqe.len) {
+		if (o.len && n > o.len)
 			st = IB_WC_LOC_LEN_ERR;
-		} else if (orqe.len) {
-			mr = xiw_mr_resolve(to_xiw_dev(qp->base.device),
-					    qp->pd, orqe.sink_stag,
-					    IB_ACCESS_LOCAL_WRITE,
-					    orqe.sink_to, n, &err);
-			if (!mr || xiw_rx_mr_write(mr, orqe.sink_to,
-						   rx->hdr.verify_resp.hash, n))
-				st = IB_WC_LOC_PROT_ERR;
-			if (mr)
-				xiw_mr_put(mr);
-		}
+		else if (o.len)
+			st = xiw_rx_result_write(dp, &o,
+						 rx->hdr.verify_resp.hash, n);
 	}
-	xiw_dp_cmpl_done(dp, orqe.cidx, st, n);
-	if (st != IB_WC_SUCCESS) {
-		xiw_dp_dbg(dp, "Verify digest (%u bytes) not delivered: %u\n",
-			   n, st);
-		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_CATASTROPHIC,
-			    0, 0);
-		return;
-	}
-	/* An ORD slot is free and a fence may have lifted. */
-	xiw_dp_tx_kick(dp, false);
+	xiw_rx_resp_complete(dp, &o, st, n);
 }
 
 static void xiw_rx_term_done(struct xiw_qp_dp *dp)

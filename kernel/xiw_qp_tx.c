@@ -806,9 +806,7 @@ static void xiw_tx_resp_fail(struct xiw_qp_dp *dp, u8 etype, u8 ecode,
 
 	/* the consumer learns it as from RX: the peer's request failed */
 	if (!test_bit(XIW_DP_ERROR, &dp->flags))
-		xiw_qp_event(dp->qp, etype == XIW_RDMAP_ET_REMOTE_PROT ?
-				     IB_EVENT_QP_ACCESS_ERR :
-				     IB_EVENT_QP_REQ_ERR);
+		xiw_qp_event(dp->qp, xiw_dp_term_event(&tc));
 	xiw_dp_fatal(dp, &tc, NULL, 0, reason);
 }
 

@@ -588,6 +588,46 @@ struct xiw_term_code {
 	u8 hdrct;	/* XIW_TERM_HDRCT_*: what the Terminate carries */
 };
 
+/*
+ * What a Terminate says about the request it answers, in the classes of
+ * IBA chapter 9 (the verbs statuses and events follow from it): a
+ * protection error (RDMAP remote protection, DDP tagged buffer), a
+ * request the peer could not take (RDMAP version or opcode, DDP untagged
+ * buffer or version), a remote operation that failed (the rest of RDMAP
+ * remote operation), or the stream's end (MPA/LLP, catastrophic).
+ */
+enum xiw_term_class {
+	XIW_TERM_CLASS_ACCESS,
+	XIW_TERM_CLASS_INVALID,
+	XIW_TERM_CLASS_OPERATION,
+	XIW_TERM_CLASS_FATAL,
+};
+
+static inline enum xiw_term_class
+xiw_term_classify(const struct xiw_term_code *tc)
+{
+	switch (tc->layer) {
+	case XIW_TERM_LAYER_RDMAP:
+		if (tc->etype == XIW_RDMAP_ET_REMOTE_PROT)
+			return XIW_TERM_CLASS_ACCESS;
+		if (tc->etype != XIW_RDMAP_ET_REMOTE_OP)
+			break;
+		if (tc->ecode == XIW_RDMAP_EC_VERSION ||
+		    tc->ecode == XIW_RDMAP_EC_OPCODE)
+			return XIW_TERM_CLASS_INVALID;
+		return XIW_TERM_CLASS_OPERATION;
+	case XIW_TERM_LAYER_DDP:
+		if (tc->etype == XIW_DDP_ET_TAGGED &&
+		    tc->ecode != XIW_DDP_EC_T_VERSION)
+			return XIW_TERM_CLASS_ACCESS;
+		if (tc->etype == XIW_DDP_ET_TAGGED ||
+		    tc->etype == XIW_DDP_ET_UNTAGGED)
+			return XIW_TERM_CLASS_INVALID;
+		break;
+	}
+	return XIW_TERM_CLASS_FATAL;
+}
+
 static inline __be32 xiw_term_ctrl(const struct xiw_term_code *tc)
 {
 	return cpu_to_be32((u32)(tc->layer & 0xf) << 28 |

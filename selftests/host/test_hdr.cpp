@@ -531,3 +531,33 @@ TEST(Fpdu, AtomicWriteRequestAndResponse)
 }
 
 } // namespace
+
+// The classes of a Terminate (IBA chapter 9), from which the kernel derives
+// the completion status and the asynchronous event.
+TEST(Terminate, Classes)
+{
+	struct Case {
+		u8 layer, etype, ecode;
+		xiw_term_class want;
+	} cases[] = {
+		{ 0, 1, 0x00, XIW_TERM_CLASS_ACCESS },	// invalid STag
+		{ 0, 1, 0x02, XIW_TERM_CLASS_ACCESS },	// access rights
+		{ 0, 2, 0x05, XIW_TERM_CLASS_INVALID },	// RDMAP version
+		{ 0, 2, 0x06, XIW_TERM_CLASS_INVALID },	// opcode
+		{ 0, 2, 0x07, XIW_TERM_CLASS_OPERATION },	// stream catastrophic
+		{ 0, 2, 0xff, XIW_TERM_CLASS_OPERATION },	// e.g. Verify mismatch
+		{ 0, 0, 0x00, XIW_TERM_CLASS_FATAL },	// RDMAP catastrophic
+		{ 1, 1, 0x01, XIW_TERM_CLASS_ACCESS },	// DDP tagged bounds
+		{ 1, 1, 0x04, XIW_TERM_CLASS_INVALID },	// DDP tagged version
+		{ 1, 2, 0x03, XIW_TERM_CLASS_INVALID },	// DDP untagged MSN
+		{ 1, 0, 0x00, XIW_TERM_CLASS_FATAL },	// DDP catastrophic
+		{ 2, 0, 0x02, XIW_TERM_CLASS_FATAL },	// MPA CRC
+	};
+	for (const Case &c : cases) {
+		xiw_term_code tc = { c.layer, c.etype, c.ecode, 0 };
+
+		EXPECT_EQ(xiw_term_classify(&tc), c.want)
+			<< unsigned(c.layer) << "/" << unsigned(c.etype) << "/"
+			<< unsigned(c.ecode);
+	}
+}

@@ -3,28 +3,44 @@
  * xiw_ktest - a kernel ULP that exercises the xiw kernel API of the
  * draft-talpey-rdma-commit operations (<rdma/xiw_kapi.h>).
  *
- * Everything runs in module init: a listener on @server_addr, a client
- * connecting from @client_addr (two xiw devices, or one), both with
- * rdma_cm, then work requests from the client's QP against memory the
- * server side registered with fast registration:
+ * Connections are set up with rdma_cm. A server end registers three
+ * regions of kernel memory with fast registration (IB_WR_REG_MR):
+ * crc32c digest with the flush right, sha256 digest with the flush
+ * right, and one without the flush right. A client end works on them:
  *
+ *	listen, connect, register	the setup
  *	write_flush	RDMA Write (unsignaled), then Flush of its range:
  *			at the Flush completion the bytes are in place
- *	atomic_write	Atomic Write of 8 bytes
- *	flush_mr	Flush of the whole MR, then the Atomic Write's bytes
- *			(and only they) changed
+ *	atomic_write	Atomic Write of 8 bytes, in place (and only they)
+ *			at its completion
+ *	flush_mr	RDMA Write, then Flush of the whole MR: the bytes
+ *			are in place at its completion
  *	verify_*	Verify returning the peer's crc32c / sha256 digest
  *			(compared with the digest computed here), Verify
  *			with the matching hash
  *	bad_operands	the API refuses an oversized hash without posting
  *	verify_mismatch	a wrong hash: IB_WC_REM_OP_ERR with the Terminate's
- *			layer/type/code 0x02ff, the QP in ERROR
- *	flush_no_right	on a second connection, Flush of an MR without the
- *			flush right: IB_WC_REM_ACCESS_ERR
+ *			layer/type/code 0x02ff, the QPs in ERROR
+ *	flushed_after_terminate	then an Atomic Write completes with
+ *			IB_WC_WR_FLUSH_ERR (its target untouched)
+ *	commit_chain	on a second connection, a commit log: Write, Flush
+ *			(unsignaled) and Atomic Write of the tail per record;
+ *			record in place when the tail completes
+ *	disconnect	its graceful close reaches both ends
+ *	flush_no_right	on a third connection, Flush of an MR without the
+ *			flush right: IB_WC_REM_ACCESS_ERR, vendor_err 0x01xx
  *
- * Each check logs "PASS name" or "FAIL name: why". Everything is torn
- * down before init returns; init fails with -EIO when any check failed,
- * so a passing insmod is a passing run (rmmod it afterwards).
+ * @role "loopback" (default) runs both ends in module init (two xiw
+ * devices, or one) and looks at the server's memory directly. Across two
+ * machines, "server" listens from init until rmmod (a kernel thread serves
+ * one connection after the other and sends the client its regions' STags
+ * and addresses in a Send), and "client" runs the checks in init, reading
+ * the target back with RDMA Read.
+ *
+ * Each check logs "PASS name" or "FAIL name: why". In loopback and client
+ * roles everything is torn down before init returns, and init fails with
+ * -EIO when any check failed: a passing insmod is a passing run (rmmod it
+ * afterwards). The server logs its failures and a summary at rmmod.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -32,8 +48,10 @@
 #include <linux/delay.h>
 #include <linux/inet.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -43,13 +61,17 @@
 #include <rdma/rdma_cm.h>
 #include <rdma/xiw_kapi.h>
 
+static char *role = "loopback";
+module_param(role, charp, 0444);
+MODULE_PARM_DESC(role, "loopback (both ends, default), server or client");
+
 static char *server_addr = "192.0.2.1";
 module_param(server_addr, charp, 0444);
-MODULE_PARM_DESC(server_addr, "address the test listens on (IPv4 or IPv6)");
+MODULE_PARM_DESC(server_addr, "address the server listens on (IPv4 or IPv6)");
 
 static char *client_addr = "192.0.2.2";
 module_param(client_addr, charp, 0444);
-MODULE_PARM_DESC(client_addr, "source address of the test's connections");
+MODULE_PARM_DESC(client_addr, "source address of the client's connections");
 
 static ushort port = 7490;
 module_param(port, ushort, 0444);
@@ -62,13 +84,30 @@ MODULE_PARM_DESC(timeout_ms, "limit of each wait for an event or completion");
 #define KT_DEPTH	16		/* SQ and CQ entries */
 #define KT_RD_DEPTH	4		/* ORD and IRD */
 #define KT_TBUF_SIZE	(4 * PAGE_SIZE)	/* each target region */
-#define KT_LBUF_SIZE	(2 * PAGE_SIZE)	/* requester buffer */
-#define KT_DIGEST_OFF	PAGE_SIZE	/* digests land here in lbuf */
 #define KT_AW_OFF	(PAGE_SIZE + 8)	/* Atomic Write target offset */
+#define KT_PAGE2	(2 * PAGE_SIZE)	/* flush_mr's Write, commit records */
 #define KT_VERIFY_LEN	(3 * PAGE_SIZE)	/* bytes each Verify covers */
+#define KT_REC_LEN	512		/* commit_chain record */
+#define KT_REC_NUM	8
+
+/*
+ * The local buffer of an end: Write sources at the offset they go to in
+ * the target (KT_TBUF_SIZE bytes), then the digest of a Verify (or the
+ * server's info message), then where RDMA Reads land.
+ */
+#define KT_MSG_OFF	KT_TBUF_SIZE
+#define KT_READ_OFF	(KT_TBUF_SIZE + PAGE_SIZE)
+#define KT_READ_MAX	(3 * PAGE_SIZE)
+#define KT_LBUF_SIZE	(2 * KT_TBUF_SIZE)
 
 /* Terminate Control of a Verify mismatch: RDMAP, remote op, vendor */
 #define KT_VENDOR_ERR_VERIFY	0x02ff
+
+enum kt_role {
+	KT_LOOPBACK,
+	KT_SERVER,
+	KT_CLIENT,
+};
 
 enum kt_wr_id {
 	KT_WRID_REG = 1,
@@ -77,6 +116,25 @@ enum kt_wr_id {
 	KT_WRID_ATOMIC_WRITE,
 	KT_WRID_FLUSH_MR,
 	KT_WRID_VERIFY,
+	KT_WRID_TAIL,
+	KT_WRID_READ,
+	KT_WRID_INFO,
+};
+
+/* The server end's regions. */
+enum kt_target_idx {
+	KT_T_CRC,		/* crc32c, flush right */
+	KT_T_SHA,		/* sha256, flush right */
+	KT_T_NOFLUSH,		/* crc32c, no flush right */
+	KT_NTARGET,
+};
+
+/* The server's Send to the client: where its regions are. */
+#define KT_INFO_MAGIC	0x6b747831	/* "ktx1" */
+struct kt_info {
+	__le32 magic;
+	__le32 rkey[KT_NTARGET];
+	__le64 addr[KT_NTARGET];
 };
 
 /* One end of a connection (or the listener) and its verbs resources. */
@@ -101,24 +159,39 @@ struct kt_region {
 	struct ib_mr *mr;
 };
 
+/* A region as the client addresses it. */
+struct kt_target {
+	u32 rkey;
+	u64 addr;
+	struct kt_region *r;		/* loopback: its memory, else NULL */
+	u8 *shadow;			/* what it must hold, or NULL */
+};
+
 struct kt_conn {
 	struct kt_ep cli;
 	struct kt_ep srv;
-	struct kt_region tr;		/* crc32c, flush right */
-	struct kt_region sr;		/* sha256, flush right */
-	void *lbuf;			/* client: Write source, digests */
+	struct kt_region reg[KT_NTARGET];	/* server end */
+	struct kt_target t[KT_NTARGET];		/* client end */
+	struct ib_device *ldev;		/* lbuf is mapped for it */
+	void *lbuf;
 	u64 ldma;
 	bool lmapped;
+	u8 *shadow;			/* of KT_T_CRC and KT_T_SHA */
 	bool terminated;		/* expected to end in a Terminate */
 };
 
 struct kt_ctx {
+	enum kt_role role;
 	struct kt_ep listen;
 	struct sockaddr_storage srv_sa;
 	struct sockaddr_storage cli_sa;
 	int passed;
 	int failed;
+	int served;			/* server: connections */
 };
+
+static struct kt_ctx *kt_server;
+static struct task_struct *kt_server_task;
 
 static void kt_pass(struct kt_ctx *ctx, const char *name)
 {
@@ -199,6 +272,23 @@ static int kt_wait_event(struct kt_ep *ep, enum rdma_cm_event_type event,
 				msecs_to_jiffies(timeout_ms)))
 		return -ETIMEDOUT;
 	return kt_events(ep) & BIT(event) ? 0 : -ECONNABORTED;
+}
+
+/*
+ * The server thread's wait: no time limit, but kthread_stop() ends it
+ * (-EINTR). Interruptible, so an idle server is not a hung task.
+ */
+static int kt_wait_event_stoppable(struct kt_ep *ep,
+				   enum rdma_cm_event_type event,
+				   unsigned long errors)
+{
+	unsigned long want = BIT(event) | errors;
+
+	wait_event_interruptible(ep->wq, (kt_events(ep) & want) ||
+				 kthread_should_stop());
+	if (kt_events(ep) & BIT(event))
+		return 0;
+	return kt_events(ep) & errors ? -ECONNABORTED : -EINTR;
 }
 
 /* The next completion of @ep's CQ (the only way it is polled). */
@@ -284,6 +374,27 @@ static int kt_ep_res(struct kt_ep *ep)
 	return 0;
 }
 
+static void kt_ep_destroy_qp(struct kt_ep *ep)
+{
+	if (ep->has_qp)
+		rdma_destroy_qp(ep->id);
+	ep->has_qp = false;
+}
+
+/* CQ, PD and cm_id of @ep, once its QP and MRs are gone. */
+static void kt_ep_free(struct kt_ep *ep)
+{
+	if (ep->cq)
+		ib_free_cq(ep->cq);
+	ep->cq = NULL;
+	if (ep->pd)
+		ib_dealloc_pd(ep->pd);
+	ep->pd = NULL;
+	if (ep->id)
+		rdma_destroy_id(ep->id);
+	ep->id = NULL;
+}
+
 static void kt_region_free(struct kt_ep *ep, struct kt_region *r)
 {
 	if (r->mr)
@@ -353,104 +464,184 @@ err:
 	return rv;
 }
 
-static void kt_ep_free(struct kt_ep *ep)
+/* The three regions of the server end of @c. */
+static int kt_regions_reg(struct kt_ctx *ctx, struct kt_conn *c,
+			  const char *name)
 {
-	if (ep->has_qp)
-		rdma_destroy_qp(ep->id);
-	ep->has_qp = false;
-	if (ep->cq)
-		ib_free_cq(ep->cq);
-	ep->cq = NULL;
-	if (ep->pd)
-		ib_dealloc_pd(ep->pd);
-	ep->pd = NULL;
-	if (ep->id)
-		rdma_destroy_id(ep->id);
-	ep->id = NULL;
+	const int rights = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			   IB_ACCESS_REMOTE_READ;
+	static const int flush[KT_NTARGET] = {
+		[KT_T_CRC] = IB_ACCESS_FLUSH_GLOBAL,
+		[KT_T_SHA] = IB_ACCESS_FLUSH_GLOBAL,
+	};
+	int i, rv;
+
+	for (i = 0; i < KT_NTARGET; i++) {
+		rv = kt_region_reg(ctx, &c->srv, &c->reg[i], rights | flush[i],
+				   name);
+		if (rv)
+			return rv;
+	}
+	rv = xiw_mr_set_digest(c->reg[KT_T_SHA].mr, XIW_DIGEST_SHA256);
+	if (rv)
+		kt_fail(ctx, name, "xiw_mr_set_digest(SHA256) %d", rv);
+	return rv;
+}
+
+/* The buffer of an end, for @dev. */
+static int kt_lbuf_map(struct kt_conn *c, struct ib_device *dev)
+{
+	c->lbuf = kzalloc(KT_LBUF_SIZE, GFP_KERNEL);
+	if (!c->lbuf)
+		return -ENOMEM;
+	c->ldma = ib_dma_map_single(dev, c->lbuf, KT_LBUF_SIZE,
+				    DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(dev, c->ldma))
+		return -ENOMEM;
+	c->ldev = dev;
+	c->lmapped = true;
+	return 0;
+}
+
+static void kt_lbuf_cpu(struct kt_conn *c)
+{
+	ib_dma_sync_single_for_cpu(c->ldev, c->ldma, KT_LBUF_SIZE,
+				   DMA_BIDIRECTIONAL);
+}
+
+static void kt_lbuf_dev(struct kt_conn *c)
+{
+	ib_dma_sync_single_for_device(c->ldev, c->ldma, KT_LBUF_SIZE,
+				      DMA_BIDIRECTIONAL);
+}
+
+static struct kt_conn *kt_conn_alloc(void)
+{
+	struct kt_conn *c = kzalloc(sizeof(*c), GFP_KERNEL);
+
+	if (!c)
+		return NULL;
+	c->shadow = kzalloc(2 * KT_TBUF_SIZE, GFP_KERNEL);
+	if (!c->shadow) {
+		kfree(c);
+		return NULL;
+	}
+	c->t[KT_T_CRC].shadow = c->shadow;
+	c->t[KT_T_SHA].shadow = c->shadow + KT_TBUF_SIZE;
+	kt_ep_init(&c->cli, "client");
+	kt_ep_init(&c->srv, "server");
+	return c;
+}
+
+/* The next connection request goes to @c's server end. */
+static void kt_listen_for(struct kt_ctx *ctx, struct kt_conn *c)
+{
+	spin_lock_irq(&ctx->listen.lock);
+	ctx->listen.next = &c->srv;
+	ctx->listen.events &= ~BIT(RDMA_CM_EVENT_CONNECT_REQUEST);
+	spin_unlock_irq(&ctx->listen.lock);
 }
 
 /*
- * Connect a client end from ctx->cli_sa to the listener. Each failure is
- * logged as the failure of check "connect"; kt_conn_down() frees what
- * was set up, whatever the outcome.
+ * Client end, up to rdma_connect(): cm_id, address and route, PD, CQ,
+ * QP, its buffer (and in the client role a receive for the server's
+ * info). Returns the failed step in *@step.
  */
-static int kt_conn_up(struct kt_ctx *ctx, struct kt_conn *c)
+static int kt_cli_connect(struct kt_ctx *ctx, struct kt_conn *c,
+			  const char **step)
 {
 	struct rdma_conn_param param = {
 		.initiator_depth = KT_RD_DEPTH,
 		.responder_resources = KT_RD_DEPTH,
 	};
 	struct rdma_cm_id *id;
-	const char *step;
 	int rv;
 
-	kt_ep_init(&c->cli, "client");
-	kt_ep_init(&c->srv, "server");
-	spin_lock_irq(&ctx->listen.lock);
-	ctx->listen.next = &c->srv;
-	ctx->listen.events = 0;
-	spin_unlock_irq(&ctx->listen.lock);
-
-	step = "rdma_create_id";
+	*step = "rdma_create_id";
 	id = rdma_create_id(&init_net, kt_cm_handler, &c->cli, RDMA_PS_TCP,
 			    IB_QPT_RC);
-	if (IS_ERR(id)) {
-		rv = PTR_ERR(id);
-		goto err;
-	}
+	if (IS_ERR(id))
+		return PTR_ERR(id);
 	c->cli.id = id;
-	step = "rdma_resolve_addr";
+	*step = "rdma_resolve_addr";
 	rv = rdma_resolve_addr(id, (struct sockaddr *)&ctx->cli_sa,
 			       (struct sockaddr *)&ctx->srv_sa, timeout_ms);
 	if (!rv)
 		rv = kt_wait_event(&c->cli, RDMA_CM_EVENT_ADDR_RESOLVED,
 				   KT_CM_ERRORS);
 	if (rv)
-		goto err;
-	step = "rdma_resolve_route";
+		return rv;
+	*step = "rdma_resolve_route";
 	rv = rdma_resolve_route(id, timeout_ms);
 	if (!rv)
 		rv = kt_wait_event(&c->cli, RDMA_CM_EVENT_ROUTE_RESOLVED,
 				   KT_CM_ERRORS);
 	if (rv)
-		goto err;
-	step = "client device";
-	rv = -ENODEV;
+		return rv;
+	*step = "client device";
 	if (!xiw_is_xiw_device(id->device))
-		goto err;
-	step = "client QP";
+		return -ENODEV;
+	*step = "client QP";
 	rv = kt_ep_res(&c->cli);
 	if (rv)
-		goto err;
-	step = "client buffer";
-	rv = -ENOMEM;
-	c->lbuf = kzalloc(KT_LBUF_SIZE, GFP_KERNEL);
-	if (!c->lbuf)
-		goto err;
-	c->ldma = ib_dma_map_single(id->device, c->lbuf, KT_LBUF_SIZE,
-				    DMA_BIDIRECTIONAL);
-	if (ib_dma_mapping_error(id->device, c->ldma))
-		goto err;
-	c->lmapped = true;
-
-	step = "rdma_connect";
-	rv = rdma_connect(id, &param);
-	if (!rv)
-		rv = kt_wait_event(&ctx->listen, RDMA_CM_EVENT_CONNECT_REQUEST,
-				   KT_CM_ERRORS);
-	if (!rv)	/* did the client give up before the request came? */
-		rv = kt_events(&c->cli) & KT_CM_ERRORS ? -ECONNABORTED : 0;
+		return rv;
+	*step = "client buffer";
+	rv = kt_lbuf_map(c, id->device);
 	if (rv)
-		goto err;
-	step = "server device";
-	rv = -ENODEV;
+		return rv;
+	if (ctx->role == KT_CLIENT) {
+		struct ib_sge sge = {
+			.addr = c->ldma + KT_MSG_OFF,
+			.length = sizeof(struct kt_info),
+			.lkey = c->cli.pd->local_dma_lkey,
+		};
+		struct ib_recv_wr wr = {
+			.wr_id = KT_WRID_INFO,
+			.sg_list = &sge,
+			.num_sge = 1,
+		};
+		const struct ib_recv_wr *bad;
+
+		*step = "ib_post_recv";
+		rv = ib_post_recv(id->qp, &wr, &bad);
+		if (rv)
+			return rv;
+	}
+	*step = "rdma_connect";
+	return rdma_connect(id, &param);
+}
+
+/*
+ * Server end: wait for the request kt_listen_for() routed to @c (without
+ * a time limit in the server thread), then PD, CQ, QP, accept, and wait
+ * until the connection is established.
+ */
+static int kt_srv_accept(struct kt_ctx *ctx, struct kt_conn *c,
+			 const char **step)
+{
+	struct rdma_conn_param param = {
+		.initiator_depth = KT_RD_DEPTH,
+		.responder_resources = KT_RD_DEPTH,
+	};
+	int rv;
+
+	*step = "connection request";
+	if (ctx->role == KT_SERVER)
+		rv = kt_wait_event_stoppable(&ctx->listen,
+					     RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	else
+		rv = kt_wait_event(&ctx->listen, RDMA_CM_EVENT_CONNECT_REQUEST,
+				   0);
+	if (rv)
+		return rv;
+	*step = "server device";
 	if (!xiw_is_xiw_device(c->srv.id->device))
-		goto err;
-	step = "server QP";
+		return -ENODEV;
+	*step = "server QP";
 	rv = kt_ep_res(&c->srv);
 	if (rv)
-		goto err;
-	step = "rdma_accept";
+		return rv;
+	*step = "rdma_accept";
 	rdma_lock_handler(c->srv.id);
 	rv = rdma_accept(c->srv.id, &param);
 	rdma_unlock_handler(c->srv.id);
@@ -458,37 +649,146 @@ static int kt_conn_up(struct kt_ctx *ctx, struct kt_conn *c)
 		rv = kt_wait_event(&c->srv, RDMA_CM_EVENT_ESTABLISHED,
 				   KT_CM_ERRORS);
 	if (rv)
-		goto err;
-	step = "client established";
+		return rv;
+	c->srv.connected = true;
+	return 0;
+}
+
+static int kt_cli_established(struct kt_conn *c, const char **step)
+{
+	int rv;
+
+	*step = "client established";
 	rv = kt_wait_event(&c->cli, RDMA_CM_EVENT_ESTABLISHED, KT_CM_ERRORS);
 	if (rv)
-		goto err;
+		return rv;
 	c->cli.connected = true;
-	c->srv.connected = true;
-	pr_info("connected %s %pISpc -> %s %pISpc\n",
-		dev_name(&c->cli.id->device->dev), &ctx->cli_sa,
-		dev_name(&c->srv.id->device->dev), &ctx->srv_sa);
 	return 0;
+}
 
-err:
-	kt_fail(ctx, "connect", "%s: %d", step, rv);
-	return rv ? rv : -EIO;
+/* Server role: the regions, then a Send telling the client where. */
+static int kt_srv_send_info(struct kt_ctx *ctx, struct kt_conn *c)
+{
+	struct ib_send_wr wr = {
+		.wr_id = KT_WRID_INFO,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+		.num_sge = 1,
+	};
+	const struct ib_send_wr *bad;
+	struct kt_info *info;
+	struct ib_sge sge;
+	struct ib_wc wc;
+	int i, rv;
+
+	rv = kt_lbuf_map(c, c->srv.id->device);
+	if (rv) {
+		kt_fail(ctx, "server", "buffer: %d", rv);
+		return rv;
+	}
+	rv = kt_regions_reg(ctx, c, "server");
+	if (rv)
+		return rv;
+	info = c->lbuf + KT_MSG_OFF;
+	sge.addr = c->ldma + KT_MSG_OFF;
+	sge.length = sizeof(*info);
+	sge.lkey = c->srv.pd->local_dma_lkey;
+	wr.sg_list = &sge;
+	info->magic = cpu_to_le32(KT_INFO_MAGIC);
+	for (i = 0; i < KT_NTARGET; i++) {
+		info->rkey[i] = cpu_to_le32(c->reg[i].mr->rkey);
+		info->addr[i] = cpu_to_le64(c->reg[i].mr->iova);
+	}
+	kt_lbuf_dev(c);
+	rv = ib_post_send(c->srv.id->qp, &wr, &bad);
+	if (rv) {
+		kt_fail(ctx, "server", "ib_post_send(info) %d", rv);
+		return rv;
+	}
+	return kt_expect_wc(ctx, &c->srv, "server", KT_WRID_INFO, IB_WC_SEND,
+			    IB_WC_SUCCESS, &wc);
+}
+
+/* Client role: where the server's regions are. */
+static int kt_cli_recv_info(struct kt_ctx *ctx, struct kt_conn *c)
+{
+	struct kt_info *info = c->lbuf + KT_MSG_OFF;
+	struct ib_wc wc;
+	int i, rv;
+
+	rv = kt_expect_wc(ctx, &c->cli, "register", KT_WRID_INFO, IB_WC_RECV,
+			  IB_WC_SUCCESS, &wc);
+	if (rv)
+		return rv;
+	kt_lbuf_cpu(c);
+	if (wc.byte_len != sizeof(*info) ||
+	    le32_to_cpu(info->magic) != KT_INFO_MAGIC) {
+		kt_fail(ctx, "register", "the server's info: %u bytes %*ph",
+			wc.byte_len, (int)min_t(u32, wc.byte_len, 16), info);
+		return -EPROTO;
+	}
+	for (i = 0; i < KT_NTARGET; i++) {
+		c->t[i].rkey = le32_to_cpu(info->rkey[i]);
+		c->t[i].addr = le64_to_cpu(info->addr[i]);
+	}
+	return 0;
+}
+
+/*
+ * A connection ready for the checks: connected, the server's regions
+ * registered, @c->t[] addressing them. Failures are logged as those of
+ * check "connect" or "register".
+ */
+static int kt_conn_up(struct kt_ctx *ctx, struct kt_conn *c)
+{
+	const char *step;
+	int i, rv;
+
+	if (ctx->role == KT_LOOPBACK)
+		kt_listen_for(ctx, c);
+	rv = kt_cli_connect(ctx, c, &step);
+	if (!rv && ctx->role == KT_LOOPBACK)
+		rv = kt_srv_accept(ctx, c, &step);
+	if (!rv)
+		rv = kt_cli_established(c, &step);
+	if (rv) {
+		kt_fail(ctx, "connect", "%s: %d", step, rv);
+		return rv;
+	}
+	pr_info("connected %s %pISpc -> %s %pISpc\n",
+		dev_name(&c->cli.id->device->dev),
+		&c->cli.id->route.addr.src_addr,
+		c->srv.id ? dev_name(&c->srv.id->device->dev) : "peer",
+		&c->cli.id->route.addr.dst_addr);
+	if (ctx->role == KT_CLIENT)
+		return kt_cli_recv_info(ctx, c);
+
+	rv = kt_regions_reg(ctx, c, "register");
+	if (rv)
+		return rv;
+	for (i = 0; i < KT_NTARGET; i++) {
+		c->t[i].rkey = c->reg[i].mr->rkey;
+		c->t[i].addr = c->reg[i].mr->iova;
+		c->t[i].r = &c->reg[i];
+	}
+	return 0;
 }
 
 /* Disconnect (if connected) and free everything of @c. */
 static void kt_conn_down(struct kt_ctx *ctx, struct kt_conn *c)
 {
-	int rv;
+	int i, rv;
 
 	/* no request reaches @c from now on: c->srv.id is stable */
 	spin_lock_irq(&ctx->listen.lock);
-	ctx->listen.next = NULL;
+	if (ctx->listen.next == &c->srv)
+		ctx->listen.next = NULL;
 	spin_unlock_irq(&ctx->listen.lock);
 
 	if (c->cli.connected) {
 		rdma_disconnect(c->cli.id);
 		rv = kt_wait_event(&c->cli, RDMA_CM_EVENT_DISCONNECTED, 0);
-		if (!rv)
+		if (!rv && c->srv.connected)
 			rv = kt_wait_event(&c->srv, RDMA_CM_EVENT_DISCONNECTED,
 					   0);
 		if (!c->terminated) {
@@ -500,16 +800,20 @@ static void kt_conn_down(struct kt_ctx *ctx, struct kt_conn *c)
 				kt_pass(ctx, "disconnect");
 		}
 	}
+	/* QPs first: nothing reaches the buffers once they are gone */
+	kt_ep_destroy_qp(&c->cli);
+	kt_ep_destroy_qp(&c->srv);
 	if (c->lmapped)
-		ib_dma_unmap_single(c->cli.id->device, c->ldma, KT_LBUF_SIZE,
+		ib_dma_unmap_single(c->ldev, c->ldma, KT_LBUF_SIZE,
 				    DMA_BIDIRECTIONAL);
 	kfree(c->lbuf);
-	if (c->srv.id) {
-		kt_region_free(&c->srv, &c->tr);
-		kt_region_free(&c->srv, &c->sr);
-	}
+	if (c->srv.id)
+		for (i = 0; i < KT_NTARGET; i++)
+			kt_region_free(&c->srv, &c->reg[i]);
 	kt_ep_free(&c->cli);
 	kt_ep_free(&c->srv);
+	kfree(c->shadow);
+	kfree(c);
 }
 
 static void kt_fill(void *buf, size_t len, u32 seed)
@@ -521,30 +825,16 @@ static void kt_fill(void *buf, size_t len, u32 seed)
 		p[i] = seed + i * 2654435761U;
 }
 
-static void kt_sync_cpu(struct kt_conn *c, struct kt_region *r)
+/*
+ * RDMA Write of @len bytes at lbuf + @off to the same offset of @t,
+ * which then must hold them.
+ */
+static int kt_post_write(struct kt_conn *c, struct kt_target *t, u32 off,
+			 u32 len, unsigned int send_flags)
 {
-	ib_dma_sync_single_for_cpu(c->srv.id->device, sg_dma_address(&r->sg),
-				   KT_TBUF_SIZE, DMA_BIDIRECTIONAL);
-	ib_dma_sync_single_for_cpu(c->cli.id->device, c->ldma, KT_LBUF_SIZE,
-				   DMA_BIDIRECTIONAL);
-}
-
-static void kt_sync_dev(struct kt_conn *c, struct kt_region *r)
-{
-	ib_dma_sync_single_for_device(c->srv.id->device,
-				      sg_dma_address(&r->sg), KT_TBUF_SIZE,
-				      DMA_BIDIRECTIONAL);
-	ib_dma_sync_single_for_device(c->cli.id->device, c->ldma,
-				      KT_LBUF_SIZE, DMA_BIDIRECTIONAL);
-}
-
-/* RDMA Write of one page (unsignaled), then a Flush of that range. */
-static int kt_write_flush(struct kt_ctx *ctx, struct kt_conn *c)
-{
-	const char *name = "write_flush";
 	struct ib_sge sge = {
-		.addr = c->ldma,
-		.length = PAGE_SIZE,
+		.addr = c->ldma + off,
+		.length = len,
 		.lkey = c->cli.pd->local_dma_lkey,
 	};
 	struct ib_rdma_wr wr = {
@@ -553,35 +843,102 @@ static int kt_write_flush(struct kt_ctx *ctx, struct kt_conn *c)
 			.opcode = IB_WR_RDMA_WRITE,
 			.sg_list = &sge,
 			.num_sge = 1,
+			.send_flags = send_flags,
 		},
-		.remote_addr = c->tr.mr->iova,
-		.rkey = c->tr.mr->rkey,
+		.remote_addr = t->addr + off,
+		.rkey = t->rkey,
 	};
-	struct ib_qp *qp = c->cli.id->qp;
+	const struct ib_send_wr *bad;
+	int rv;
+
+	kt_lbuf_dev(c);
+	rv = ib_post_send(c->cli.id->qp, &wr.wr, &bad);
+	if (!rv && t->shadow)
+		memcpy(t->shadow + off, c->lbuf + off, len);
+	return rv;
+}
+
+/*
+ * What @t holds at @off (@len bytes): its memory in loopback, else an
+ * RDMA Read of it (into lbuf). Failures are logged as check @name's.
+ */
+static int kt_read(struct kt_ctx *ctx, struct kt_conn *c, struct kt_target *t,
+		   u32 off, u32 len, const char *name, const u8 **p)
+{
+	struct ib_sge sge = {
+		.addr = c->ldma + KT_READ_OFF,
+		.length = len,
+		.lkey = c->cli.pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = KT_WRID_READ,
+			.opcode = IB_WR_RDMA_READ,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.remote_addr = t->addr + off,
+		.rkey = t->rkey,
+	};
 	const struct ib_send_wr *bad;
 	struct ib_wc wc;
 	int rv;
 
+	if (t->r) {
+		ib_dma_sync_single_for_cpu(c->srv.id->device,
+					   sg_dma_address(&t->r->sg),
+					   KT_TBUF_SIZE, DMA_BIDIRECTIONAL);
+		*p = t->r->buf + off;
+		return 0;
+	}
+	if (len > KT_READ_MAX) {
+		kt_fail(ctx, name, "RDMA Read of %u bytes: too long", len);
+		return -EINVAL;
+	}
+	rv = ib_post_send(c->cli.id->qp, &wr.wr, &bad);
+	if (rv) {
+		kt_fail(ctx, name, "ib_post_send(RDMA Read) %d", rv);
+		return rv;
+	}
+	rv = kt_expect_wc(ctx, &c->cli, name, KT_WRID_READ, IB_WC_RDMA_READ,
+			  IB_WC_SUCCESS, &wc);
+	if (rv)
+		return rv;
+	kt_lbuf_cpu(c);
+	*p = c->lbuf + KT_READ_OFF;
+	return 0;
+}
+
+/* RDMA Write of one page (unsignaled), then a Flush of that range. */
+static int kt_write_flush(struct kt_ctx *ctx, struct kt_conn *c)
+{
+	struct kt_target *t = &c->t[KT_T_CRC];
+	const char *name = "write_flush";
+	struct ib_qp *qp = c->cli.id->qp;
+	const u8 *got;
+	struct ib_wc wc;
+	int rv;
+
 	kt_fill(c->lbuf, PAGE_SIZE, 0x5eed0001);
-	kt_sync_dev(c, &c->tr);
-	rv = ib_post_send(qp, &wr.wr, &bad);
+	rv = kt_post_write(c, t, 0, PAGE_SIZE, 0);
 	if (rv) {
 		kt_fail(ctx, name, "ib_post_send(RDMA Write) %d", rv);
 		return rv;
 	}
-	rv = xiw_post_flush(qp, KT_WRID_FLUSH, c->tr.mr->rkey, c->tr.mr->iova,
-			    PAGE_SIZE, IB_FLUSH_GLOBAL, IB_FLUSH_RANGE,
-			    IB_SEND_SIGNALED);
+	rv = xiw_post_flush(qp, KT_WRID_FLUSH, t->rkey, t->addr, PAGE_SIZE,
+			    IB_FLUSH_GLOBAL, IB_FLUSH_RANGE, IB_SEND_SIGNALED);
 	if (rv) {
 		kt_fail(ctx, name, "xiw_post_flush %d", rv);
 		return rv;
 	}
 	rv = kt_expect_wc(ctx, &c->cli, name, KT_WRID_FLUSH, IB_WC_FLUSH,
 			  IB_WC_SUCCESS, &wc);
+	if (!rv)
+		rv = kt_read(ctx, c, t, 0, PAGE_SIZE, name, &got);
 	if (rv)
 		return rv;
-	kt_sync_cpu(c, &c->tr);
-	if (memcmp(c->tr.buf, c->lbuf, PAGE_SIZE)) {
+	if (memcmp(got, t->shadow, PAGE_SIZE)) {
 		kt_fail(ctx, name,
 			"the Write's bytes are not in place at the Flush completion");
 		return -EIO;
@@ -590,30 +947,54 @@ static int kt_write_flush(struct kt_ctx *ctx, struct kt_conn *c)
 	return 0;
 }
 
-/* Atomic Write of 8 bytes, then a Flush of the whole MR. */
+/*
+ * Atomic Write of 8 bytes (in place at its completion: it has a
+ * response), then a Write of another page and a Flush of the whole MR.
+ */
 static int kt_atomic_write_flush_mr(struct kt_ctx *ctx, struct kt_conn *c)
 {
 	static const u8 zero[8];
+	struct kt_target *t = &c->t[KT_T_CRC];
 	struct ib_qp *qp = c->cli.id->qp;
 	u64 value = 0x0123456789abcdefULL;
-	u8 *t = c->tr.buf;
+	const u8 *got;
 	struct ib_wc wc;
 	int rv;
 
-	rv = xiw_post_atomic_write(qp, KT_WRID_ATOMIC_WRITE, c->tr.mr->rkey,
-				   c->tr.mr->iova + KT_AW_OFF, value,
+	rv = xiw_post_atomic_write(qp, KT_WRID_ATOMIC_WRITE, t->rkey,
+				   t->addr + KT_AW_OFF, value,
 				   IB_SEND_SIGNALED);
 	if (rv) {
 		kt_fail(ctx, "atomic_write", "xiw_post_atomic_write %d", rv);
 		return rv;
 	}
+	memcpy(t->shadow + KT_AW_OFF, &value, sizeof(value));
 	rv = kt_expect_wc(ctx, &c->cli, "atomic_write", KT_WRID_ATOMIC_WRITE,
 			  IB_WC_ATOMIC_WRITE, IB_WC_SUCCESS, &wc);
+	if (!rv)
+		rv = kt_read(ctx, c, t, KT_AW_OFF - 8, 24, "atomic_write",
+			     &got);
 	if (rv)
 		return rv;
+	if (memcmp(got + 8, &value, sizeof(value))) {
+		kt_fail(ctx, "atomic_write", "target bytes %8ph, expected %8ph",
+			got + 8, &value);
+		return -EIO;
+	}
+	if (memcmp(got, zero, 8) || memcmp(got + 16, zero, 8)) {
+		kt_fail(ctx, "atomic_write",
+			"bytes around the target changed: %24ph", got);
+		return -EIO;
+	}
 	kt_pass(ctx, "atomic_write");
 
-	rv = xiw_post_flush(qp, KT_WRID_FLUSH_MR, c->tr.mr->rkey, 0, 0,
+	kt_fill(c->lbuf + KT_PAGE2, PAGE_SIZE, 0x5eed0003);
+	rv = kt_post_write(c, t, KT_PAGE2, PAGE_SIZE, 0);
+	if (rv) {
+		kt_fail(ctx, "flush_mr", "ib_post_send(RDMA Write) %d", rv);
+		return rv;
+	}
+	rv = xiw_post_flush(qp, KT_WRID_FLUSH_MR, t->rkey, 0, 0,
 			    IB_FLUSH_GLOBAL, IB_FLUSH_MR, IB_SEND_SIGNALED);
 	if (rv) {
 		kt_fail(ctx, "flush_mr", "xiw_post_flush(IB_FLUSH_MR) %d", rv);
@@ -621,18 +1002,14 @@ static int kt_atomic_write_flush_mr(struct kt_ctx *ctx, struct kt_conn *c)
 	}
 	rv = kt_expect_wc(ctx, &c->cli, "flush_mr", KT_WRID_FLUSH_MR,
 			  IB_WC_FLUSH, IB_WC_SUCCESS, &wc);
+	if (!rv)
+		rv = kt_read(ctx, c, t, KT_AW_OFF, KT_VERIFY_LEN - KT_AW_OFF,
+			     "flush_mr", &got);
 	if (rv)
 		return rv;
-	kt_sync_cpu(c, &c->tr);
-	if (memcmp(t + KT_AW_OFF, &value, sizeof(value))) {
-		kt_fail(ctx, "flush_mr", "Atomic Write bytes %8ph, expected %8ph",
-			t + KT_AW_OFF, &value);
-		return -EIO;
-	}
-	if (memcmp(t + KT_AW_OFF - 8, zero, 8) ||
-	    memcmp(t + KT_AW_OFF + 8, zero, 8)) {
-		kt_fail(ctx, "flush_mr", "bytes around the Atomic Write changed: %24ph",
-			t + KT_AW_OFF - 8);
+	if (memcmp(got, t->shadow + KT_AW_OFF, KT_VERIFY_LEN - KT_AW_OFF)) {
+		kt_fail(ctx, "flush_mr",
+			"the Write's (or Atomic Write's) bytes are not in place at the Flush completion");
 		return -EIO;
 	}
 	kt_pass(ctx, "flush_mr");
@@ -640,16 +1017,16 @@ static int kt_atomic_write_flush_mr(struct kt_ctx *ctx, struct kt_conn *c)
 }
 
 /*
- * Verify of KT_VERIFY_LEN bytes of @r, whose digest is @expect (@len
+ * Verify of KT_VERIFY_LEN bytes of @t, whose digest is @expect (@len
  * bytes): once returning the peer's digest, once with the hash to match.
  */
 static int kt_verify(struct kt_ctx *ctx, struct kt_conn *c,
-		     struct kt_region *r, const u8 *expect, u8 len,
+		     struct kt_target *t, const u8 *expect, u8 len,
 		     const char *name_digest, const char *name_match)
 {
-	u8 *got = c->lbuf + KT_DIGEST_OFF;
+	u8 *got = c->lbuf + KT_MSG_OFF;
 	struct ib_sge sge = {
-		.addr = c->ldma + KT_DIGEST_OFF,
+		.addr = c->ldma + KT_MSG_OFF,
 		.length = SHA256_DIGEST_SIZE,
 		.lkey = c->cli.pd->local_dma_lkey,
 	};
@@ -658,8 +1035,8 @@ static int kt_verify(struct kt_ctx *ctx, struct kt_conn *c,
 	int rv;
 
 	memset(got, 0xa5, SHA256_DIGEST_SIZE);
-	kt_sync_dev(c, r);
-	rv = xiw_post_verify(qp, KT_WRID_VERIFY, r->mr->rkey, r->mr->iova,
+	kt_lbuf_dev(c);
+	rv = xiw_post_verify(qp, KT_WRID_VERIFY, t->rkey, t->addr,
 			     KT_VERIFY_LEN, NULL, 0, &sge, IB_SEND_SIGNALED);
 	if (rv) {
 		kt_fail(ctx, name_digest, "xiw_post_verify %d", rv);
@@ -669,7 +1046,12 @@ static int kt_verify(struct kt_ctx *ctx, struct kt_conn *c,
 			  XIW_WC_VERIFY, IB_WC_SUCCESS, &wc);
 	if (rv)
 		return rv;
-	kt_sync_cpu(c, r);
+	if (wc.byte_len != len) {
+		kt_fail(ctx, name_digest, "byte_len %u, expected %u",
+			wc.byte_len, len);
+		return -EIO;
+	}
+	kt_lbuf_cpu(c);
 	if (memcmp(got, expect, len)) {
 		kt_fail(ctx, name_digest, "digest %*phN, computed here %*phN",
 			len, got, len, expect);
@@ -677,7 +1059,7 @@ static int kt_verify(struct kt_ctx *ctx, struct kt_conn *c,
 	}
 	kt_pass(ctx, name_digest);
 
-	rv = xiw_post_verify(qp, KT_WRID_VERIFY, r->mr->rkey, r->mr->iova,
+	rv = xiw_post_verify(qp, KT_WRID_VERIFY, t->rkey, t->addr,
 			     KT_VERIFY_LEN, expect, len, NULL,
 			     IB_SEND_SIGNALED);
 	if (rv) {
@@ -704,12 +1086,13 @@ static void kt_crc32c(const void *buf, size_t len, u8 *out)
 static int kt_bad_operands(struct kt_ctx *ctx, struct kt_conn *c)
 {
 	u8 hash[XIW_VERIFY_MAX_HASH + 1] = {};
+	struct kt_target *t = &c->t[KT_T_CRC];
 	struct ib_wc wc;
 	int rv;
 
-	rv = xiw_post_verify(c->cli.id->qp, KT_WRID_VERIFY, c->tr.mr->rkey,
-			     c->tr.mr->iova, KT_VERIFY_LEN, hash,
-			     sizeof(hash), NULL, IB_SEND_SIGNALED);
+	rv = xiw_post_verify(c->cli.id->qp, KT_WRID_VERIFY, t->rkey, t->addr,
+			     KT_VERIFY_LEN, hash, sizeof(hash), NULL,
+			     IB_SEND_SIGNALED);
 	if (rv != -EINVAL) {
 		kt_fail(ctx, "bad_operands",
 			"xiw_post_verify with a %zu-byte hash returned %d, expected %d",
@@ -746,10 +1129,11 @@ static int kt_wait_qp_err(struct ib_qp *qp, enum ib_qp_state *state)
 	}
 }
 
-/* Verify with a wrong hash: a Terminate, the QP to ERROR. */
+/* Verify with a wrong hash: a Terminate, the QPs to ERROR. */
 static int kt_verify_mismatch(struct kt_ctx *ctx, struct kt_conn *c,
 			      const u8 *crc)
 {
+	struct kt_target *t = &c->t[KT_T_CRC];
 	const char *name = "verify_mismatch";
 	enum ib_qp_state state;
 	u8 bad[4];
@@ -759,9 +1143,9 @@ static int kt_verify_mismatch(struct kt_ctx *ctx, struct kt_conn *c,
 	memcpy(bad, crc, sizeof(bad));
 	bad[0] ^= 1;
 	c->terminated = true;
-	rv = xiw_post_verify(c->cli.id->qp, KT_WRID_VERIFY, c->tr.mr->rkey,
-			     c->tr.mr->iova, KT_VERIFY_LEN, bad, sizeof(bad),
-			     NULL, IB_SEND_SIGNALED);
+	rv = xiw_post_verify(c->cli.id->qp, KT_WRID_VERIFY, t->rkey, t->addr,
+			     KT_VERIFY_LEN, bad, sizeof(bad), NULL,
+			     IB_SEND_SIGNALED);
 	if (rv) {
 		kt_fail(ctx, name, "xiw_post_verify %d", rv);
 		return rv;
@@ -781,6 +1165,42 @@ static int kt_verify_mismatch(struct kt_ctx *ctx, struct kt_conn *c,
 			state, rv);
 		return rv;
 	}
+	rv = c->srv.id ? kt_wait_qp_err(c->srv.id->qp, &state) : 0;
+	if (rv) {
+		kt_fail(ctx, name, "responder QP in state %d, not ERROR (%d)",
+			state, rv);
+		return rv;
+	}
+	kt_pass(ctx, name);
+	return 0;
+}
+
+/* After the Terminate: a new WR completes flushed (its target untouched). */
+static int kt_after_terminate(struct kt_ctx *ctx, struct kt_conn *c)
+{
+	struct kt_target *t = &c->t[KT_T_CRC];
+	const char *name = "flushed_after_terminate";
+	const u8 *got;
+	struct ib_wc wc;
+	int rv;
+
+	rv = xiw_post_atomic_write(c->cli.id->qp, KT_WRID_ATOMIC_WRITE,
+				   t->rkey, t->addr + KT_AW_OFF, ~0ULL,
+				   IB_SEND_SIGNALED);
+	if (rv) {
+		kt_fail(ctx, name, "xiw_post_atomic_write %d", rv);
+		return rv;
+	}
+	rv = kt_expect_wc(ctx, &c->cli, name, KT_WRID_ATOMIC_WRITE,
+			  IB_WC_ATOMIC_WRITE, IB_WC_WR_FLUSH_ERR, &wc);
+	if (rv)
+		return rv;
+	/* only loopback can look: the QP cannot read any more */
+	if (t->r && !kt_read(ctx, c, t, KT_AW_OFF, 8, name, &got) &&
+	    memcmp(got, t->shadow + KT_AW_OFF, 8)) {
+		kt_fail(ctx, name, "a flushed Atomic Write changed the target");
+		return -EIO;
+	}
 	kt_pass(ctx, name);
 	return 0;
 }
@@ -791,13 +1211,12 @@ static int kt_verify_mismatch(struct kt_ctx *ctx, struct kt_conn *c,
  */
 static void kt_run_ops(struct kt_ctx *ctx)
 {
-	const int rights = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-			   IB_ACCESS_REMOTE_READ | IB_ACCESS_FLUSH_GLOBAL;
 	u8 crc[4], sha[SHA256_DIGEST_SIZE];
+	struct kt_target *t;
 	struct kt_conn *c;
-	int rv;
+	const u8 *got;
 
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	c = kt_conn_alloc();
 	if (!c) {
 		kt_fail(ctx, "connect", "no memory");
 		return;
@@ -805,62 +1224,131 @@ static void kt_run_ops(struct kt_ctx *ctx)
 	if (kt_conn_up(ctx, c))
 		goto out;
 	kt_pass(ctx, "connect");
-
-	if (kt_region_reg(ctx, &c->srv, &c->tr, rights, "register") ||
-	    kt_region_reg(ctx, &c->srv, &c->sr, rights, "register"))
-		goto out;
-	rv = xiw_mr_set_digest(c->sr.mr, XIW_DIGEST_SHA256);
-	if (rv) {
-		kt_fail(ctx, "register", "xiw_mr_set_digest(SHA256) %d", rv);
-		goto out;
-	}
 	kt_pass(ctx, "register");
 
 	if (kt_write_flush(ctx, c) || kt_atomic_write_flush_mr(ctx, c))
 		goto out;
 
-	/* Verify: over the Write's and the Atomic Write's bytes */
-	kt_sync_cpu(c, &c->tr);
-	kt_crc32c(c->tr.buf, KT_VERIFY_LEN, crc);
-	if (kt_verify(ctx, c, &c->tr, crc, sizeof(crc), "verify_crc32c_digest",
+	/* Verify: over the Writes' and the Atomic Write's bytes */
+	t = &c->t[KT_T_CRC];
+	kt_crc32c(t->shadow, KT_VERIFY_LEN, crc);
+	/* loopback: the target's memory is what the shadow says */
+	if (t->r && !kt_read(ctx, c, t, 0, KT_VERIFY_LEN, "verify_crc32c_digest",
+			     &got) && memcmp(got, t->shadow, KT_VERIFY_LEN)) {
+		kt_fail(ctx, "verify_crc32c_digest",
+			"target memory differs from what was written");
+		goto out;
+	}
+	if (kt_verify(ctx, c, t, crc, sizeof(crc), "verify_crc32c_digest",
 		      "verify_crc32c_match"))
 		goto out;
-	kt_fill(c->sr.buf, KT_TBUF_SIZE, 0x5eed0002);
-	sha256(c->sr.buf, KT_VERIFY_LEN, sha);
-	if (kt_verify(ctx, c, &c->sr, sha, sizeof(sha), "verify_sha256_digest",
+	/* sha256: the region written (unsignaled) just before */
+	t = &c->t[KT_T_SHA];
+	kt_fill(c->lbuf, KT_VERIFY_LEN, 0x5eed0002);
+	if (kt_post_write(c, t, 0, KT_VERIFY_LEN, 0)) {
+		kt_fail(ctx, "verify_sha256_digest", "ib_post_send(RDMA Write)");
+		goto out;
+	}
+	sha256(t->shadow, KT_VERIFY_LEN, sha);
+	if (kt_verify(ctx, c, t, sha, sizeof(sha), "verify_sha256_digest",
 		      "verify_sha256_match"))
 		goto out;
 	if (kt_bad_operands(ctx, c))
 		goto out;
-	kt_verify_mismatch(ctx, c, crc);
+	if (!kt_verify_mismatch(ctx, c, crc))
+		kt_after_terminate(ctx, c);
 out:
 	kt_conn_down(ctx, c);
-	kfree(c);
 }
 
-/* A second connection: Flush of an MR without the flush right. */
-static void kt_run_access(struct kt_ctx *ctx)
+/*
+ * A commit log in push mode: per record an RDMA Write and a Flush of its
+ * range, both unsignaled, then the Atomic Write of the tail pointer,
+ * signaled. At the tail's completion the record must be in place (the
+ * responder runs the Flush before the Atomic Write). The connection then
+ * closes gracefully.
+ */
+static void kt_run_commit(struct kt_ctx *ctx)
 {
-	const char *name = "flush_no_right";
-	enum ib_qp_state state;
+	const char *name = "commit_chain";
+	struct kt_target *t;
 	struct kt_conn *c;
+	const u8 *got;
 	struct ib_wc wc;
-	int rv;
+	u64 tail;
+	u32 off;
+	int i, rv;
 
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	c = kt_conn_alloc();
 	if (!c) {
 		kt_fail(ctx, name, "no memory");
 		return;
 	}
 	if (kt_conn_up(ctx, c))
 		goto out;
-	if (kt_region_reg(ctx, &c->srv, &c->tr,
-			  IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE, name))
+	t = &c->t[KT_T_CRC];
+	for (i = 0; i < KT_REC_NUM; i++) {
+		off = KT_PAGE2 + i * KT_REC_LEN;
+		tail = off + KT_REC_LEN;
+		kt_fill(c->lbuf + off, KT_REC_LEN, 0xc0de0000 + i);
+		rv = kt_post_write(c, t, off, KT_REC_LEN, 0);
+		if (!rv)
+			rv = xiw_post_flush(c->cli.id->qp, KT_WRID_FLUSH,
+					    t->rkey, t->addr + off, KT_REC_LEN,
+					    IB_FLUSH_GLOBAL, IB_FLUSH_RANGE, 0);
+		if (!rv)
+			rv = xiw_post_atomic_write(c->cli.id->qp, KT_WRID_TAIL,
+						   t->rkey, t->addr, tail,
+						   IB_SEND_SIGNALED);
+		if (rv) {
+			kt_fail(ctx, name, "record %d: post %d", i, rv);
+			goto out;
+		}
+		memcpy(t->shadow, &tail, sizeof(tail));
+		if (kt_expect_wc(ctx, &c->cli, name, KT_WRID_TAIL,
+				 IB_WC_ATOMIC_WRITE, IB_WC_SUCCESS, &wc))
+			goto out;
+		if (kt_read(ctx, c, t, 0, sizeof(tail), name, &got))
+			goto out;
+		if (memcmp(got, &tail, sizeof(tail))) {
+			kt_fail(ctx, name, "record %d: tail %8ph, expected %llu",
+				i, got, tail);
+			goto out;
+		}
+		if (kt_read(ctx, c, t, off, KT_REC_LEN, name, &got))
+			goto out;
+		if (memcmp(got, t->shadow + off, KT_REC_LEN)) {
+			kt_fail(ctx, name, "record %d not in place", i);
+			goto out;
+		}
+	}
+	kt_pass(ctx, name);
+out:
+	kt_conn_down(ctx, c);
+}
+
+/* A third connection: Flush of an MR without the flush right. */
+static void kt_run_access(struct kt_ctx *ctx)
+{
+	const char *name = "flush_no_right";
+	enum ib_qp_state state;
+	struct kt_target *t;
+	struct kt_conn *c;
+	struct ib_wc wc;
+	int rv;
+
+	c = kt_conn_alloc();
+	if (!c) {
+		kt_fail(ctx, name, "no memory");
+		return;
+	}
+	if (kt_conn_up(ctx, c))
 		goto out;
+	t = &c->t[KT_T_NOFLUSH];
 	c->terminated = true;
-	rv = xiw_post_flush(c->cli.id->qp, KT_WRID_FLUSH, c->tr.mr->rkey,
-			    c->tr.mr->iova, PAGE_SIZE, IB_FLUSH_GLOBAL,
-			    IB_FLUSH_RANGE, IB_SEND_SIGNALED);
+	rv = xiw_post_flush(c->cli.id->qp, KT_WRID_FLUSH, t->rkey, t->addr,
+			    PAGE_SIZE, IB_FLUSH_GLOBAL, IB_FLUSH_RANGE,
+			    IB_SEND_SIGNALED);
 	if (rv) {
 		kt_fail(ctx, name, "xiw_post_flush %d", rv);
 		goto out;
@@ -884,7 +1372,66 @@ static void kt_run_access(struct kt_ctx *ctx)
 	kt_pass(ctx, name);
 out:
 	kt_conn_down(ctx, c);
-	kfree(c);
+}
+
+/*
+ * The server role's thread: one connection after the other until
+ * kthread_stop(). The next connection's end is ready (kt_listen_for())
+ * as soon as the current one is established, so a client that
+ * reconnects at once is not refused.
+ */
+static int kt_server_thread(void *arg)
+{
+	struct kt_ctx *ctx = arg;
+	struct kt_conn *c, *next;
+	const char *step;
+	int rv;
+
+	next = kt_conn_alloc();
+	if (next)
+		kt_listen_for(ctx, next);
+	while (next && !kthread_should_stop()) {
+		c = next;
+		next = NULL;
+		rv = kt_srv_accept(ctx, c, &step);
+		if (rv == -EINTR) {
+			kt_conn_down(ctx, c);
+			break;
+		}
+		if (!rv) {
+			next = kt_conn_alloc();
+			if (next)
+				kt_listen_for(ctx, next);
+			else
+				kt_fail(ctx, "server", "no memory");
+		} else {
+			kt_fail(ctx, "server", "%s: %d", step, rv);
+			/* the same end for the next request */
+			kt_conn_down(ctx, c);
+			next = kt_conn_alloc();
+			if (next)
+				kt_listen_for(ctx, next);
+			continue;
+		}
+		ctx->served++;
+		pr_info("server: connection %d from %pISpc\n", ctx->served,
+			&c->srv.id->route.addr.dst_addr);
+		if (!kt_srv_send_info(ctx, c))
+			kt_wait_event_stoppable(&c->srv,
+						RDMA_CM_EVENT_DISCONNECTED,
+						KT_CM_ERRORS);
+		kt_conn_down(ctx, c);
+	}
+	if (next)
+		kt_conn_down(ctx, next);
+	/* kthread_stop() collects the exit code: wait for it */
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!kthread_should_stop())
+			schedule();
+		__set_current_state(TASK_RUNNING);
+	}
+	return 0;
 }
 
 static int kt_parse(const char *addr, struct sockaddr_storage *ss)
@@ -900,7 +1447,6 @@ static int kt_listen(struct kt_ctx *ctx)
 	struct rdma_cm_id *id;
 	int rv;
 
-	kt_ep_init(&ctx->listen, "listener");
 	id = rdma_create_id(&init_net, kt_cm_handler, &ctx->listen,
 			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
@@ -914,17 +1460,37 @@ static int kt_listen(struct kt_ctx *ctx)
 		       &ctx->srv_sa);
 		return -ENODEV;
 	}
-	return rdma_listen(id, 1);
+	return rdma_listen(id, 4);
+}
+
+static void kt_ctx_free(struct kt_ctx *ctx)
+{
+	if (ctx->listen.id)
+		rdma_destroy_id(ctx->listen.id);
+	kfree(ctx);
 }
 
 static int __init xiw_ktest_init(void)
 {
+	struct task_struct *task;
 	struct kt_ctx *ctx;
 	int rv;
 
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
+	kt_ep_init(&ctx->listen, "listener");
+	if (!strcmp(role, "loopback")) {
+		ctx->role = KT_LOOPBACK;
+	} else if (!strcmp(role, "server")) {
+		ctx->role = KT_SERVER;
+	} else if (!strcmp(role, "client")) {
+		ctx->role = KT_CLIENT;
+	} else {
+		pr_err("role %s: not loopback, server or client\n", role);
+		kfree(ctx);
+		return -EINVAL;
+	}
 	rv = kt_parse(server_addr, &ctx->srv_sa);
 	if (!rv)
 		rv = kt_parse(client_addr, &ctx->cli_sa);
@@ -940,25 +1506,46 @@ static int __init xiw_ktest_init(void)
 	else
 		((struct sockaddr_in6 *)&ctx->cli_sa)->sin6_port = 0;
 
-	rv = kt_listen(ctx);
-	if (rv) {
-		kt_fail(ctx, "listen", "%pISpc: %d", &ctx->srv_sa, rv);
-	} else {
+	if (ctx->role != KT_CLIENT) {
+		rv = kt_listen(ctx);
+		if (rv) {
+			kt_fail(ctx, "listen", "%pISpc: %d", &ctx->srv_sa, rv);
+			kt_ctx_free(ctx);
+			return -EIO;
+		}
 		kt_pass(ctx, "listen");
-		kt_run_ops(ctx);
-		kt_run_access(ctx);
 	}
-	if (ctx->listen.id)
-		rdma_destroy_id(ctx->listen.id);
+	if (ctx->role == KT_SERVER) {
+		task = kthread_run(kt_server_thread, ctx, "xiw_ktest_srv");
+		if (IS_ERR(task)) {
+			kt_ctx_free(ctx);
+			return PTR_ERR(task);
+		}
+		/* kthread_stop() must find it even if it died */
+		get_task_struct(task);
+		kt_server = ctx;
+		kt_server_task = task;
+		return 0;
+	}
 
+	kt_run_ops(ctx);
+	kt_run_commit(ctx);
+	kt_run_access(ctx);
 	pr_info("%d passed, %d failed\n", ctx->passed, ctx->failed);
 	rv = ctx->failed ? -EIO : 0;
-	kfree(ctx);
+	kt_ctx_free(ctx);
 	return rv;
 }
 
 static void __exit xiw_ktest_exit(void)
 {
+	if (!kt_server)
+		return;
+	kthread_stop(kt_server_task);
+	put_task_struct(kt_server_task);
+	pr_info("server: %d connections, %d failed\n", kt_server->served,
+		kt_server->failed);
+	kt_ctx_free(kt_server);
 }
 
 module_init(xiw_ktest_init);

@@ -50,7 +50,7 @@
 // One line per check ("ok ..." or "FAIL ..."), then "N passed, N failed";
 // exit 0 if all passed, 1 if one failed, 2 on a setup error. The server
 // prints "listening" once it accepts connections.
-#include "digest.h"
+#include "digests.h"
 #include "verbs_side.h"
 
 #include <infiniband/xiwdv.h>
@@ -85,6 +85,18 @@ void check(bool ok, const std::string &what)
 		passes++;
 	else
 		failures++;
+}
+
+std::string hex(const uint8_t *p, size_t n)
+{
+	std::string s;
+	char b[3];
+
+	for (size_t i = 0; i < n; i++) {
+		std::snprintf(b, sizeof(b), "%02x", p[i]);
+		s += b;
+	}
+	return s;
 }
 
 // ---- what both sides know -------------------------------------------------
@@ -622,9 +634,9 @@ void case_awrite(Client &cl)
 		return !std::memcmp(&cl.c.mem[loff], want, 16);
 	};
 	check(around(1024, kAw1, kV1), "Atomic Write (ibv_qp_ex) read back: " +
-	      digest::hex(&cl.c.mem[1024], 16));
+	      hex(&cl.c.mem[1024], 16));
 	check(around(1040, kAw2, kV2), "Atomic Write (ibv_post_send) read "
-	      "back: " + digest::hex(&cl.c.mem[1040], 16));
+	      "back: " + hex(&cl.c.mem[1040], 16));
 }
 
 void case_flush(Client &cl)
@@ -722,14 +734,14 @@ void case_verify(Client &cl, bool sha)
 	const size_t dlen = sha ? 32 : 4;
 	const std::string n = sha ? "Verify sha256" : "Verify crc32c";
 	auto ref = [&](size_t off, size_t len) {
-		return sha ? digest::sha256(&cl.c.mem[off], len) :
-			     digest::crc32c_bytes(&cl.c.mem[off], len);
+		return sha ? digests::sha256(&cl.c.mem[off], len) :
+			     digests::crc32c_bytes(&cl.c.mem[off], len);
 	};
 
 	if (sha) {
-		auto abc = digest::sha256(
+		auto abc = digests::sha256(
 			reinterpret_cast<const uint8_t *>("abc"), 3);
-		check(digest::hex(abc.data(), 32) ==
+		check(hex(abc.data(), 32) ==
 		      "ba7816bf8f01cfea414140de5dae2223"
 		      "b00361a396177a9cb410ff61f20015ad",
 		      "sha256 here: the FIPS 180-2 'abc' vector");
@@ -748,8 +760,8 @@ void case_verify(Client &cl, bool sha)
 	status_is(wc, XIWDV_WC_VERIFY, n + " of 64 KiB after the Write");
 	auto want = ref(0, kVerLen);
 	check(wc.byte_len == dlen && !std::memcmp(dg, want.data(), dlen),
-	      n + ": digest " + digest::hex(dg, dlen) + ", here " +
-	      digest::hex(want.data(), dlen) + ", byte_len " +
+	      n + ": digest " + hex(dg, dlen) + ", here " +
+	      hex(want.data(), dlen) + ", byte_len " +
 	      std::to_string(wc.byte_len));
 	// an unaligned piece of it
 	std::memset(dg, 0, 64);
@@ -763,8 +775,8 @@ void case_verify(Client &cl, bool sha)
 	want = ref(101, 1001);
 	check(wc.status == IBV_WC_SUCCESS && wc.byte_len == dlen &&
 	      !std::memcmp(dg, want.data(), dlen),
-	      n + " of 1001 bytes at an odd offset: " + digest::hex(dg, dlen) +
-	      ", here " + digest::hex(want.data(), dlen));
+	      n + " of 1001 bytes at an odd offset: " + hex(dg, dlen) +
+	      ", here " + hex(want.data(), dlen));
 	// the right hash supplied, no digest buffer
 	want = ref(0, kVerLen);
 	if (cl.post([&] {
@@ -827,7 +839,7 @@ void peer_error(Client &cl, const std::string &what, unsigned want_status,
 void case_verify_wrong(Client &cl)
 {
 	cl.write_wpat();
-	auto right = digest::crc32c_bytes(cl.c.mem.data(), kVerLen);
+	auto right = digests::crc32c_bytes(cl.c.mem.data(), kVerLen);
 	if (cl.post([&] {
 		xiwdv_wr_verify(cl.c.qpx, cl.rkey, cl.raddr + kVerOff, kVerLen,
 				right.data(), 4);
@@ -913,7 +925,7 @@ int client(const char *addr, const char *port, const char *src,
 		std::vector<uint8_t> p(4096);
 		for (size_t i = 0; i < p.size(); i++)
 			p[i] = pat(kVerOff + i);
-		auto h = digest::sha256(p.data(), p.size());
+		auto h = digests::sha256(p.data(), p.size());
 		peer_error(cl, "Verify sha256 with a 4-byte hash",
 			   IBV_WC_REM_OP_ERR, 0x02ff, [&] {
 			xiwdv_wr_verify(cl.c.qpx, cl.rkey, cl.raddr + kVerOff,

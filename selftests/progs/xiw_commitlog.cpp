@@ -478,18 +478,6 @@ int run(const Opts &o)
 		});
 	}
 
-	// What the connection got: Flushes and Reads in flight are bounded
-	// by the requester's ORD and the target's IRD.
-	{
-		ibv_qp_attr qa{}, ta{};
-		ibv_qp_init_attr qi{}, ti{};
-
-		if (ibv_query_qp(req.id->qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC, &qi) ||
-		    ibv_query_qp(tgt.id->qp, &ta, IBV_QP_MAX_DEST_RD_ATOMIC, &ti))
-			die("ibv_query_qp");
-		std::printf("connection: requester ORD %u, target IRD %u\n",
-			    qa.max_rd_atomic, ta.max_dest_rd_atomic);
-	}
 	std::vector<double> lat;
 	lat.reserve(o.n);
 	auto t_all = Clock::now();

@@ -29,7 +29,7 @@
 //
 // One line per check ("ok ..." or "FAIL ..."), then a summary; exit 0
 // if all passed, 1 if one failed, 2 on a setup error.
-#include "digest.h"
+#include "digests.h"
 #include "verbs_side.h"
 
 #include <infiniband/xiwdv.h>
@@ -45,6 +45,8 @@
 namespace {
 
 using cm_pair::die;
+using digests::crc32c_bytes;
+using digests::sha256;
 
 int failures, passes;
 
@@ -57,9 +59,17 @@ void check(bool ok, const std::string &what)
 		failures++;
 }
 
-using digest::crc32c_bytes;
-using digest::hex;
-using digest::sha256;
+std::string hex(const uint8_t *p, size_t n)
+{
+	std::string s;
+	char b[3];
+
+	for (size_t i = 0; i < n; i++) {
+		std::snprintf(b, sizeof(b), "%02x", p[i]);
+		s += b;
+	}
+	return s;
+}
 
 // ---- one connection -----------------------------------------------------
 
@@ -149,6 +159,14 @@ void good_ops(cm_pair::Pair &pair)
 
 	c.open(pair);
 	caps(c.cli.id->verbs);
+	ibv_qp_attr qa{};
+	ibv_qp_init_attr qi{};
+	ibv_query_qp(c.cli.id->qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC |
+		     IBV_QP_MAX_DEST_RD_ATOMIC, &qi);
+	check(qa.max_rd_atomic == 4 && qa.max_dest_rd_atomic == 4,
+	      "ibv_query_qp: the negotiated ORD " +
+	      std::to_string(qa.max_rd_atomic) + " and IRD " +
+	      std::to_string(qa.max_dest_rd_atomic) + " (4, 4)");
 
 	// Atomic Write, the ibv_qp_ex form: bytes as they are
 	const uint8_t v[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };

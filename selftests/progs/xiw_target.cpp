@@ -169,7 +169,11 @@ struct Conn {
 			return -1;
 		int rw_acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			     IBV_ACCESS_REMOTE_READ;
-		rw_mr = ibv_reg_mr(pd, rw.data(), rw.size(), rw_acc);
+		// the global Flush right (IBV_ACCESS_FLUSH_GLOBAL, 1 << 8)
+		// where the device has it (xiw); siw refuses the flag
+		rw_mr = ibv_reg_mr(pd, rw.data(), rw.size(), rw_acc | (1 << 8));
+		if (!rw_mr)
+			rw_mr = ibv_reg_mr(pd, rw.data(), rw.size(), rw_acc);
 		ro_mr = ibv_reg_mr(pd, ro.data(), ro.size(), IBV_ACCESS_REMOTE_READ);
 		rx_mr = ibv_reg_mr(pd, rx.data(), rx.size(), IBV_ACCESS_LOCAL_WRITE);
 		if (!rw_mr || !ro_mr || !rx_mr)

@@ -272,6 +272,13 @@ int main(int argc, char **argv)
 	if (expect_ok) {
 		if (status_op != IBV_WC_SUCCESS || first_err)
 			failed("the operation failed");
+		if (op == "verify") {
+			const uint8_t *d = (const uint8_t *)&buf[16];
+
+			// the peer's crc32c of the 64 bytes Written first
+			std::printf("DIGEST %02x%02x%02x%02x\n", d[0], d[1],
+				    d[2], d[3]);
+		}
 		rdma_disconnect(id);
 		if (next_event(ch, 10000) != RDMA_CM_EVENT_DISCONNECTED)
 			failed("no DISCONNECTED after rdma_disconnect");

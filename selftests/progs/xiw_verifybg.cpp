@@ -17,7 +17,7 @@
 //   xiw_verifybg ADDR PORT [--mib N]
 //
 // Exit 0 ok, 1 a check failed, 2 setup error.
-#include "digest.h"
+#include "digests.h"
 #include "verbs_side.h"
 
 #include <infiniband/xiwdv.h>
@@ -35,6 +35,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using cm_pair::die;
+using digests::crc32c;
 
 int failures;
 
@@ -44,8 +45,6 @@ void check(bool ok, const std::string &what)
 	if (!ok)
 		failures++;
 }
-
-using digest::crc32c;
 
 struct Stats {
 	double p50, p99, max;

@@ -20,7 +20,7 @@ run_timeout 150 "$C" 192.0.2.1 7474 >c.log 2>&1 || rc=$?
 grep -v '^ok ' c.log | sed 's/^/# /'
 [ "${rc:-0}" = 0 ] || fail "xiw_commitops (exit ${rc}): $(grep -m1 -v '^ok ' c.log || true)"
 n=$(grep -c '^ok ' c.log)
-expect_eq "$n" 37 "checks passed (every one ran)"
+expect_eq "$n" 38 "checks passed (every one ran)"
 # 2 + 20 + 1 Atomic Writes, 3 + 20 Flushes, 4 Verifies succeeded
 [ $(( $(counter atomic_writes_executed) - aw0 )) -ge 23 ] ||
 	fail "atomic_writes_executed $(counter atomic_writes_executed) - $aw0"

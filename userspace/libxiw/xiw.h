@@ -230,12 +230,20 @@ int xiw_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 
 /* ---- xiw_qp_ex.c ------------------------------------------------------- */
 
+/* rdma-core's ibv_wr_flush() exists from rdma-core 45 on. */
+#if XIW_HAVE_WR_FLUSH
+#define XIW_SEND_OPS_FLUSH	IBV_QP_EX_WITH_FLUSH
+#else
+#define XIW_SEND_OPS_FLUSH	0
+#endif
+
 /* The IBV_QP_EX_WITH_* operations the provider implements. */
 #define XIW_SUPPORTED_SEND_OPS						\
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |		\
 	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE | \
+	 XIW_SEND_OPS_FLUSH)
 
 void xiw_qp_ex_set_ops(struct xiw_qp *qp);
 

@@ -250,16 +250,13 @@ XIW_EXPORT void xiwdv_wr_imm64(struct ibv_qp_ex *qpx, uint64_t imm)
 		sqe->imm = imm;
 }
 
-XIW_EXPORT void xiwdv_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
-			       uint64_t remote_addr, size_t len, uint8_t type,
-			       uint8_t level)
+/* RDMA Flush: rdma-core's wr_flush (where it has one) and xiwdv's. */
+static void xiw_wr_flush_on(struct xiw_qp *qp, uint32_t rkey,
+			    uint64_t remote_addr, size_t len, uint8_t type,
+			    uint8_t level)
 {
-	struct xiw_qp *qp = xiwdv_qp(qpx);
-	struct xiw_sqe *sqe;
+	struct xiw_sqe *sqe = xiw_wr_new(qp, XIW_OP_FLUSH);
 
-	if (!qp)
-		return;
-	sqe = xiw_wr_new(qp, XIW_OP_FLUSH);
 	if (sqe) {
 		sqe->rkey = rkey;
 		sqe->raddr = remote_addr;
@@ -267,6 +264,26 @@ XIW_EXPORT void xiwdv_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
 		sqe->flush.type = type;
 		sqe->flush.level = level;
 	}
+}
+
+#if XIW_HAVE_WR_FLUSH
+static void xiw_wr_flush(struct ibv_qp_ex *qpex, uint32_t rkey,
+			 uint64_t remote_addr, size_t len, uint8_t type,
+			 uint8_t level)
+{
+	xiw_wr_flush_on(qpex_to_xqp(qpex), rkey, remote_addr, len, type,
+			level);
+}
+#endif
+
+XIW_EXPORT void xiwdv_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+			       uint64_t remote_addr, size_t len, uint8_t type,
+			       uint8_t level)
+{
+	struct xiw_qp *qp = xiwdv_qp(qpx);
+
+	if (qp)
+		xiw_wr_flush_on(qp, rkey, remote_addr, len, type, level);
 }
 
 XIW_EXPORT void xiwdv_wr_verify(struct ibv_qp_ex *qpx, uint32_t rkey,
@@ -433,6 +450,9 @@ void xiw_qp_ex_set_ops(struct xiw_qp *qp)
 	qpex->wr_atomic_cmp_swp = xiw_wr_atomic_cmp_swp;
 	qpex->wr_atomic_fetch_add = xiw_wr_atomic_fetch_add;
 	qpex->wr_atomic_write = xiw_wr_atomic_write;
+#if XIW_HAVE_WR_FLUSH
+	qpex->wr_flush = xiw_wr_flush;
+#endif
 
 	qpex->wr_set_sge = xiw_wr_set_sge;
 	qpex->wr_set_sge_list = xiw_wr_set_sge_list;

@@ -115,7 +115,9 @@ extern "C" {
 /*
  * draft-talpey-rdma-commit (RDMA Flush, Atomic Write, Verify). Atomic
  * Write is rdma-core's ibv_wr_atomic_write() (send_ops_flags
- * IBV_QP_EX_WITH_ATOMIC_WRITE); Flush and Verify are below. The device
+ * IBV_QP_EX_WITH_ATOMIC_WRITE); Flush and Verify are below (a libxiw built
+ * against rdma-core 45 or later also serves ibv_wr_flush(), the same as
+ * xiwdv_wr_flush()). The device
  * reports IB_UVERBS_DEVICE_FLUSH_GLOBAL, _FLUSH_PERSISTENT and
  * _ATOMIC_WRITE (bits 38, 39, 40 of ibv_device_attr_ex.device_cap_flags_ex).
  */

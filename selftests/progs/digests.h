@@ -1,23 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //
-// digest.h: the Verify digests of draft-talpey-rdma-commit computed in
-// user space, written out here independently of the kernel's crypto API,
-// so a test can check the digest a responder returns (xiw_commitops,
-// xiw_commit, xiw_verifybg).
+// digests.h: the RDMA Verify digests written out from their
+// specifications (CRC32C of RFC 3720, SHA-256 of FIPS 180-4), independent
+// of the kernel's crypto API the responder uses, so a test can check the
+// digest a peer returns. Used by xiw_commitops and xiw_verifybg.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <string>
 #include <vector>
 
-namespace digest {
+namespace digests {
 
-// CRC32C (Castagnoli, reflected 0x82f63b78), seed and result inverted:
-// what the responder's "crc32c" digest is.
 inline uint32_t crc32c(const uint8_t *p, size_t n)
 {
 	static const std::array<uint32_t, 256> table = [] {
@@ -117,16 +113,4 @@ inline std::vector<uint8_t> sha256(const uint8_t *p, size_t n)
 	return d;
 }
 
-inline std::string hex(const uint8_t *p, size_t n)
-{
-	std::string s;
-	char b[3];
-
-	for (size_t i = 0; i < n; i++) {
-		std::snprintf(b, sizeof(b), "%02x", p[i]);
-		s += b;
-	}
-	return s;
-}
-
-} // namespace digest
+} // namespace digests
