@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 240
-# description: xiw_commit across two VMs: the server (responder) on a, every case as its own client connection from b - capability bits, Atomic Write byte-exact, Flush range/0 bytes/whole MR, 120 Write+Flush+Atomic Write chains watched live in a's memory, crc32c/sha256 Verify, and each error case alone with its IBA status and vendor_err; a's commit counters and the Terminates on both sides
+# description: xiw_commit across two VMs, one connection per case: the server (responder) on a, every case as its own client connection from b - capability bits, Atomic Write byte-exact, Flush range/0 bytes/whole MR, 120 Write+Flush+Atomic Write chains watched live in a's memory, crc32c/sha256 Verify, and each error case alone with its IBA status and vendor_err; a's commit counters and the Terminates on both sides
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd dmesg
