@@ -44,6 +44,10 @@
 //                     whose digest is sha256: REM_OP_ERR 0x02ff
 //   flush-badstag     Flush of the whole MR of an STag that does not
 //                     exist: REM_ACCESS_ERR 0x0100 (invalid STag)
+//   order-verify      5 x (Write 256 KiB, Verify of it - long enough for the
+//                     responder's exec work - then an Atomic Write into
+//                     the middle of it): the digest never includes the
+//                     Atomic Write's bytes, which land after it
 // In the peer-error cases a second WR posted behind the failing one must
 // complete with IBV_WC_WR_FLUSH_ERR and must not reach the server's memory.
 //
@@ -126,6 +130,16 @@ constexpr uint64_t kV1 = 0x0102030405060708ULL, kV2 = 0xf1e2d3c4b5a69788ULL,
 // Verify: the client writes kVerLen bytes of wpat at kVerOff.
 constexpr size_t kVerOff = 8192, kVerLen = 64 * 1024;
 
+// order-verify: kBig bytes of big(round, i) at 0, the Atomic Write of
+// kBigVal + round at kBigAw, kBigRounds rounds.
+constexpr size_t kBig = 256 * 1024, kBigAw = 128 * 1024;
+constexpr int kBigRounds = 5;
+constexpr uint64_t kBigVal = 0x5555aaaa00000000ULL;
+uint8_t big(int round, size_t i)
+{
+	return uint8_t(i * 29 + (i >> 10) + round * 71);
+}
+
 // chain: the tail at 0, round k (1 .. kRounds) writes its record to slot
 // k, kRec bytes of rec(k, i).
 constexpr int kRounds = 120, kBatch = 4;
@@ -175,6 +189,7 @@ const std::map<std::string, CaseDef> kCases = {
 	{ "verify-oob", { kAll, XIWDV_DIGEST_DEFAULT } },
 	{ "verify-hashlen", { kAll, XIWDV_DIGEST_SHA256 } },
 	{ "flush-badstag", { kAll, XIWDV_DIGEST_DEFAULT } },
+	{ "order-verify", { kAll, XIWDV_DIGEST_DEFAULT } },
 };
 
 void caps(ibv_context *ctx, const std::string &who)
@@ -317,6 +332,14 @@ void server_check(const std::string &cname, const uint8_t *m,
 				all &= m[slot(k) + i] == rec(k, i);
 		check(all, p + "final tail " + std::to_string(u64at(0)) +
 		      " and all records in place");
+	} else if (cname == "order-verify") {
+		const int r = kBigRounds;
+		bool ok = u64at(kBigAw) == kBigVal + r;
+		for (size_t i = 0; i < kBig && ok; i++)
+			ok = (i >= kBigAw && i < kBigAw + 8) || m[i] == big(r, i);
+		size_t at = ok ? unchanged(kBig, kMem) : 0;
+		check(ok && at == kMem, p + "the last round's data and Atomic "
+		      "Write, the rest unchanged");
 	} else if (cname == "verify" || cname == "verify-sha256") {
 		bool ok = true;
 		for (size_t i = 0; i < kVerLen; i++)
@@ -506,7 +529,7 @@ struct Client {
 			freeaddrinfo(sai);
 
 		cm_pair::SideOpts o;
-		o.mem_bytes = kVerLen + 4096;
+		o.mem_bytes = kBig + 4096;
 		o.depth = 32;
 		o.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
 				   IBV_QP_EX_WITH_RDMA_READ |
@@ -855,6 +878,49 @@ void case_verify_wrong(Client &cl)
 	});
 }
 
+// Write, a long Verify of it, an Atomic Write into it, in one batch: the
+// responder digests in its exec work and the Atomic Write waits for it.
+void case_order_verify(Client &cl)
+{
+	uint8_t *dg = &cl.c.mem[kBig];
+
+	for (int r = 1; r <= kBigRounds; r++) {
+		uint64_t v = kBigVal + r;
+
+		for (size_t i = 0; i < kBig; i++)
+			cl.c.mem[i] = big(r, i);
+		auto want = digests::crc32c_bytes(cl.c.mem.data(), kBig);
+		std::memset(dg, 0, 4);
+		if (cl.post([&] {
+			cl.c.qpx->wr_flags = 0;
+			ibv_wr_rdma_write(cl.c.qpx, cl.rkey, cl.raddr);
+			ibv_wr_set_sge(cl.c.qpx, cl.c.mr->lkey,
+				       (uintptr_t)cl.c.mem.data(), kBig);
+			cl.c.qpx->wr_flags = IBV_SEND_SIGNALED;
+			xiwdv_wr_verify(cl.c.qpx, cl.rkey, cl.raddr, kBig,
+					nullptr, 0);
+			ibv_wr_set_sge(cl.c.qpx, cl.c.mr->lkey, (uintptr_t)dg,
+				       4);
+			ibv_wr_atomic_write(cl.c.qpx, cl.rkey,
+					    cl.raddr + kBigAw, &v);
+		}))
+			die("post order-verify");
+		auto wc = cl.c.poll(2, 30000);
+		if (wc.size() != 2)
+			die("order-verify completions");
+		check(wc[0].status == IBV_WC_SUCCESS &&
+		      wc[0].opcode == XIWDV_WC_VERIFY &&
+		      wc[1].status == IBV_WC_SUCCESS &&
+		      wc[1].opcode == IBV_WC_ATOMIC_WRITE &&
+		      !std::memcmp(dg, want.data(), 4),
+		      "round " + std::to_string(r) + ": Verify " +
+		      ibv_wc_status_str(wc[0].status) + " digest " +
+		      hex(dg, 4) + " (of the Write alone " +
+		      hex(want.data(), 4) + "), Atomic Write " +
+		      ibv_wc_status_str(wc[1].status));
+	}
+}
+
 void case_awrite_misaligned(Client &cl)
 {
 	int rv = cl.post([&] { ibv_wr_atomic_write(cl.c.qpx, cl.rkey,
@@ -921,6 +987,8 @@ int client(const char *addr, const char *port, const char *src,
 				       XIWDV_FLUSH_PERSISTENT,
 				       XIWDV_FLUSH_RANGE);
 		});
+	} else if (cname == "order-verify") {
+		case_order_verify(cl);
 	} else if (cname == "verify-hashlen") {
 		std::vector<uint8_t> p(4096);
 		for (size_t i = 0; i < p.size(); i++)

@@ -12,11 +12,12 @@ xiw_need_provider
 xiw_link_add xiw0 "$XIW_NETDEV"
 wait_port_state xiw0 PORT_ACTIVE 5
 
-# as in dp_commit: case:client checks; the server's 26 checks in all
+# as in dp_commit: case:client checks; the server's 27 checks in all
 CASES="caps:3 awrite:4 flush:4 chain:2 verify:7 verify-sha256:8
 	verify-wrong:4 awrite-misaligned:6 awrite-noright:3 flush-noright:3
-	flush-persistent:5 verify-oob:3 verify-hashlen:3 flush-badstag:3"
-SERVER_CHECKS=26
+	flush-persistent:5 verify-oob:3 verify-hashlen:3 flush-badstag:3
+	order-verify:5"
+SERVER_CHECKS=27
 ncases=$(wc -w <<<"$CASES")
 SRV=10.77.0.1
 dmesg_from=$(dmesg | wc -l)
@@ -41,10 +42,10 @@ if [ "$XIW_ROLE" = a ]; then
 	expect_eq "$(grep -c '^ok ' srv.log)" $SERVER_CHECKS "server checks passed"
 	grep -E '^ok server chain' srv.log | sed 's/^ok /# /'
 	delta() { echo $(( $(xiw_commit_stat "$1") - s0[$1] )); }
-	expect_eq "$(delta atomic_writes)" 123 "Atomic Writes executed"
+	expect_eq "$(delta atomic_writes)" 128 "Atomic Writes executed"
 	expect_eq "$(delta flush_global)" 126 "Flush G executed"
 	expect_eq "$(delta flush_persistent)" 0 "Flush P executed"
-	expect_eq "$(delta verify)" 10 "Verifies executed"
+	expect_eq "$(delta verify)" 15 "Verifies executed"
 	expect_eq "$(delta verify_mismatch)" 1 "Verify mismatches"
 	msgs=$(dmesg | tail -n +"$((dmesg_from + 1))")
 	for t in "${TERMS[@]}"; do
