@@ -5,7 +5,9 @@
 # one VM, plus raw TCP (iperf3), with the ratios the goals are stated in;
 # then xiw_commitlog (a remote commit log: push with Flush and Atomic
 # Write against Send/Recv) on DRAM and emulated persistent memory, in a
-# VM of its own with an NVDIMM.
+# VM of its own with an NVDIMM; then a 1 GiB RDMA Verify (crc32c) in the
+# background while another QP's Reads go on (dp_verifybg with
+# XIW_VERIFYBG_MIB, default 1024; the VMs get XIW_VM_MEM, default 3072 MiB).
 # XIW_BENCH_ITERS (default 2000) iterations per perftest run,
 # XIW_BENCH_COMMITS (default 2000) commits per xiw_commitlog run. Not part of
 # make check: it takes several minutes and its figures are not pass/fail.
@@ -18,7 +20,10 @@ bash selftests/build-siw.sh >/dev/null ||
 	echo "bench: cannot build siw.ko, its column stays empty" >&2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-bash selftests/run.sh selftests/bench/perf_table.sh selftests/bench/commitlog.sh >"$out" 2>&1 || {
+export XIW_VM_MEM=${XIW_VM_MEM:-3072}
+bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
+	selftests/bench/perf_table.sh selftests/bench/commitlog.sh \
+	selftests/tests/dp_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"
 	exit 1
 }
@@ -36,4 +41,8 @@ echo "xiw_commitlog: ${XIW_BENCH_COMMITS:-2000} commits per run (latency: one at
      "and xiw0 of one TCG VM (an NVDIMM backed by a host file for pmem)"
 cat "$ctable"
 cp "$ctable" "$BUILD/commitlog-table.md"
+echo
+echo "RDMA Verify of ${XIW_VERIFYBG_MIB:-1024} MiB (crc32c, in the responder's exec work) while" \
+     "another QP runs 8-byte RDMA Reads, one VM:"
+grep -hE '^# (VERIFY|READS) ' "$run"/1vm/tests/dp_verifybg.log | sed 's/^# /    /'
 echo "(also in $BUILD/bench-table.md and $BUILD/commitlog-table.md; logs in $run)"

@@ -497,10 +497,10 @@ const Case kCases[] = {
 					p.ro_stag, 8, p.ro_addr + 64,
 					pattern(8, 32)));
 	}},
-	{"flush-noright", "Flush (G) of a region registered without a flush right",
+	{"flush-noright", "Flush (G) of the read-only region (no flush right)",
 	 [](Peer &p, const Opts &) {
-		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_FLUSH_REQ, p.rw_stag,
-					64, p.rw_addr, be32_bytes(2)));
+		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_FLUSH_REQ, p.ro_stag,
+					64, p.ro_addr, be32_bytes(2)));
 	}},
 	{"verify-oob", "Verify crossing the end of the RO region",
 	 [](Peer &p, const Opts &) {
