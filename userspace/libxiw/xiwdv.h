@@ -26,6 +26,15 @@
  *	int xiwdv_poll_cq(struct ibv_cq *cq, int num_entries,
  *		struct ibv_wc *wc, uint64_t *imm64);
  *
+ *	struct ibv_mr *xiwdv_reg_mr(struct ibv_pd *pd, void *addr,
+ *		size_t length, int access, enum xiwdv_digest digest);
+ *	void xiwdv_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+ *		uint64_t remote_addr, size_t len, uint8_t type,
+ *		uint8_t level);
+ *	void xiwdv_wr_verify(struct ibv_qp_ex *qpx, uint32_t rkey,
+ *		uint64_t remote_addr, uint32_t len, const void *hash,
+ *		uint8_t hash_len);
+ *
  * DESCRIPTION
  *	The xiwdv_wr_* builders are used like the ibv_wr_* ones, between
  *	ibv_wr_start() and ibv_wr_complete() on a QP created with
@@ -54,11 +63,21 @@
  *	@imm64[i] (0 for the others; wc[i].imm_data holds its low 32 bits in
  *	network byte order, as ibv_poll_cq() reports it).
  *
+ *	xiwdv_reg_mr() is ibv_reg_mr() that also picks the digest a peer's
+ *	RDMA Verify of the MR computes (crc32c by default, or sha256).
+ *	xiwdv_wr_flush() and xiwdv_wr_verify() post the RDMA Flush and
+ *	Verify of draft-talpey-rdma-commit (details at their declarations
+ *	below); Atomic Write is rdma-core's ibv_wr_atomic_write(), or
+ *	IBV_WR_ATOMIC_WRITE in ibv_post_send() with the 8 bytes in its one
+ *	8-byte SGE. Write, Flush, Atomic Write make a commit: the Atomic
+ *	Write is never placed before the Flush completed at the peer.
+ *
  *	Completions: masked atomics complete as IBV_WC_FETCH_ADD and
  *	IBV_WC_COMP_SWAP, Immediate Data alone as IBV_WC_SEND; the receiver
  *	of either immediate form sees IBV_WC_RECV_RDMA_WITH_IMM whose
  *	byte_len is the length of the RDMA Write directly before it (0 for
- *	Immediate Data alone).
+ *	Immediate Data alone). Flush completes as XIWDV_WC_FLUSH, Atomic
+ *	Write as IBV_WC_ATOMIC_WRITE, Verify as XIWDV_WC_VERIFY.
  *
  * RETURN VALUE
  *	xiwdv_is_xiw_context() is true for a context of an xiw device. The
@@ -67,13 +86,20 @@
  *	another provider they do nothing, so check the context first.
  *	xiwdv_poll_cq() returns what ibv_poll_cq() returns, or -1 with errno
  *	EOPNOTSUPP for a CQ of another provider.
+ *	xiwdv_reg_mr() returns the MR, or NULL with errno (EINVAL: unknown
+ *	digest, or XIWDV_ACCESS_FLUSH_PERSISTENT on memory that is not
+ *	persistent memory; EOPNOTSUPP: not an xiw device).
  *
  * ERRORS AT THE PEER
  *	A misaligned target terminates the connection with "RDMAP / Remote
  *	Operation / catastrophic error localized to RDMAP stream" (memory
  *	untouched); an MR without the remote-atomic right with a remote
  *	protection error. The WR completes in error and the QP goes to
- *	IBV_QPS_ERR.
+ *	IBV_QPS_ERR. A refused Flush, Atomic Write or Verify likewise:
+ *	IBV_WC_REM_ACCESS_ERR for a missing right or a range out of bounds,
+ *	IBV_WC_REM_OP_ERR for a Verify hash mismatch; wc.vendor_err holds
+ *	the peer's Terminate as layer << 12 | type << 8 | code (0x0102:
+ *	access rights, 0x0101: bounds, 0x02ff: hash mismatch).
  */
 #ifndef XIWDV_H
 #define XIWDV_H
