@@ -54,6 +54,7 @@
 // One line per check ("ok ..." or "FAIL ..."), then "N passed, N failed";
 // exit 0 if all passed, 1 if one failed, 2 on a setup error. The server
 // prints "listening" once it accepts connections.
+#include "checks.h"
 #include "digests.h"
 #include "verbs_side.h"
 
@@ -80,28 +81,11 @@ namespace {
 
 using cm_pair::die;
 
-int failures, passes;
+using checks::check;
+using checks::failures;
+using checks::passes;
 
-void check(bool ok, const std::string &what)
-{
-	std::printf("%s %s\n", ok ? "ok" : "FAIL", what.c_str());
-	if (ok)
-		passes++;
-	else
-		failures++;
-}
-
-std::string hex(const uint8_t *p, size_t n)
-{
-	std::string s;
-	char b[3];
-
-	for (size_t i = 0; i < n; i++) {
-		std::snprintf(b, sizeof(b), "%02x", p[i]);
-		s += b;
-	}
-	return s;
-}
+using checks::hex;
 
 // ---- what both sides know -------------------------------------------------
 

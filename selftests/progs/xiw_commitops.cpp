@@ -29,6 +29,7 @@
 //
 // One line per check ("ok ..." or "FAIL ..."), then a summary; exit 0
 // if all passed, 1 if one failed, 2 on a setup error.
+#include "checks.h"
 #include "digests.h"
 #include "verbs_side.h"
 
@@ -48,28 +49,11 @@ using cm_pair::die;
 using digests::crc32c_bytes;
 using digests::sha256;
 
-int failures, passes;
+using checks::check;
+using checks::failures;
+using checks::passes;
 
-void check(bool ok, const std::string &what)
-{
-	std::printf("%s %s\n", ok ? "ok" : "FAIL", what.c_str());
-	if (ok)
-		passes++;
-	else
-		failures++;
-}
-
-std::string hex(const uint8_t *p, size_t n)
-{
-	std::string s;
-	char b[3];
-
-	for (size_t i = 0; i < n; i++) {
-		std::snprintf(b, sizeof(b), "%02x", p[i]);
-		s += b;
-	}
-	return s;
-}
+using checks::hex;
 
 // ---- one connection -----------------------------------------------------
 

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// checks.h: the "ok WHAT" / "FAIL WHAT" lines and their counts that the
+// commit-operation test programs print (xiw_commit, xiw_commitops), and
+// hex() for the bytes they compare.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace checks {
+
+inline int failures, passes;
+
+inline void check(bool ok, const std::string &what)
+{
+	std::printf("%s %s\n", ok ? "ok" : "FAIL", what.c_str());
+	if (ok)
+		passes++;
+	else
+		failures++;
+}
+
+inline std::string hex(const uint8_t *p, size_t n)
+{
+	std::string s;
+	char b[3];
+
+	for (size_t i = 0; i < n; i++) {
+		std::snprintf(b, sizeof(b), "%02x", p[i]);
+		s += b;
+	}
+	return s;
+}
+
+} // namespace checks
