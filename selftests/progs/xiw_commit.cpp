@@ -250,7 +250,8 @@ struct Watcher {
 				std::this_thread::yield();
 				continue;
 			}
-			if (v < last || v > kRounds) {
+			/* before the first commit: the pattern's bytes */
+			if ((seen && v < last) || v > kRounds) {
 				backwards++;
 				last = v;
 				continue;
@@ -453,6 +454,8 @@ int server(const char *addr, const char *port, int conns, int timeout_s)
 
 		Watcher w;
 		w.mem = buf.data();
+		/* the tail before any commit: not a move */
+		std::memcpy(&w.last, buf.data(), sizeof(w.last));
 		if (cname == "chain")
 			w.t = std::thread([&w] { w.run(); });
 		ev = take(RDMA_CM_EVENT_DISCONNECTED, id);
