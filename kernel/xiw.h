@@ -114,14 +114,20 @@ struct xiw_cq {
 	bool user;
 };
 
+/*
+ * QP states are those of the iWARP verbs (RDMAC verbs, RFC 5040 section
+ * 6): Idle, RTS, Closing, Terminate, Error. Idle has three flavours only
+ * because IB verbs name three states that iWARP has one for; query_qp
+ * reports each under its IB name (xiw_qp.c: xiw_to_ib_qps[]).
+ */
 enum xiw_qp_state {
-	XIW_QPS_RESET,
-	XIW_QPS_INIT,
-	XIW_QPS_RTR,
-	XIW_QPS_RTS,
+	XIW_QPS_IDLE_RESET,		/* IB_QPS_RESET: Idle, queues emptied */
+	XIW_QPS_IDLE,			/* IB_QPS_INIT: a new QP */
+	XIW_QPS_IDLE_RTR,		/* IB_QPS_RTR: Idle, RQ open */
+	XIW_QPS_RTS,			/* IB_QPS_RTS: has the LLP stream */
 	XIW_QPS_CLOSING,		/* IB_QPS_SQD: graceful close */
 	XIW_QPS_TERMINATE,		/* IB_QPS_SQE: Terminate sent/received */
-	XIW_QPS_ERROR,
+	XIW_QPS_ERROR,			/* IB_QPS_ERR */
 };
 
 struct xiw_srq {
@@ -397,6 +403,10 @@ void xiw_dealloc_ucontext(struct ib_ucontext *ctx);
 void xiw_disassociate_ucontext(struct ib_ucontext *ctx);
 int xiw_mmap(struct ib_ucontext *ctx, struct vm_area_struct *vma);
 void xiw_mmap_free(struct rdma_user_mmap_entry *entry);
+int xiw_obj_count_get(struct ib_device *ibdev, atomic_t *count, u32 max,
+		      const char *what);
+int xiw_udata_resp_fits(struct ib_device *ibdev, struct ib_udata *udata,
+			size_t len);
 int xiw_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 int xiw_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 void xiw_port_event(struct xiw_device *xdev, enum ib_event_type type);
@@ -409,6 +419,7 @@ void xiw_queue_destroy(struct xiw_queue *q);
 bool xiw_wq_full(struct xiw_queue *q);
 void xiw_wq_post(struct xiw_queue *q, const void *wqe);
 bool xiw_wq_take(struct xiw_queue *q, void *wqe);
+bool xiw_wq_published(struct xiw_queue *q, u32 cons, u32 ahead);
 int xiw_wq_post_recv(struct xiw_queue *q, const struct ib_recv_wr *wr,
 		     u32 max_sge, const struct ib_recv_wr **bad_wr);
 

@@ -477,7 +477,7 @@ static int xiw_cep_qp_up(struct xiw_cep *cep, const struct xiw_llp_params *p)
 		return -EBUSY;
 	}
 	/* not linked: a refused QP is left as it is, not moved to ERROR */
-	if (qp->state != XIW_QPS_INIT && qp->state != XIW_QPS_RTR) {
+	if (qp->state != XIW_QPS_IDLE && qp->state != XIW_QPS_IDLE_RTR) {
 		mutex_unlock(&qp->state_lock);
 		xiw_cep_dbg(cep, "QP %u is not in INIT or RTR\n",
 			    qp->base.qp_num);

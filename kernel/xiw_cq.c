@@ -46,15 +46,10 @@ int xiw_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			attr->comp_vector);
 		return -EINVAL;
 	}
-	if (udata && udata->outlen < sizeof(uresp)) {
-		xiw_dbg(ibcq->device, "response buffer too small\n");
-		return -EINVAL;
-	}
-	if (atomic_inc_return(&xdev->num_cq) > XIW_MAX_CQ) {
-		xiw_dbg(ibcq->device, "too many CQs\n");
-		rv = -ENOMEM;
-		goto err_count;
-	}
+	rv = xiw_udata_resp_fits(ibcq->device, udata, sizeof(uresp)) ?:
+	     xiw_obj_count_get(ibcq->device, &xdev->num_cq, XIW_MAX_CQ, "CQs");
+	if (rv)
+		return rv;
 
 	spin_lock_init(&cq->lock);
 	cq->user = !!udata;

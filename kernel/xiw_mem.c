@@ -39,11 +39,9 @@ static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
 			access & ~XIW_MR_ACCESS_SUPPORTED);
 		return -EINVAL;
 	}
-	if (atomic_inc_return(&xdev->num_mr) > XIW_MAX_MR) {
-		atomic_dec(&xdev->num_mr);
-		xiw_dbg(&xdev->ibdev, "too many MRs\n");
-		return -ENOMEM;
-	}
+	rv = xiw_obj_count_get(&xdev->ibdev, &xdev->num_mr, XIW_MAX_MR, "MRs");
+	if (rv)
+		return rv;
 	mr->type = type;
 	mr->pd = pd;
 	mr->access = access;

@@ -24,15 +24,15 @@
 #include "xiw.h"
 
 static const char * const xiw_qps_name[] = {
-	[XIW_QPS_RESET] = "RESET",	[XIW_QPS_INIT] = "INIT",
-	[XIW_QPS_RTR] = "RTR",		[XIW_QPS_RTS] = "RTS",
-	[XIW_QPS_CLOSING] = "CLOSING",	[XIW_QPS_TERMINATE] = "TERMINATE",
-	[XIW_QPS_ERROR] = "ERROR",
+	[XIW_QPS_IDLE_RESET] = "Idle(RESET)",	[XIW_QPS_IDLE] = "Idle(INIT)",
+	[XIW_QPS_IDLE_RTR] = "Idle(RTR)",	[XIW_QPS_RTS] = "RTS",
+	[XIW_QPS_CLOSING] = "Closing",		[XIW_QPS_TERMINATE] = "Terminate",
+	[XIW_QPS_ERROR] = "Error",
 };
 
 static const enum ib_qp_state xiw_to_ib_qps[] = {
-	[XIW_QPS_RESET] = IB_QPS_RESET,	[XIW_QPS_INIT] = IB_QPS_INIT,
-	[XIW_QPS_RTR] = IB_QPS_RTR,	[XIW_QPS_RTS] = IB_QPS_RTS,
+	[XIW_QPS_IDLE_RESET] = IB_QPS_RESET,	[XIW_QPS_IDLE] = IB_QPS_INIT,
+	[XIW_QPS_IDLE_RTR] = IB_QPS_RTR,	[XIW_QPS_RTS] = IB_QPS_RTS,
 	[XIW_QPS_CLOSING] = IB_QPS_SQD,	[XIW_QPS_TERMINATE] = IB_QPS_SQE,
 	[XIW_QPS_ERROR] = IB_QPS_ERR,
 };
@@ -112,15 +112,10 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	rv = xiw_qp_check_caps(ibqp->device, attr);
 	if (rv)
 		return rv;
-	if (udata && udata->outlen < sizeof(uresp)) {
-		xiw_dbg(ibqp->device, "response buffer too small\n");
-		return -EINVAL;
-	}
-	if (atomic_inc_return(&xdev->num_qp) > XIW_MAX_QP) {
-		xiw_dbg(ibqp->device, "too many QPs\n");
-		rv = -ENOMEM;
-		goto err_count;
-	}
+	rv = xiw_udata_resp_fits(ibqp->device, udata, sizeof(uresp)) ?:
+	     xiw_obj_count_get(ibqp->device, &xdev->num_qp, XIW_MAX_QP, "QPs");
+	if (rv)
+		return rv;
 
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->free);
@@ -131,7 +126,7 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	 * iWARP (RDMAC) verbs create a QP in Idle, which is IB's INIT (siw
 	 * reports it so too): query_qp right after create says INIT.
 	 */
-	qp->state = XIW_QPS_INIT;
+	qp->state = XIW_QPS_IDLE;
 	qp->user = !!udata;
 	qp->pd = to_xiw_pd(ibqp->pd);
 	qp->scq = to_xiw_cq(attr->send_cq);
@@ -331,7 +326,7 @@ static void xiw_qp_enter_error(struct xiw_qp *qp)
 	xiw_qp_cmpl_flush(qp, false);
 	xiw_sq_flush(qp, false);
 	xiw_rq_flush(qp, false);
-	if (qp->srq && old != XIW_QPS_RESET)
+	if (qp->srq && old != XIW_QPS_IDLE_RESET)
 		xiw_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
@@ -344,7 +339,7 @@ void xiw_qp_llp_error_state_locked(struct xiw_qp *qp)
 	lockdep_assert_held(&qp->state_lock);
 	if (qp->state == XIW_QPS_RTS || qp->state == XIW_QPS_CLOSING ||
 	    qp->state == XIW_QPS_TERMINATE) {
-		xiw_qp_dbg(qp, "%s -> ERROR (LLP)\n", xiw_qps_name[qp->state]);
+		xiw_qp_dbg(qp, "%s -> Error (LLP)\n", xiw_qps_name[qp->state]);
 		xiw_qp_enter_error(qp);
 	}
 }
@@ -357,7 +352,7 @@ void xiw_qp_llp_error_state_locked(struct xiw_qp *qp)
 bool xiw_qp_llp_may_start_locked(struct xiw_qp *qp)
 {
 	lockdep_assert_held(&qp->state_lock);
-	return qp->state == XIW_QPS_INIT || qp->state == XIW_QPS_RTR;
+	return qp->state == XIW_QPS_IDLE || qp->state == XIW_QPS_IDLE_RTR;
 }
 
 void xiw_qp_llp_enter_rts_locked(struct xiw_qp *qp)
@@ -395,13 +390,13 @@ static int xiw_ib_to_qps(enum ib_qp_state s, enum xiw_qp_state *out)
 {
 	switch (s) {
 	case IB_QPS_RESET:
-		*out = XIW_QPS_RESET;
+		*out = XIW_QPS_IDLE_RESET;
 		return 0;
 	case IB_QPS_INIT:
-		*out = XIW_QPS_INIT;
+		*out = XIW_QPS_IDLE;
 		return 0;
 	case IB_QPS_RTR:
-		*out = XIW_QPS_RTR;
+		*out = XIW_QPS_IDLE_RTR;
 		return 0;
 	case IB_QPS_RTS:
 		*out = XIW_QPS_RTS;
@@ -425,12 +420,12 @@ static bool xiw_qps_transition_ok(struct xiw_qp *qp, enum xiw_qp_state from,
 				  enum xiw_qp_state to)
 {
 	switch (to) {
-	case XIW_QPS_RESET:
+	case XIW_QPS_IDLE_RESET:
 		return true;
-	case XIW_QPS_INIT:
-		return from == XIW_QPS_RESET || from == XIW_QPS_INIT;
-	case XIW_QPS_RTR:
-		return from == XIW_QPS_INIT || from == XIW_QPS_RTR;
+	case XIW_QPS_IDLE:
+		return from == XIW_QPS_IDLE_RESET || from == XIW_QPS_IDLE;
+	case XIW_QPS_IDLE_RTR:
+		return from == XIW_QPS_IDLE || from == XIW_QPS_IDLE_RTR;
 	case XIW_QPS_RTS:
 		/*
 		 * Idle -> RTS needs the LLP connection, which only the
@@ -547,7 +542,7 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	    (next == XIW_QPS_CLOSING || next == XIW_QPS_ERROR))
 		cep = qp->cep;
 	/* A QP in RESET has no connection: abort whatever is left of it. */
-	if (next == XIW_QPS_RESET && qp->cep) {
+	if (next == XIW_QPS_IDLE_RESET && qp->cep) {
 		cep = qp->cep;
 		abort = true;
 	}
@@ -555,13 +550,13 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	case XIW_QPS_ERROR:
 		xiw_qp_enter_error(qp);
 		break;
-	case XIW_QPS_RESET:
+	case XIW_QPS_IDLE_RESET:
 		/*
 		 * Anything still queued is discarded without completion, and
 		 * the data path (if still attached) stops executing the
 		 * peer's requests now, not when the connection is gone.
 		 */
-		WRITE_ONCE(qp->state, XIW_QPS_RESET);
+		WRITE_ONCE(qp->state, XIW_QPS_IDLE_RESET);
 		xiw_queue_set_error(&qp->sq, true);
 		if (!qp->srq)
 			xiw_queue_set_error(&qp->rq, true);
@@ -914,7 +909,7 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		xiw_qp_sq_doorbell(qp);
 		return 0;
 	}
-	if (state == XIW_QPS_RESET) {
+	if (state == XIW_QPS_IDLE_RESET) {
 		xiw_qp_dbg(qp, "post_send in RESET\n");
 		*bad_wr = wr;
 		return -EINVAL;
@@ -956,7 +951,7 @@ static int xiw_post_kapi(struct ib_qp *ibqp, struct xiw_sqe *sqe,
 	if (!ibqp || !xiw_is_xiw_device(ibqp->device))
 		return -EINVAL;
 	qp = to_xiw_qp(ibqp);
-	if (qp->user || READ_ONCE(qp->state) == XIW_QPS_RESET) {
+	if (qp->user || READ_ONCE(qp->state) == XIW_QPS_IDLE_RESET) {
 		xiw_qp_dbg(qp, "kernel API: not a kernel QP, or in RESET\n");
 		return -EINVAL;
 	}
@@ -1068,7 +1063,7 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			xiw_rq_flush(qp, false);
 		return 0;
 	}
-	if (state == XIW_QPS_RESET) {
+	if (state == XIW_QPS_IDLE_RESET) {
 		xiw_qp_dbg(qp, "post_recv in RESET\n");
 		*bad_wr = wr;
 		return -EINVAL;

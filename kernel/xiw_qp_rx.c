@@ -115,12 +115,9 @@ static void xiw_srq_limit_check(struct xiw_srq *srq, bool *event)
 
 	if (!srq->armed)
 		return;
-	for (i = 0; i < srq->limit; i++) {
-		struct xiw_rqe *e = xiw_queue_entry(&srq->rq, srq->rq.cons + i);
-
-		if (!(xiw_wqe_flags_acquire(&e->flags) & XIW_WQE_VALID))
+	for (i = 0; i < srq->limit; i++)
+		if (!xiw_wq_published(&srq->rq, srq->rq.cons, i))
 			break;
-	}
 	if (i < srq->limit) {
 		srq->armed = false;
 		*event = true;

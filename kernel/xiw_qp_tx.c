@@ -1302,12 +1302,10 @@ static int xiw_tx_loop(struct xiw_qp_dp *dp)
 static bool xiw_tx_sq_head_valid(struct xiw_qp *qp)
 {
 	unsigned long flags;
-	struct xiw_sqe *slot;
 	bool valid;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	slot = xiw_queue_entry(&qp->sq, qp->sq.cons);
-	valid = READ_ONCE(slot->flags) & XIW_WQE_VALID;
+	valid = xiw_wq_published(&qp->sq, qp->sq.cons, 0);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	return valid;
 }
@@ -1434,11 +1432,10 @@ void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok)
 bool xiw_tx_idle(struct xiw_qp_dp *dp)
 {
 	struct xiw_qp *qp = dp->qp;
-	struct xiw_sqe *slot = xiw_queue_entry(&qp->sq, READ_ONCE(qp->sq.cons));
 
 	return !test_bit(XIW_DP_TX_BUSY, &dp->flags) && !dp->tx.fpdu_active &&
 	       !dp->tx.sq_active && !dp->tx.rr_active && !xiw_irq_pending(dp) &&
 	       !atomic_read(&dp->zc_pending) &&
-	       !(xiw_wqe_flags_acquire(&slot->flags) & XIW_WQE_VALID);
+	       !xiw_wq_published(&qp->sq, READ_ONCE(qp->sq.cons), 0);
 }
 

@@ -10,7 +10,9 @@
  * The kernel's side of the work queue rings (SQ, RQ, SRQ; the provider's
  * twin is userspace/libxiw/xiw_ring.c) is here too: filling a slot for a
  * kernel consumer (xiw_wq_full(), xiw_wq_post(), xiw_wq_post_recv()) and
- * taking the next entry of any ring, user or kernel (xiw_wq_take()).
+ * taking the next entry of any ring, user or kernel (xiw_wq_take()), and
+ * looking whether an entry is published without taking it
+ * (xiw_wq_published(): TX's idle and head tests, the SRQ limit).
  * Ownership of a slot is its flags word only (xiw-abi.h): the producer
  * may fill a slot whose flags are 0 and publishes it with a release store
  * of flags | VALID; the consumer acquires the flags, copies the entry out
@@ -160,6 +162,22 @@ bool xiw_wq_take(struct xiw_queue *q, void *wqe)
 	xiw_wqe_flags_release(xiw_wqe_flags(slot), 0);
 	q->cons++;
 	return true;
+}
+
+/*
+ * Consumer side, a look without taking: is the slot @ahead entries past
+ * @cons published? @cons is the caller's view of the consumer index: under
+ * the consumer lock, or a READ_ONCE() snapshot for the lockless looks (TX's
+ * idle test). The acquire pairs with the producer's release, so a caller
+ * that goes on to take the entry sees it complete; a stale answer only
+ * delays work by one doorbell or one event, never loses an entry, because
+ * the taker re-checks with xiw_wq_take().
+ */
+bool xiw_wq_published(struct xiw_queue *q, u32 cons, u32 ahead)
+{
+	return xiw_wqe_flags_acquire(xiw_wqe_flags(xiw_queue_entry(q, cons +
+								   ahead))) &
+	       XIW_WQE_VALID;
 }
 
 static int xiw_recv_wr_to_rqe(struct xiw_rqe *rqe, const struct ib_recv_wr *wr,

@@ -31,15 +31,11 @@ int xiw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 			a->max_wr, a->max_sge, a->srq_limit);
 		return -EINVAL;
 	}
-	if (udata && udata->outlen < sizeof(uresp)) {
-		xiw_dbg(ibsrq->device, "response buffer too small\n");
-		return -EINVAL;
-	}
-	if (atomic_inc_return(&xdev->num_srq) > XIW_MAX_SRQ) {
-		xiw_dbg(ibsrq->device, "too many SRQs\n");
-		rv = -ENOMEM;
-		goto err_count;
-	}
+	rv = xiw_udata_resp_fits(ibsrq->device, udata, sizeof(uresp)) ?:
+	     xiw_obj_count_get(ibsrq->device, &xdev->num_srq, XIW_MAX_SRQ,
+			       "SRQs");
+	if (rv)
+		return rv;
 
 	spin_lock_init(&srq->lock);
 	srq->user = !!udata;

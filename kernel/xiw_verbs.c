@@ -269,16 +269,36 @@ void xiw_mmap_free(struct rdma_user_mmap_entry *rentry)
 	kfree(entry);
 }
 
+/*
+ * Count one more object of a kind against the device's limit for it:
+ * -ENOMEM, with the count unchanged, once the limit is reached.
+ */
+int xiw_obj_count_get(struct ib_device *ibdev, atomic_t *count, u32 max,
+		      const char *what)
+{
+	if (atomic_inc_return(count) <= max)
+		return 0;
+	atomic_dec(count);
+	xiw_dbg(ibdev, "too many %s (limit %u)\n", what, max);
+	return -ENOMEM;
+}
+
+/* Does a user object's create response fit the caller's buffer? */
+int xiw_udata_resp_fits(struct ib_device *ibdev, struct ib_udata *udata,
+			size_t len)
+{
+	if (!udata || udata->outlen >= len)
+		return 0;
+	xiw_dbg(ibdev, "response buffer too small: %zu < %zu\n",
+		udata->outlen, len);
+	return -EINVAL;
+}
+
 int xiw_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 {
 	struct xiw_device *xdev = to_xiw_dev(pd->device);
 
-	if (atomic_inc_return(&xdev->num_pd) > XIW_MAX_PD) {
-		atomic_dec(&xdev->num_pd);
-		xiw_dbg(pd->device, "too many PDs\n");
-		return -ENOMEM;
-	}
-	return 0;
+	return xiw_obj_count_get(pd->device, &xdev->num_pd, XIW_MAX_PD, "PDs");
 }
 
 int xiw_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)

@@ -52,8 +52,15 @@ perftest_local() {
 			continue
 		fi
 		wait "$srv" || rc=$((rc ? rc : 1))
+		# a latency tool whose calibration failed still exits 0, with
+		# inf in every column: that is the same tool-side failure
+		if [ $rc = 0 ] && ! perftest_result cli.log "$t $*" \
+				>/dev/null 2>&1; then
+			rc=1
+		fi
 		[ $rc != 0 ] || break
 		if ! perftest_r2_noise cli.log srv.log; then
+			kill "$srv" 2>/dev/null || true
 			sed 's/^/#   /' cli.log srv.log >&2
 			fail "$t $* failed ($rc)"
 		fi

@@ -59,6 +59,10 @@ cell() {
 		sed 's/^/#   /' perf.err | grep -v "^#   #   \( [A-Z]\|---\|\*\)" | tail -25
 	fi
 	log "$dev $key: ${val[$dev,$key]}"
+	# perftest_local ran in a subshell: its port count is lost here, and
+	# a failed run may have left a server behind on one of those ports
+	PERFTEST_PORT=$((PERFTEST_PORT + 8))
+	pkill -f "^$1 .*-p [0-9]" 2>/dev/null || true
 }
 
 rows=(write_bw read_bw send_bw write_lat send_lat read_lat atomic_rate

@@ -177,6 +177,33 @@ static int xiw_dereg_mr(struct verbs_mr *vmr)
 
 /* ---- CQ ---------------------------------------------------------------- */
 
+/*
+ * A CQ's or SRQ's ring as user space holds it: the mapping of the ring the
+ * kernel created and the lock that serialises this process's side of it.
+ * On failure nothing is left mapped.
+ */
+static int xiw_locked_ring_open(struct xiw_ring *ring, pthread_spinlock_t *lock,
+				int cmd_fd, uint64_t key, uint32_t num,
+				size_t esize)
+{
+	int rv = xiw_ring_map(ring, cmd_fd, key, num, esize);
+
+	if (rv)
+		return rv;
+	rv = pthread_spin_init(lock, PTHREAD_PROCESS_PRIVATE);
+	if (rv)
+		xiw_ring_unmap(ring);
+	return rv;
+}
+
+/* Only once the kernel agreed to destroy the object: a busy one stays usable. */
+static void xiw_locked_ring_close(struct xiw_ring *ring,
+				  pthread_spinlock_t *lock)
+{
+	xiw_ring_unmap(ring);
+	pthread_spin_destroy(lock);
+}
+
 static struct ibv_cq *xiw_create_cq(struct ibv_context *ibctx, int num_cqe,
 				    struct ibv_comp_channel *channel,
 				    int comp_vector)
@@ -196,22 +223,17 @@ static struct ibv_cq *xiw_create_cq(struct ibv_context *ibctx, int num_cqe,
 		goto err_free;
 
 	cq->cq_id = resp.drv.cq_id;
-	rv = xiw_ring_map(&cq->ring, ibctx->cmd_fd, resp.drv.cq_key,
-			  resp.drv.num_cqe, sizeof(struct xiw_cqe));
+	rv = xiw_locked_ring_open(&cq->ring, &cq->lock, ibctx->cmd_fd,
+				  resp.drv.cq_key, resp.drv.num_cqe,
+				  sizeof(struct xiw_cqe));
 	if (rv) {
 		xiw_err(ibctx, "CQ %u: mapping %u CQEs failed: %d\n",
 			cq->cq_id, resp.drv.num_cqe, rv);
-		goto err_destroy;
+		ibv_cmd_destroy_cq(&cq->vcq.cq);
+		goto err_free;
 	}
-	rv = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (rv)
-		goto err_unmap;
 	return &cq->vcq.cq;
 
-err_unmap:
-	xiw_ring_unmap(&cq->ring);
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_free:
 	free(cq);
 	errno = rv;
@@ -223,12 +245,10 @@ static int xiw_destroy_cq(struct ibv_cq *ibcq)
 	struct xiw_cq *cq = to_xcq(ibcq);
 	int rv;
 
-	/* Unmap only once the kernel agreed: a busy CQ stays usable. */
 	rv = ibv_cmd_destroy_cq(ibcq);
 	if (rv)
 		return rv;
-	xiw_ring_unmap(&cq->ring);
-	pthread_spin_destroy(&cq->lock);
+	xiw_locked_ring_close(&cq->ring, &cq->lock);
 	free(cq);
 	return 0;
 }
@@ -256,22 +276,17 @@ static struct ibv_srq *xiw_create_srq(struct ibv_pd *pd,
 	if (rv)
 		goto err_free;
 
-	rv = xiw_ring_map(&srq->ring, ibctx->cmd_fd, resp.drv.srq_key,
-			  resp.drv.num_rqe, sizeof(struct xiw_rqe));
+	rv = xiw_locked_ring_open(&srq->ring, &srq->lock, ibctx->cmd_fd,
+				  resp.drv.srq_key, resp.drv.num_rqe,
+				  sizeof(struct xiw_rqe));
 	if (rv) {
 		xiw_err(ibctx, "SRQ: mapping %u RQEs failed: %d\n",
 			resp.drv.num_rqe, rv);
-		goto err_destroy;
+		ibv_cmd_destroy_srq(&srq->vsrq.srq);
+		goto err_free;
 	}
-	rv = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (rv)
-		goto err_unmap;
 	return &srq->vsrq.srq;
 
-err_unmap:
-	xiw_ring_unmap(&srq->ring);
-err_destroy:
-	ibv_cmd_destroy_srq(&srq->vsrq.srq);
 err_free:
 	free(srq);
 	errno = rv;
@@ -301,8 +316,7 @@ static int xiw_destroy_srq(struct ibv_srq *ibsrq)
 	rv = ibv_cmd_destroy_srq(ibsrq);
 	if (rv)
 		return rv;
-	xiw_ring_unmap(&srq->ring);
-	pthread_spin_destroy(&srq->lock);
+	xiw_locked_ring_close(&srq->ring, &srq->lock);
 	free(srq);
 	return 0;
 }
