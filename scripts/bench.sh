@@ -3,6 +3,9 @@
 # make bench: the performance table of design brief section 5 - perftest
 # (-R) on xiw, siw (built from linux-source-6.12) and rxe side by side in
 # one VM, plus raw TCP (iperf3), with the ratios the goals are stated in;
+# then the curves (bandwidth and latency vs message size, the latency
+# distribution of 8-byte Reads and FetchAdds: PNGs under build/, drawn by
+# scripts/bench_plot.sh) and NVMe-oF with fio on each device;
 # then xiw_commitlog (a remote commit log: push with Flush and Atomic
 # Write against Send/Recv) on DRAM and emulated persistent memory, in a
 # VM of its own with an NVDIMM; then a 1 GiB RDMA Verify (crc32c) in the
@@ -19,10 +22,11 @@ export XIW_BUILD=$BUILD
 bash selftests/build-siw.sh >/dev/null ||
 	echo "bench: cannot build siw.ko, its column stays empty" >&2
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+trap 'rm -f "$out" "$out.links"' EXIT
 export XIW_VM_MEM=${XIW_VM_MEM:-3072}
 bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
-	selftests/bench/perf_table.sh selftests/bench/commitlog.sh \
+	selftests/bench/perf_table.sh selftests/bench/perf_sweep.sh \
+	selftests/bench/nvmeof_bench.sh selftests/bench/commitlog.sh \
 	selftests/tests/dp_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"
 	exit 1
@@ -34,6 +38,19 @@ echo "xiw bench, $(date -u +%Y-%m-%d), ${XIW_BENCH_ITERS:-2000} iterations" \
      "per run, one TCG VM with 2 vCPUs (figures move from run to run)"
 cat "$table"
 cp "$table" "$BUILD/bench-table.md"
+ntable=$run/1vm/tests/nvmeof-table.md
+if [ -f "$ntable" ]; then
+	echo
+	cat "$ntable"
+	{ echo; cat "$ntable"; } >>"$BUILD/bench-table.md"
+fi
+# the pictures, linked from the table
+if bash scripts/bench_plot.sh "$run/1vm/tests" "$BUILD" >"$out.links"; then
+	cat "$out.links"
+	cat "$out.links" >>"$BUILD/bench-table.md"
+else
+	echo "bench: no pictures (see above)" >&2
+fi
 ctable=$run/own/commitlog/tests/commitlog-table.md
 [ -f "$ctable" ] || { cat "$out"; echo "bench: no commitlog table" >&2; exit 1; }
 echo

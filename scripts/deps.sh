@@ -26,6 +26,8 @@ PKGS=(
 	perftest
 	# applications, bench and ULP user space in the VM tests
 	libfabric-bin iperf3 nfs-kernel-server nfs-common libfabric-dev
+	# make bench: TCP curves (qperf), NVMe-oF rows (fio), pictures (gnuplot)
+	qperf fio gnuplot-nox
 	# persistent memory in the VM (NVDIMM namespaces: pmem tests, commitlog)
 	ndctl daxctl
 	# DKMS and Debian packages (make dkms-install, make deb, pkg_* tests)

@@ -9,38 +9,7 @@
 need_cmd ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
 	ib_read_lat ib_atomic_bw ib_atomic_lat ip ss
 N=${XIW_BENCH_ITERS:-2000}
-xiw_load
-xiw_need_provider
-siw_ko=${XIW_SIW_KO:-$XIW_BUILD/siw/siw.ko}
-if [ -f "$siw_ko" ] && [ ! -d /sys/module/siw ]; then
-	for m in $(modinfo -F depends "$siw_ko" | tr , ' '); do modprobe "$m"; done
-	insmod "$siw_ko" && defer rmmod siw
-fi
-modprobe rdma_rxe && defer modprobe -r rdma_rxe
-
-# one dummy netdev and address per device; traffic goes through lo
-declare -A addr=([xiw0]=192.0.2.1 [siw0]=192.0.2.2 [rxe0]=192.0.2.3)
-i=0
-for dev in xiw0 siw0 rxe0; do
-	dummy_add "d$i"
-	ip addr add "${addr[$dev]}/24" dev "d$i"
-	i=$((i + 1))
-done
-# Devices take turns: a wildcard rdma_cm listen covers every device, and
-# siw's device-bound wildcard socket cannot share a port with xiw's
-# (see Documentation/interop.md), so only the measured one exists.
-devs=(xiw0)
-[ -d /sys/module/siw ] && devs+=(siw0)
-[ -d /sys/module/rdma_rxe ] && devs+=(rxe0)
-declare -A netdev=([xiw0]=d0 [siw0]=d1 [rxe0]=d2) type=([xiw0]=xiw [siw0]=siw [rxe0]=rxe)
-dev_up() {
-	rdma link add "$1" type "${type[$1]}" netdev "${netdev[$1]}"
-	wait_port_state "$1" PORT_ACTIVE 5
-}
-dev_down() {
-	rdma link delete "$1"
-	wait_for 5 eval "! ib_dev_exists $1" || fail "$1 still registered"
-}
+. "$XIW_ROOT/selftests/bench/bench_devs.sh"
 
 # cell DEV TOOL ARGS...: the figure of one perftest run, or "n/a"
 declare -A val
@@ -56,7 +25,10 @@ cell() {
 		val[$dev,$key]=$(awk -v c=$col '{ print $c }' <<<"$r")
 	else
 		val[$dev,$key]=n/a
-		sed 's/^/#   /' perf.err | grep -v "^#   #   \( [A-Z]\|---\|\*\)" | tail -25
+		[ -z "$r" ] || sed "s/^/#   /" <<<"$r"
+		sed 's/^/#   /' perf.err |
+			{ grep -v "^#   #   \( [A-Z]\|---\|\*\)" || true; } |
+			tail -25
 	fi
 	log "$dev $key: ${val[$dev,$key]}"
 	# perftest_local ran in a subshell: its port count is lost here, and
