@@ -5,7 +5,8 @@
 # one VM, plus raw TCP (iperf3), with the ratios the goals are stated in;
 # then the curves (bandwidth and latency vs message size, the latency
 # distribution of 8-byte Reads and FetchAdds: PNGs under build/, drawn by
-# scripts/bench_plot.sh) and NVMe-oF with fio on each device;
+# scripts/bench_plot.sh), NVMe-oF with fio on each device, and write
+# bandwidth and read latency between two VMs (xiw, siw, TCP);
 # then xiw_commitlog (a remote commit log: push with Flush and Atomic
 # Write against Send/Recv) on DRAM and emulated persistent memory, in a
 # VM of its own with an NVDIMM; then a 1 GiB RDMA Verify (crc32c) in the
@@ -26,7 +27,8 @@ trap 'rm -f "$out" "$out.links"' EXIT
 export XIW_VM_MEM=${XIW_VM_MEM:-3072}
 bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
 	selftests/bench/perf_table.sh selftests/bench/perf_sweep.sh \
-	selftests/bench/nvmeof_bench.sh selftests/bench/commitlog.sh \
+	selftests/bench/nvmeof_bench.sh selftests/bench/perf_2vm.sh \
+	selftests/bench/commitlog.sh \
 	selftests/tests/dp_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"
 	exit 1
@@ -43,6 +45,12 @@ if [ -f "$ntable" ]; then
 	echo
 	cat "$ntable"
 	{ echo; cat "$ntable"; } >>"$BUILD/bench-table.md"
+fi
+ttable=$run/2vm/a/tests/perf-2vm-table.md
+if [ -f "$ttable" ]; then
+	echo
+	cat "$ttable"
+	{ echo; cat "$ttable"; } >>"$BUILD/bench-table.md"
 fi
 # the pictures, linked from the table
 if bash scripts/bench_plot.sh "$run/1vm/tests" "$BUILD" >"$out.links"; then
