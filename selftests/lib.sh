@@ -171,14 +171,22 @@ wait_gone() {
 	done
 }
 
-# wait_listen PORT [SEC] [PID]: wait until a TCP socket listens on PORT
-# (an rdma_cm listen on an iWARP device is a kernel TCP listener, which
-# `ss` shows like any other); fails the test after SEC (default 20 s), or
-# at once when PID (the server expected to listen) has ended.
+# wait_listen PORT [SEC] [PID]: wait until something listens on PORT: a
+# TCP socket (an rdma_cm listen on an iWARP device is a kernel TCP
+# listener, which `ss` shows like any other) or an rdma_cm ID in LISTEN on
+# that port (`rdma resource show cm_id`: RoCE devices such as rxe have no
+# TCP listener); fails the test after SEC (default 20 s), or at once when
+# PID (the server expected to listen) has ended.
+listening() {
+	ss -Htln "sport = :$1" 2>/dev/null | grep -q . ||
+		rdma resource show cm_id 2>/dev/null | awk -v p=":$1\$" '
+			/ state LISTEN / { for (i = 1; i <= NF; i++) if ($i ~ p) f = 1 }
+			END { exit !f }'
+}
 wait_listen() {
 	local port=$1 t=${2:-20} pid=${3:-} end
 	end=$(( ${EPOCHREALTIME/./} + t * 1000000 ))
-	until ss -Htln "sport = :$port" 2>/dev/null | grep -q .; do
+	until listening "$port"; do
 		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
 			fail "the server (pid $pid) ended without listening on TCP port $port"
 		fi

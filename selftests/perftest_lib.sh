@@ -54,7 +54,8 @@ perftest_local() {
 		wait "$srv" || rc=$((rc ? rc : 1))
 		# a latency tool whose calibration failed still exits 0, with
 		# inf in every column: that is the same tool-side failure
-		if [ $rc = 0 ] && ! perftest_result cli.log "$t $*" \
+		# (a subshell: perftest_result's fail would end this one)
+		if [ $rc = 0 ] && ! (perftest_result cli.log "$t $*") \
 				>/dev/null 2>&1; then
 			rc=1
 		fi
