@@ -65,6 +65,7 @@ $common
 set output '$out/bench-bw.png'
 set title 'RDMA Write bandwidth (perftest -a) and TCP (qperf tcp_bw), one TCG VM'
 set ylabel 'MB/s'
+set logscale y 10
 plot $bw
 EOF
 if [ -n "$lat" ]; then
