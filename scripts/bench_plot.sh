@@ -28,6 +28,14 @@ label() {
 	esac
 }
 
+# one colour per device in every picture
+colour() {
+	case $1 in
+	xiw0) echo '#9400d3' ;; siw0) echo '#009e73' ;; rxe0) echo '#56b4e9' ;;
+	*) echo '#e69f00' ;;
+	esac
+}
+
 # curve FIGURE: a gnuplot "plot" argument list, one data file per device
 curve() {
 	local fig=$1 dev sep="" plot=""
@@ -35,7 +43,7 @@ curve() {
 		awk -v d="$dev" -v f="$fig" '$1 == d && $2 == f { print $3, $4 }' \
 			"$sweep" >"$tmp/$fig-$dev"
 		[ -s "$tmp/$fig-$dev" ] || continue
-		plot+="$sep'$tmp/$fig-$dev' using 1:2 with linespoints title '$(label "$dev")'"
+		plot+="$sep'$tmp/$fig-$dev' using 1:2 with linespoints lc rgb '$(colour "$dev")' title '$(label "$dev")'"
 		sep=", "
 	done
 	echo "$plot"
@@ -84,7 +92,7 @@ for name in read fadd; do
 	p="" sep=""
 	for dev in xiw0 siw0 rxe0; do
 		cdf "$dev" "$name" || continue
-		p+="$sep'$tmp/cdf-$dev-$name' using 1:2 with lines lw 2 title '$(label "$dev")'"
+		p+="$sep'$tmp/cdf-$dev-$name' using 1:2 with lines lw 2 lc rgb '$(colour "$dev")' title '$(label "$dev")'"
 		sep=", "
 	done
 	[ -z "$p" ] || plots+="set title '8-byte $( [ $name = read ] && echo 'RDMA Read' || echo 'FetchAdd') latency, every sample (perftest -H)'
