@@ -460,6 +460,7 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	dp->sock = p->sock;
 	dp->sk = sk;
 	dp->crc = p->crc;
+	dp->mpa_rev = p->mpa_rev;
 	dp->rtr = p->rtr_send_first ? p->rtr : XIW_RTR_NONE;
 	dp->ord = min_t(u32, p->ord, XIW_MAX_ORD);
 	dp->ird = min_t(u32, p->ird, XIW_MAX_IRD);

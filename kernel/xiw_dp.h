@@ -230,6 +230,7 @@ struct xiw_qp_dp {
 	refcount_t users;		/* kickers and socket callbacks */
 	struct completion users_done;
 	bool crc;
+	u8 mpa_rev;			/* for restrack */
 	enum xiw_rtr rtr;
 	u32 mss;
 

@@ -18,6 +18,7 @@
 #include "xiw.h"
 #include "xiw_commit.h"
 #include "xiw_cm.h"
+#include "xiw_restrack.h"
 
 MODULE_AUTHOR("The xiw authors");
 MODULE_DESCRIPTION("Software iWARP RNIC with RFC 7306 atomics");
@@ -52,6 +53,10 @@ static const struct ib_device_ops xiw_device_ops = {
 	.destroy_cq = xiw_destroy_cq,
 	.destroy_qp = xiw_destroy_qp,
 	.destroy_srq = xiw_destroy_srq,
+	.fill_res_cq_entry = xiw_fill_res_cq_entry,
+	.fill_res_mr_entry = xiw_fill_res_mr_entry,
+	.fill_res_qp_entry = xiw_fill_res_qp_entry,
+	.fill_res_srq_entry = xiw_fill_res_srq_entry,
 	.get_dev_fw_str = xiw_get_dev_fw_str,
 	.get_dma_mr = xiw_get_dma_mr,
 	.get_hw_stats = xiw_get_hw_stats,
