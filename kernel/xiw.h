@@ -420,6 +420,7 @@ bool xiw_wq_full(struct xiw_queue *q);
 void xiw_wq_post(struct xiw_queue *q, const void *wqe);
 bool xiw_wq_take(struct xiw_queue *q, void *wqe);
 bool xiw_wq_published(struct xiw_queue *q, u32 cons, u32 ahead);
+u32 xiw_wq_count_published(struct xiw_queue *q);
 int xiw_wq_post_recv(struct xiw_queue *q, const struct ib_recv_wr *wr,
 		     u32 max_sge, const struct ib_recv_wr **bad_wr);
 

@@ -180,6 +180,19 @@ bool xiw_wq_published(struct xiw_queue *q, u32 cons, u32 ahead)
 	       XIW_WQE_VALID;
 }
 
+/*
+ * How many slots of @q are published and not yet taken: a lockless
+ * snapshot for reports (restrack), stale as soon as it is read.
+ */
+u32 xiw_wq_count_published(struct xiw_queue *q)
+{
+	u32 i, n = 0;
+
+	for (i = 0; q->entries && i < q->num; i++)
+		n += xiw_wq_published(q, 0, i);
+	return n;
+}
+
 static int xiw_recv_wr_to_rqe(struct xiw_rqe *rqe, const struct ib_recv_wr *wr,
 			      u32 max_sge)
 {

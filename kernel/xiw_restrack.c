@@ -30,8 +30,8 @@
 #include "xiw_restrack.h"
 
 static const char * const xiw_res_qp_state[] = {
-	[XIW_QPS_RESET] = "reset",	[XIW_QPS_INIT] = "init",
-	[XIW_QPS_RTR] = "rtr",		[XIW_QPS_RTS] = "rts",
+	[XIW_QPS_IDLE_RESET] = "idle(reset)",	[XIW_QPS_IDLE] = "idle(init)",
+	[XIW_QPS_IDLE_RTR] = "idle(rtr)",	[XIW_QPS_RTS] = "rts",
 	[XIW_QPS_CLOSING] = "closing",	[XIW_QPS_TERMINATE] = "terminate",
 	[XIW_QPS_ERROR] = "error",
 };
@@ -45,24 +45,6 @@ static const char * const xiw_res_digest[XIW_DIGEST_NUM] = {
 	[XIW_DIGEST_CRC32C] = "crc32c",
 	[XIW_DIGEST_SHA256] = "sha256",
 };
-
-/*
- * Work queue entries published by the producer and not yet taken by the
- * consumer: slots whose flags word has XIW_WQE_VALID (struct xiw_sqe and
- * xiw_rqe keep it at the same offset). Lockless snapshot, see above.
- */
-static u32 xiw_res_wq_posted(struct xiw_queue *q)
-{
-	u32 i, n = 0;
-
-	for (i = 0; q->entries && i < q->num; i++) {
-		struct xiw_rqe *e = xiw_queue_entry(q, i);
-
-		if (READ_ONCE(e->flags) & XIW_WQE_VALID)
-			n++;
-	}
-	return n;
-}
 
 /* Completions produced and not yet polled. Lockless snapshot. */
 static u32 xiw_res_cq_used(struct xiw_queue *q)
@@ -154,12 +136,12 @@ int xiw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 				      xiw_res_qp_state[qp->state]) ||
 	    rdma_nl_put_driver_u32(msg, "sq_depth", qp->sq.num) ||
 	    rdma_nl_put_driver_u32(msg, "sq_posted",
-				   xiw_res_wq_posted(&qp->sq)))
+				   xiw_wq_count_published(&qp->sq)))
 		goto out;
 	if (!qp->srq &&
 	    (rdma_nl_put_driver_u32(msg, "rq_depth", qp->rq.num) ||
 	     rdma_nl_put_driver_u32(msg, "rq_posted",
-				    xiw_res_wq_posted(&qp->rq))))
+				    xiw_wq_count_published(&qp->rq))))
 		goto out;
 	dp = rcu_dereference_protected(qp->dp,
 				       lockdep_is_held(&qp->state_lock));
@@ -254,7 +236,7 @@ int xiw_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
 		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32(msg, "srq_depth", srq->rq.num) ||
 	    rdma_nl_put_driver_u32(msg, "srq_posted",
-				   xiw_res_wq_posted(&srq->rq)) ||
+				   xiw_wq_count_published(&srq->rq)) ||
 	    rdma_nl_put_driver_u32(msg, "limit", READ_ONCE(srq->limit))) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
