@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 150
-# description: xiw beside siw and rxe: wildcard rdma_cm servers (rping -s without -a) work over every device whichever iWARP stack listens first, and for a device added while the server listens; nvmet on 0.0.0.0 serves an NVMe-oF host over xiw; xiw's wildcard listener is bound to its netdev
+# description: xiw beside siw and rxe: wildcard rdma_cm servers (rping -s without -a) work over every device whichever iWARP stack listens first, and for a device added while the server listens (and an address added after it); nvmet on 0.0.0.0 serves an NVMe-oF host over xiw; xiw's wildcard listener is bound to its netdev
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/nvmet_lib.sh"
 
@@ -33,10 +33,10 @@ wait_port_state rxe0 PORT_ACTIVE 5
 port=7600
 # wild_server: `rping -s` without an address (a wildcard listen on every
 # RDMA device) on a fresh port, in the background ($srv, srv.log), once
-# it listens. persistent: -P (it serves until killed).
+# it listens.
 wild_server() {
 	port=$((port + 1))
-	run_timeout 60 rping -s -p $port -C 3 -V ${1:+-P} >srv.log 2>&1 &
+	run_timeout 60 rping -s -p $port -C 3 -V >srv.log 2>&1 &
 	srv=$!
 	(wait_listen $port 20 $srv) 2>/dev/null ||
 		fail "wildcard server did not listen on $port: $(tr '\n' ' ' <srv.log)"
@@ -68,8 +68,10 @@ round "xiw first, siw second"
 # listen rdma_cm adds for a new device)
 rdma link delete xiw0
 port=$((port + 1))
-run_timeout 60 rping -s -p $port -C 3 -V -P >srv.log 2>&1 &
+# no run_timeout around it: a persistent rping ends on SIGKILL only
+rping -s -p $port -C 3 -V -P >srv.log 2>&1 &
 srv=$!
+defer eval "kill -KILL $srv 2>/dev/null || true"
 (wait_listen $port 20 $srv) 2>/dev/null ||
 	fail "wildcard server did not listen on $port: $(tr '\n' ' ' <srv.log)"
 rdma link add xiw0 type "$XIW_LINK_TYPE" netdev d0
@@ -78,7 +80,10 @@ wait_for 10 eval "ss -Hltn 'sport = :$port' | grep -q '%d0:'" ||
 	fail "no xiw0 listener after xiw0 came: $(ss -Hltn "sport = :$port"; tail -n 3 srv.log)"
 client 10.77.4.1
 client 10.77.5.1
-kill "$srv" 2>/dev/null || true
+# an address added while the server listens is served (wildcard socket)
+ip addr add 10.77.4.11/24 dev d0
+client 10.77.4.11
+kill -KILL "$srv"
 wait "$srv" 2>/dev/null || true
 
 round "siw first, xiw second"
