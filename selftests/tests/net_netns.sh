@@ -106,6 +106,14 @@ srv=$!
 wait_listen $port 20 $srv
 wait_for 10 listening "$NS" $port || fail "no xiw1 listener in the netns"
 ip netns del "$NS"
+# the netns' stack still runs: a connection over xiw0 to its address
+# reaches xiw1's listener there, and rdma_cm in init_net (the server's)
+# refuses it, not having that address (a dismantled netns would have
+# taken vA and both devices with it: no route, no device)
+rc=0
+run_timeout 30 rping -c -a 10.77.8.2 -I 10.77.8.1 -p $port -C 1 >cli.log 2>&1 || rc=$?
+[ $rc != 0 ] || fail "rping to the deleted netns' address succeeded"
+expect_match "$(cat cli.log)" 'RDMA_CM_EVENT_REJECTED' "refused by the server's rdma_cm after the netns was deleted"
 ib_dev_exists xiw1 || fail "xiw1 gone while its listener holds the netns"
 [ -e /sys/class/net/vA ] || fail "the netns went while xiw's listener was in it"
 kill "$srv"
