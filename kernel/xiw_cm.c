@@ -36,11 +36,9 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/inet.h>
-#include <linux/inetdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
-#include <net/addrconf.h>
 #include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -821,61 +819,25 @@ static bool xiw_sk_peer_gone(struct sock *sk, int *status)
 	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN);
 }
 
-/* ifindex of the netdev that owns the local address of @sock, or 0. */
-static int xiw_sock_local_ifindex(struct socket *sock)
-{
-	struct sockaddr_storage ss = {};
-	struct net *net = sock_net(sock->sk);
-	struct net_device *nd;
-	int ifindex = 0;
-
-	if (kernel_getsockname(sock, (struct sockaddr *)&ss) < 0)
-		return 0;
-	if (ss.ss_family == AF_INET6) {
-		struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
-
-		if (ipv6_addr_v4mapped(a)) {
-			nd = ip_dev_find(net, a->s6_addr32[3]);
-			goto v4;
-		}
-		rcu_read_lock();
-		nd = ipv6_dev_find(net, a, NULL);
-		if (nd)
-			ifindex = nd->ifindex;
-		rcu_read_unlock();
-		return ifindex;
-	}
-	nd = ip_dev_find(net, ((struct sockaddr_in *)&ss)->sin_addr.s_addr);
-v4:
-	if (nd) {
-		ifindex = nd->ifindex;
-		dev_put(nd);
-	}
-	return ifindex;
-}
-
 /*
  * The listener a new connection on @l's socket belongs to, with a
- * reference: @l itself for a specific address, else the listener of the
- * device whose netdev owns the connection's local address.
+ * reference: @l itself for a specific address, else the first listener of
+ * the shared socket (all of them are the same device's, bound to its
+ * netdev). A listener of an rdma_cm namespace that does not have the
+ * local address refuses the request (iwcm rejects it).
  */
-static struct xiw_cep *xiw_cep_route(struct xiw_cep *l, struct socket *ns)
+static struct xiw_cep *xiw_cep_route(struct xiw_cep *l)
 {
 	struct xiw_cep *sub;
-	int ifindex;
 
 	if (l->cm_id) {
 		xiw_cep_get(l);
 		return l;
 	}
-	ifindex = xiw_sock_local_ifindex(ns);
-	list_for_each_entry(sub, &l->subs, sub) {
-		if (sub->ifindex == ifindex) {
-			xiw_cep_get(sub);
-			return sub;
-		}
-	}
-	return NULL;
+	sub = list_first_entry_or_null(&l->subs, struct xiw_cep, sub);
+	if (sub)
+		xiw_cep_get(sub);
+	return sub;
 }
 
 static void xiw_cep_accept_conns(struct xiw_cep *l)
@@ -886,14 +848,14 @@ static void xiw_cep_accept_conns(struct xiw_cep *l)
 	while (l->state == XIW_CEP_LISTEN && l->sock) {
 		if (kernel_accept(l->sock, &ns, O_NONBLOCK))
 			return;
-		target = xiw_cep_route(l, ns);
+		target = xiw_cep_route(l);
 		cep = target ? xiw_cep_alloc(target->xdev) : NULL;
 		if (!cep) {
 			if (target) {
 				xiw_cep_dbg(l, "no memory for a new connection\n");
 				xiw_cep_put(target);
 			} else {
-				xiw_cep_dbg(l, "no xiw listener for the local address\n");
+				xiw_cep_dbg(l, "no listener left\n");
 			}
 			sock_no_linger(ns->sk);
 			sock_release(ns);
@@ -1131,15 +1093,28 @@ struct xiw_qp *xiw_cm_sk_to_qp(struct sock *sk)
 /* ------------------------------------------------------------------------
  * iw_cm device ops
  */
+/*
+ * A TCP socket in the network namespace of the device's netdev (where its
+ * addresses and routes are), not the caller's. Like a user socket it holds
+ * a reference of the namespace: a kernel socket does not, and a namespace
+ * deleted under an xiw listener or connection would be dismantled with the
+ * socket still in its tables. The namespace lives until xiw's last socket
+ * in it is released (connections close within the MPA timeouts once their
+ * QPs and cm_ids are gone). Accepted sockets inherit the reference.
+ */
 static int xiw_sock_create(struct xiw_device *xdev, int family,
 			   struct socket **sock)
 {
 	struct net_device *ndev = ib_device_get_netdev(&xdev->ibdev, XIW_PORT);
-	struct net *net = ndev ? dev_net(ndev) : &init_net;
 	int rv;
 
-	rv = sock_create_kern(net, family, SOCK_STREAM, IPPROTO_TCP, sock);
+	if (!ndev)
+		return -ENODEV;
+	rv = sock_create_kern(dev_net(ndev), family, SOCK_STREAM, IPPROTO_TCP,
+			      sock);
 	dev_put(ndev);
+	if (!rv)
+		sk_net_refcnt_upgrade((*sock)->sk);
 	return rv;
 }
 
@@ -1199,7 +1174,7 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	}
 	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
 	if (rv) {
-		xiw_dbg(id->device, "bind %pISp: %d\n", laddr, rv);
+		xiw_dbg(id->device, "bind %pISpc: %d\n", laddr, rv);
 		goto err_sock;
 	}
 	tcp_sock_set_nodelay(sock->sk);
@@ -1225,7 +1200,7 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 
 	rv = kernel_connect(sock, (struct sockaddr *)raddr, alen, O_NONBLOCK);
 	if (rv && rv != -EINPROGRESS) {
-		xiw_cep_dbg(cep, "connect %pISp -> %pISp: %d\n", laddr, raddr,
+		xiw_cep_dbg(cep, "connect %pISpc -> %pISpc: %d\n", laddr, raddr,
 			    rv);
 		/* no event may follow a failed iw_connect */
 		xiw_cep_finish(cep, true);
@@ -1233,7 +1208,7 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		xiw_cep_put(cep);
 		return rv;
 	}
-	xiw_cep_dbg(cep, "%pISp -> %pISp, qp %u, ird %u ord %u pd %u\n",
+	xiw_cep_dbg(cep, "%pISpc -> %pISpc, qp %u, ird %u ord %u pd %u\n",
 		    laddr, raddr, ibqp->qp_num, cep->ird, cep->ord,
 		    cep->pd_len);
 	mutex_unlock(&cep->lock);
@@ -1400,10 +1375,14 @@ static u16 xiw_addr_port(const struct sockaddr_storage *ss)
 	return ntohs(((struct sockaddr_in6 *)ss)->sin6_port);
 }
 
-/* A listening socket for @laddr in a new CEP (state LISTEN). */
+/*
+ * A listening socket for @laddr in a new CEP (state LISTEN); @ifindex:
+ * bound to that netdev (0: not bound).
+ */
 static struct xiw_cep *xiw_cep_listen_sock(struct xiw_device *xdev,
 					   struct sockaddr_storage *laddr,
-					   bool afonly, int backlog)
+					   int ifindex, bool afonly,
+					   int backlog)
 {
 	int alen = xiw_addr_len(laddr), rv;
 	struct xiw_cep *cep;
@@ -1423,9 +1402,15 @@ static struct xiw_cep *xiw_cep_listen_sock(struct xiw_device *xdev,
 		if (rv)
 			goto err_sock;
 	}
+	if (ifindex) {
+		rv = sock_bindtoindex(sock->sk, ifindex, true);
+		if (rv)
+			goto err_sock;
+	}
 	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
 	if (rv) {
-		xiw_dbg(&xdev->ibdev, "bind %pISp: %d\n", laddr, rv);
+		xiw_dbg(&xdev->ibdev, "bind %pISpc dev %d: %d\n", laddr, ifindex,
+			rv);
 		goto err_sock;
 	}
 	mutex_lock(&cep->lock);
@@ -1433,7 +1418,7 @@ static struct xiw_cep *xiw_cep_listen_sock(struct xiw_device *xdev,
 	xiw_cep_sock_attach(cep, sock, NULL);
 	rv = kernel_listen(sock, backlog);
 	if (rv) {
-		xiw_cep_dbg(cep, "listen %pISp: %d\n", laddr, rv);
+		xiw_cep_dbg(cep, "listen %pISpc: %d\n", laddr, rv);
 		xiw_cep_finish(cep, false);
 		mutex_unlock(&cep->lock);
 		xiw_cep_put(cep);
@@ -1463,11 +1448,29 @@ static void xiw_cep_unlisten(struct xiw_cep *cep)
 }
 
 /*
- * A wildcard listen of @id joins the shared socket of its (netns, family,
- * port), which is created by the first such listen. Several xiw devices
- * listen on one port this way, and a connection to a local address of a
- * device (routed through lo) still finds its listener, which a socket
- * bound to the netdev would not.
+ * A wildcard listen of @id joins the socket of its device's netdev for its
+ * (family, IPv6-only, port), created by the first such listen: bound to
+ * the wildcard address and to the netdev (SO_BINDTODEVICE, as siw does).
+ *
+ * Why bound to the netdev: rdma_cm turns a wildcard listen into one
+ * listen per RDMA device, and fails the whole listen when one device
+ * fails. A socket on the wildcard address of no device collides with any
+ * other stack's socket on that port that is bound to a netdev (siw binds
+ * its wildcard listeners so), whichever comes second gets EADDRINUSE, and
+ * every wildcard server of the host (rping -s, nvmet on 0.0.0.0, perftest)
+ * fails on every RDMA device. Sockets bound to different netdevs never
+ * collide. Bound to the wildcard address (not to each address of the
+ * netdev): addresses added later are served with no notifier, IPv4 and
+ * IPv6 alike. SO_REUSEADDR only lets a listener come back
+ * over TIME_WAIT connections of its port; two listeners on one netdev and
+ * port still collide (two iWARP stacks on one netdev cannot both take the
+ * connections of a port), and SO_REUSEPORT is not used: it would hash
+ * connections between such stacks at random.
+ *
+ * The price: the kernel answers a SYN on a bound listener through its
+ * netdev, so a client on another local netdev (its packets through lo)
+ * gets no answer from a wildcard listener. A listen on a specific address
+ * uses a socket bound to no netdev and serves such clients.
  */
 static int xiw_listen_shared(struct iw_cm_id *id, struct xiw_cep *cep,
 			     int backlog)
@@ -1477,32 +1480,34 @@ static int xiw_listen_shared(struct iw_cm_id *id, struct xiw_cep *cep,
 	struct net_device *ndev;
 	struct xiw_cep *sh;
 	struct net *net;
+	int ifindex;
 
 	ndev = ib_device_get_netdev(&xdev->ibdev, XIW_PORT);
 	if (!ndev)
 		return -ENODEV;
 	net = dev_net(ndev);
-	cep->ifindex = ndev->ifindex;
+	ifindex = ndev->ifindex;
 	dev_put(ndev);
 
 	mutex_lock(&xiw_cm_shared_mutex);
 	list_for_each_entry(sh, &xiw_cm_shared, shared_entry) {
-		if (net_eq(sh->net, net) &&
+		if (net_eq(sh->net, net) && sh->ifindex == ifindex &&
 		    sh->laddr.ss_family == laddr->ss_family &&
 		    sh->afonly == !!id->afonly &&
 		    xiw_addr_port(&sh->laddr) == xiw_addr_port(laddr))
 			goto found;
 	}
-	sh = xiw_cep_listen_sock(xdev, laddr, id->afonly, backlog);
+	sh = xiw_cep_listen_sock(xdev, laddr, ifindex, id->afonly, backlog);
 	if (IS_ERR(sh)) {
 		mutex_unlock(&xiw_cm_shared_mutex);
 		return PTR_ERR(sh);
 	}
 	sh->net = net;
+	sh->ifindex = ifindex;
 	sh->afonly = id->afonly;
 	sh->laddr = *laddr;
 	list_add_tail(&sh->shared_entry, &xiw_cm_shared);
-	xiw_cep_dbg(sh, "shared socket for %pISp\n", laddr);
+	xiw_cep_dbg(sh, "shared socket for %pISpc dev %d\n", laddr, ifindex);
 found:
 	mutex_lock(&sh->lock);
 	list_add_tail(&cep->sub, &sh->subs);
@@ -1544,7 +1549,7 @@ int xiw_create_listen(struct iw_cm_id *id, int backlog)
 	if (xiw_addr_len(laddr) < 0)
 		return -EAFNOSUPPORT;
 	if (!xiw_addr_any(laddr)) {
-		cep = xiw_cep_listen_sock(xdev, laddr, id->afonly, backlog);
+		cep = xiw_cep_listen_sock(xdev, laddr, 0, id->afonly, backlog);
 		if (IS_ERR(cep))
 			return PTR_ERR(cep);
 	} else {
@@ -1562,7 +1567,7 @@ int xiw_create_listen(struct iw_cm_id *id, int backlog)
 	id->add_ref(id);
 	cep->cm_id = id;
 	id->provider_data = cep;
-	xiw_cep_dbg(cep, "listening on %pISp%s\n", laddr,
+	xiw_cep_dbg(cep, "listening on %pISpc%s\n", laddr,
 		    cep->shared ? " (shared)" : "");
 	mutex_unlock(&cep->lock);
 	return 0;	/* the reference is provider_data's */

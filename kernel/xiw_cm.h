@@ -71,16 +71,18 @@ struct xiw_cep {
 	struct xiw_cep *listener;	/* holds a ref */
 
 	/*
-	 * Wildcard listens share one socket per (netns, family, port): a
-	 * socket owner ("shared") has no cm_id and routes each connection
-	 * to the listener of the device that owns its local address.
+	 * A wildcard listen uses a socket bound to the wildcard address and
+	 * to its device's netdev (SO_BINDTODEVICE), shared by the listens
+	 * of that netdev on one (family, port): they come from rdma_cm ids
+	 * of different network namespaces. The socket owner ("shared") has
+	 * no cm_id and hands each connection to its first listener.
 	 */
 	struct list_head subs;		/* shared: listeners using it */
 	struct list_head sub;		/* listener: entry in shared->subs */
 	struct list_head shared_entry;	/* shared: in xiw_cm_shared */
 	struct xiw_cep *shared;		/* listener: its shared socket (ref) */
-	int ifindex;			/* listener: its device's netdev */
-	struct net *net;		/* shared: identity */
+	int ifindex;			/* shared: the netdev it is bound to */
+	struct net *net;		/* shared: the netdev's netns */
 	bool afonly;			/* shared: IPv6 only */
 	struct sockaddr_storage laddr;	/* shared: wildcard address + port */
 

@@ -5,10 +5,11 @@
 
 NVMET_CFG=/sys/kernel/config/nvmet
 
-# nvmet_target ADDR NQN [use_srq]: target on ADDR:4420 exporting a fresh
-# memory-backed null_blk (1 GiB). nvmet_target_down undoes it (also at exit).
+# nvmet_target ADDR NQN [use_srq]: target on ADDR:4420 (IPv4, or IPv6 when
+# ADDR has a colon) exporting a fresh memory-backed null_blk (1 GiB).
+# nvmet_target_down undoes it (also at exit).
 nvmet_target() {
-	local addr=$1 nqn=$2 srq=${3:-0} c=$NVMET_CFG
+	local addr=$1 nqn=$2 srq=${3:-0} c=$NVMET_CFG fam=ipv4
 	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 || fail "no null_blk"
 	modprobe nvmet-rdma use_srq="$srq" || fail "modprobe nvmet-rdma failed (Debian's kernel has it)"
 	[ "$(cat /sys/module/nvmet_rdma/parameters/use_srq)" = \
@@ -25,7 +26,8 @@ nvmet_target() {
 	echo 1 >"$c/subsystems/$nqn/namespaces/1/enable"
 	mkdir "$c/ports/1"
 	echo rdma >"$c/ports/1/addr_trtype"
-	echo ipv4 >"$c/ports/1/addr_adrfam"
+	case $addr in *:*) fam=ipv6 ;; esac
+	echo $fam >"$c/ports/1/addr_adrfam"
 	echo "$addr" >"$c/ports/1/addr_traddr"
 	echo 4420 >"$c/ports/1/addr_trsvcid"
 	ln -s "$c/subsystems/$nqn" "$c/ports/1/subsystems/$nqn"
