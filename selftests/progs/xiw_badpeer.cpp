@@ -13,6 +13,8 @@
 //   TERM layer=1 type=1 code=0x01 hdrct=0xc0 qn=2 msn=1 mo=0 last=1 len=ok seglen=82 copied=match
 //   RRESP len=64 stag=0x... to=0x... data=ok     (good case)
 //   FPDU op=0x.. len=N                           (anything else received)
+//   BADCRC                                        (a frame from xiw with a wrong CRC, by
+//                                                  rfc_wire.h's own CRC32c: fails the good case)
 //   NOTERM                                        (stream ended without a Terminate)
 //   EOF | RESET | TIMEOUT
 //   EXPECT rw_fnv=...                             (the target's RW region if xiw is right)
@@ -302,8 +304,11 @@ RxResult rx_loop(Peer &p, Clock::time_point end, int until_rresp = 0)
 			rfc::crc_trailer(want, rfc::crc32c(f.data(),
 							   flen - mpa::kCrcLen));
 			if (std::memcmp(want, f.data() + flen - mpa::kCrcLen,
-					mpa::kCrcLen))
+					mpa::kCrcLen)) {
+				// xiw's CRC, checked with rfc_wire.h's own
 				std::printf("BADCRC\n");
+				res.other++;
+			}
 		}
 		u8 dc = f[ddp::kOffCtrl], rd = f[ddp::kOffUlpCtrl];
 		int op = rdmap::opcode(rd);
@@ -432,6 +437,22 @@ struct Case {
 const Case kCases[] = {
 	{"badcrc", "Send with a wrong CRC (needs --crc)", [](Peer &p, const Opts &) {
 		send_fpdu(p, send_hdr(p), pattern(16, 1), true);
+	}},
+	{"crc-zero", "(--crc) CRC agreed, then a Send with a zero CRC field, as a peer without CRC sends it",
+	 [](Peer &p, const Opts &) {
+		bool agreed = p.crc;
+
+		p.crc = false;	// trailer 0: what a CRC-off peer puts there
+		send_fpdu(p, send_hdr(p), pattern(16, 1));
+		p.crc = agreed;	// xiw's frames still carry CRCs: check them
+	}},
+	{"crc-ignored", "(no --crc, xiw sets C in its Reply) the peer ignores C and sends a zero CRC field",
+	 [](Peer &p, const Opts &) {
+		bool agreed = p.crc;
+
+		p.crc = false;
+		send_fpdu(p, send_hdr(p), pattern(16, 1));
+		p.crc = agreed;
 	}},
 	{"ddpver", "untagged Send with DDP version 0", [](Peer &p, const Opts &) {
 		send_fpdu(p, untagged_hdr(rdmap::ctrl(rdmap::kSend), 0,
