@@ -2,7 +2,9 @@
 // xiw_badpeer: a hostile iWARP peer on a raw TCP socket.
 //
 // Connects to xiw_target (an rdma_cm server on xiw), negotiates MPA
-// revision 2 by hand (RFC 5044 / RFC 6581, frames from kernel/xiw_wire.h),
+// revision 2 by hand (RFC 5044 / RFC 6581; every frame built and parsed
+// through rfc_wire.h, the RFCs' layouts written out independently of
+// kernel/xiw_wire.h, the header under test),
 // sends the RTR, then sends the FPDU(s) of one case and reads what comes
 // back until EOF, printing one machine-checkable line per fact:
 //
@@ -11,6 +13,8 @@
 //   TERM layer=1 type=1 code=0x01 hdrct=0xc0 qn=2 msn=1 mo=0 last=1 len=ok seglen=82 copied=match
 //   RRESP len=64 stag=0x... to=0x... data=ok     (good case)
 //   FPDU op=0x.. len=N                           (anything else received)
+//   BADCRC                                        (a frame from xiw with a wrong CRC, by
+//                                                  rfc_wire.h's own CRC32c: fails the good case)
 //   NOTERM                                        (stream ended without a Terminate)
 //   EOF | RESET | TIMEOUT
 //   EXPECT rw_fnv=...                             (the target's RW region if xiw is right)
@@ -25,13 +29,14 @@
 //   --fnv-zero      print the FNV-1a of an untouched (zero) RW region
 // Exit: 0 when the exchange ran (whatever xiw answered; the test judges the
 // output), 1 when the good case saw something wrong, 2 on a usage or system error.
-#include "kcompat.h"
+#include "rfc_wire.h"
 #include "target_info.h"
-#include "xiw_wire.h"
 
 #include <algorithm>
 #include <arpa/inet.h>
+#include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,8 +54,16 @@
 
 namespace {
 
+using u8 = uint8_t;
+using u16 = uint16_t;
+using u32 = uint32_t;
+using u64 = uint64_t;
 using Clock = std::chrono::steady_clock;
-using Bytes = std::vector<u8>;
+using Bytes = rfc::Bytes;
+namespace mpa = rfc::mpa;
+namespace ddp = rfc::ddp;
+namespace rdmap = rfc::rdmap;
+namespace term = rfc::rdmap::term;
 
 constexpr size_t kRegion = target_info::kRegion;
 constexpr u32 kSinkStag = 0x12345601; // our "sink" STag for Read Requests
@@ -65,7 +78,7 @@ constexpr u64 kSinkTo = 0x100000;
 struct Peer {
 	int fd = -1;
 	bool crc = false;
-	u32 msn[XIW_QN_COUNT] = {1, 1, 1, 1};
+	u32 msn[rdmap::kQnCount] = {1, 1, 1, 1};
 	u32 conn_id = 0;
 	u64 rw_addr = 0, ro_addr = 0;
 	u32 rw_stag = 0, rw_len = 0, ro_stag = 0, ro_len = 0;
@@ -155,20 +168,9 @@ bool need(Peer &p, size_t n, Clock::time_point end)
 
 Bytes mpa_request(bool crc, u16 ird, u16 ord, bool enhanced)
 {
-	xiw_mpa_rr rr{};
-	Bytes b(sizeof(rr) + (enhanced ? sizeof(xiw_mpa_v2) : 0));
-
-	std::memcpy(rr.key, XIW_MPA_KEY_REQ, XIW_MPA_KEY_LEN);
-	rr.flags = (crc ? XIW_MPA_FLAG_C : 0) |
-		   (enhanced ? XIW_MPA_FLAG_ENHANCED : 0);
-	rr.rev = enhanced ? XIW_MPA_REV2 : XIW_MPA_REV1;
-	rr.pd_len = cpu_to_be16(enhanced ? sizeof(xiw_mpa_v2) : 0);
-	std::memcpy(b.data(), &rr, sizeof(rr));
-	if (enhanced) {
-		xiw_mpa_v2 v2{cpu_to_be16(ird), cpu_to_be16(ord)};
-		std::memcpy(b.data() + sizeof(rr), &v2, sizeof(v2));
-	}
-	return b;
+	return mpa::frame(mpa::kKeyReq, crc ? mpa::kFlagC : 0,
+			  enhanced ? mpa::kRev2 : mpa::kRev1, enhanced, ird, ord,
+			  {});
 }
 
 // ---------------------------------------------------------------------------
@@ -179,79 +181,52 @@ Bytes mpa_request(bool crc, u16 ird, u16 ord, bool enhanced)
 Bytes fpdu(Peer &p, Bytes hdr, const Bytes &payload, bool crc_flip = false,
 	   int ulpdu_override = -1)
 {
-	u32 ulpdu = hdr.size() - XIW_MPA_HDR_LEN + payload.size();
+	u32 ulpdu = hdr.size() - mpa::kUlpduLenLen + payload.size();
 	u16 len = ulpdu_override >= 0 ? ulpdu_override : ulpdu;
-	__be16 be = cpu_to_be16(len);
 
-	std::memcpy(hdr.data(), &be, 2);
+	rfc::put16(hdr.data(), len);
 	p.last_hdr = hdr;
 	Bytes b = hdr;
 	b.insert(b.end(), payload.begin(), payload.end());
-	b.resize(b.size() + xiw_mpa_pad(ulpdu), 0);
+	b.resize(b.size() + mpa::pad(ulpdu), 0);
 	u32 crc = 0;
 	if (p.crc)
-		crc = le32_to_cpu(xiw_crc_trailer(
-			xiw_crc_update(XIW_CRC32C_SEED, b.data(), b.size())));
+		crc = rfc::crc32c(b.data(), b.size());
 	if (crc_flip)
 		crc ^= 0x1;
-	__le32 t = cpu_to_le32(crc);
-	const u8 *tp = reinterpret_cast<const u8 *>(&t);
-	b.insert(b.end(), tp, tp + 4);
+	u8 t[mpa::kCrcLen];
+	rfc::crc_trailer(t, crc);
+	b.insert(b.end(), t, t + mpa::kCrcLen);
 	return b;
 }
 
 Bytes tagged_hdr(unsigned op, u32 stag, u64 to, bool last = true,
-		 u8 ddp_ver = XIW_DDP_VERSION)
+		 u8 ddp_ver = ddp::kVersion)
 {
-	xiw_ddp_tagged h{};
-
-	h.ctrl.ddp = (xiw_ddp_ctrl(true, last) & ~XIW_DDP_DV_MASK) |
-		     (ddp_ver & XIW_DDP_DV_MASK);
-	h.ctrl.rdmap = xiw_rdmap_ctrl(op);
-	h.stag = cpu_to_be32(stag);
-	h.to = cpu_to_be64(to);
-	Bytes b(sizeof(h));
-	std::memcpy(b.data(), &h, sizeof(h));
-	return b;
+	return ddp::tagged(ddp::ctrl(true, last, ddp_ver), rdmap::ctrl(op),
+			   stag, to);
 }
 
 Bytes untagged_hdr(u8 rdmap_ctrl, u32 qn, u32 msn, u32 mo = 0,
-		   bool last = true, u8 ddp_ver = XIW_DDP_VERSION,
+		   bool last = true, u8 ddp_ver = ddp::kVersion,
 		   bool tagged_flag = false)
 {
-	xiw_ddp_untagged h{};
-
-	h.ctrl.ddp = (xiw_ddp_ctrl(tagged_flag, last) & ~XIW_DDP_DV_MASK) |
-		     (ddp_ver & XIW_DDP_DV_MASK);
-	h.ctrl.rdmap = rdmap_ctrl;
-	h.qn = cpu_to_be32(qn);
-	h.msn = cpu_to_be32(msn);
-	h.mo = cpu_to_be32(mo);
-	Bytes b(sizeof(h));
-	std::memcpy(b.data(), &h, sizeof(h));
-	return b;
+	return ddp::untagged(ddp::ctrl(tagged_flag, last, ddp_ver), rdmap_ctrl,
+			     0, qn, msn, mo);
 }
 
 Bytes send_hdr(Peer &p, u32 mo = 0, bool last = true)
 {
-	return untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_SEND), XIW_QN_SEND,
-			    p.msn[XIW_QN_SEND], mo, last);
+	return untagged_hdr(rdmap::ctrl(rdmap::kSend), rdmap::kQnSend,
+			    p.msn[rdmap::kQnSend], mo, last);
 }
 
 Bytes rreq_hdr(Peer &p, u32 src_stag, u64 src_to, u32 size)
 {
-	Bytes b = untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_READ_REQ),
-			       XIW_QN_REQ, p.msn[XIW_QN_REQ]);
-	xiw_rdmap_rreq r{};
+	Bytes b = untagged_hdr(rdmap::ctrl(rdmap::kReadReq),
+			       rdmap::kQnReadReq, p.msn[rdmap::kQnReadReq]);
 
-	std::memcpy(&r, b.data(), b.size());
-	r.sink_stag = cpu_to_be32(kSinkStag);
-	r.sink_to = cpu_to_be64(kSinkTo);
-	r.read_size = cpu_to_be32(size);
-	r.src_stag = cpu_to_be32(src_stag);
-	r.src_to = cpu_to_be64(src_to);
-	b.resize(sizeof(r));
-	std::memcpy(b.data(), &r, sizeof(r));
+	rdmap::append_rreq(b, kSinkStag, kSinkTo, size, src_stag, src_to);
 	return b;
 }
 
@@ -276,30 +251,33 @@ struct RxResult {
 
 void print_term(Peer &p, const Bytes &f, u32 ulpdu)
 {
-	xiw_rdmap_term t{};
+	// The largest Terminate from its MPA length on, zero past what came.
+	constexpr size_t kTermHdr = ddp::kUntaggedFpduHdr + term::kMax;
+	u8 t[kTermHdr] = {};
 
-	std::memcpy(&t, f.data(), std::min(f.size(), sizeof(t)));
-	xiw_term_code tc;
-	xiw_term_parse(t.term_ctrl, &tc);
-	u32 rlen = ulpdu - XIW_DDP_UNTAGGED_HDR_LEN;
-	bool tagged = (tc.hdrct & XIW_TERM_HDRCT_D) && (t.term_hdrs[0] & XIW_DDP_T);
-	bool len_ok = rlen == xiw_term_len(tc.hdrct, tagged);
+	std::memcpy(t, f.data(), std::min(f.size(), kTermHdr));
+	const u8 *rd = t + ddp::kUntaggedFpduHdr;	// the RDMAP part
+	term::Code tc = term::parse_ctrl(rd + term::kCtrl);
+	const u8 *hdrs = rd + term::kHdrs;
+	u32 rlen = ulpdu - ddp::kUntaggedHdrLen;
+	bool tagged = (tc.hdrct & term::kD) && (hdrs[0] & ddp::kT);
+	bool len_ok = rlen == term::len(tc.hdrct, tagged);
 	std::string copied = "none", seglen = "-";
 
-	if (tc.hdrct & (XIW_TERM_HDRCT_M | XIW_TERM_HDRCT_D))
-		seglen = std::to_string(be16_to_cpu(t.ddp_seg_len));
-	if ((tc.hdrct & XIW_TERM_HDRCT_D) && len_ok) {
-		size_t n = rlen - XIW_RDMAP_TERM_MIN - 2;
-		bool same = p.last_hdr.size() >= XIW_MPA_HDR_LEN + n &&
-			    !std::memcmp(t.term_hdrs,
-					 p.last_hdr.data() + XIW_MPA_HDR_LEN, n);
-		copied = same ? "match" : "mismatch:" + hex(t.term_hdrs, n);
+	if (tc.hdrct & (term::kM | term::kD))
+		seglen = std::to_string(rfc::get16(rd + term::kSegLen));
+	if ((tc.hdrct & term::kD) && len_ok) {
+		size_t n = rlen - term::kHdrs;
+		bool same = p.last_hdr.size() >= mpa::kUlpduLenLen + n &&
+			    !std::memcmp(hdrs,
+					 p.last_hdr.data() + mpa::kUlpduLenLen, n);
+		copied = same ? "match" : "mismatch:" + hex(hdrs, n);
 	}
 	std::printf("TERM layer=%u type=%u code=0x%02x hdrct=0x%02x qn=%u msn=%u "
 		    "mo=%u last=%d len=%s seglen=%s copied=%s\n",
 		    tc.layer, tc.etype, tc.ecode, tc.hdrct,
-		    be32_to_cpu(t.hdr.qn), be32_to_cpu(t.hdr.msn),
-		    be32_to_cpu(t.hdr.mo), !!(t.hdr.ctrl.ddp & XIW_DDP_L),
+		    rfc::get32(t + ddp::kOffQn), rfc::get32(t + ddp::kOffMsn),
+		    rfc::get32(t + ddp::kOffMo), !!(t[ddp::kOffCtrl] & ddp::kL),
 		    len_ok ? "ok" : "bad", seglen.c_str(), copied.c_str());
 }
 
@@ -315,47 +293,50 @@ RxResult rx_loop(Peer &p, Clock::time_point end, int until_rresp = 0)
 			return res;
 		if (!need(p, 2, end))
 			break;
-		u32 ulpdu = be16_to_cpu(*reinterpret_cast<const __be16 *>(p.rx.data()));
-		size_t flen = xiw_mpa_fpdu_len(ulpdu);
+		u32 ulpdu = rfc::get16(p.rx.data());
+		size_t flen = mpa::fpdu_len(ulpdu);
 		if (!need(p, flen, end))
 			break;
 		Bytes f(p.rx.begin(), p.rx.begin() + flen);
 		p.rx.erase(p.rx.begin(), p.rx.begin() + flen);
 		if (p.crc) {
-			__le32 want = xiw_crc_trailer(
-				xiw_crc_update(XIW_CRC32C_SEED, f.data(), flen - 4));
-			if (std::memcmp(&want, f.data() + flen - 4, 4))
+			u8 want[mpa::kCrcLen];
+			rfc::crc_trailer(want, rfc::crc32c(f.data(),
+							   flen - mpa::kCrcLen));
+			if (std::memcmp(want, f.data() + flen - mpa::kCrcLen,
+					mpa::kCrcLen)) {
+				// xiw's CRC, checked with rfc_wire.h's own
 				std::printf("BADCRC\n");
+				res.other++;
+			}
 		}
-		u8 ddp = f.size() > 2 ? f[2] : 0, rd = f.size() > 3 ? f[3] : 0;
-		int op = xiw_rdmap_opcode(rd);
-		if (ulpdu < xiw_ddp_hdr_len(ddp)) {
+		u8 dc = f[ddp::kOffCtrl], rd = f[ddp::kOffUlpCtrl];
+		int op = rdmap::opcode(rd);
+		if (ulpdu < ddp::hdr_len(dc)) {
 			std::printf("FPDU short len=%u\n", ulpdu);
 			res.other++;
 			continue;
 		}
-		if (!(ddp & XIW_DDP_T) && op == XIW_RDMAP_OP_TERMINATE &&
-		    ulpdu >= XIW_DDP_UNTAGGED_HDR_LEN + XIW_RDMAP_TERM_MIN) {
+		if (!(dc & ddp::kT) && op == rdmap::kTerminate &&
+		    ulpdu >= ddp::kUntaggedHdrLen + term::kMin) {
 			print_term(p, f, ulpdu);
 			res.terms++;
-		} else if ((ddp & XIW_DDP_T) && op == XIW_RDMAP_OP_READ_RESP) {
-			xiw_ddp_tagged h;
-			std::memcpy(&h, f.data(), sizeof(h));
-			u32 n = ulpdu - XIW_DDP_TAGGED_HDR_LEN;
-			u32 stag = be32_to_cpu(h.stag);
-			u64 to = be64_to_cpu(h.to);
+		} else if ((dc & ddp::kT) && op == rdmap::kReadResp) {
+			u32 n = ulpdu - ddp::kTaggedHdrLen;
+			u32 stag = rfc::get32(&f[ddp::kOffStag]);
+			u64 to = rfc::get64(&f[ddp::kOffTo]);
 			bool ok = true;
 			for (u32 i = 0; i < n; i++)
-				ok &= f[sizeof(h) + i] == 0xa5;
+				ok &= f[ddp::kTaggedFpduHdr + i] == 0xa5;
 			std::printf("RRESP len=%u stag=0x%x to=0x%llx last=%d data=%s\n",
 				    n, stag, (unsigned long long)to,
-				    !!(ddp & XIW_DDP_L), ok ? "ok" : "bad");
+				    !!(dc & ddp::kL), ok ? "ok" : "bad");
 			res.rresps++;
-			if (ddp & XIW_DDP_L)
+			if (dc & ddp::kL)
 				rresp_last++;
 			res.rresp_ok &= ok;
 		} else {
-			std::printf("FPDU ddp=0x%02x rdmap=0x%02x len=%u\n", ddp, rd,
+			std::printf("FPDU ddp=0x%02x rdmap=0x%02x len=%u\n", dc, rd,
 				    ulpdu);
 			res.other++;
 		}
@@ -391,20 +372,20 @@ bool good_round(Peer &p, int round, int timeout_ms)
 {
 	Bytes msg = pattern(16 + round, u8(0x40 + round));
 	send_fpdu(p, send_hdr(p), msg);
-	p.msn[XIW_QN_SEND]++;
+	p.msn[rdmap::kQnSend]++;
 	u32 off = 128 + round * 256;
 	Bytes w = pattern(200, u8(0x11 * (round + 1)));
-	send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag, p.rw_addr + off), w);
+	send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag, p.rw_addr + off), w);
 	std::memcpy(p.rw_model.data() + off, w.data(), w.size());
 	// a two-segment Write at the end of the region (exact bounds)
 	Bytes w1 = pattern(24, u8(0x77 + round)), w2 = pattern(40, u8(0x99 + round));
 	u64 end = p.rw_addr + p.rw_len;
-	send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag, end - 64, false), w1);
-	send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag, end - 40, true), w2);
+	send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag, end - 64, false), w1);
+	send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag, end - 40, true), w2);
 	std::memcpy(p.rw_model.data() + kRegion - 64, w1.data(), w1.size());
 	std::memcpy(p.rw_model.data() + kRegion - 40, w2.data(), w2.size());
 	send_fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr + 100, 64));
-	p.msn[XIW_QN_REQ]++;
+	p.msn[rdmap::kQnReadReq]++;
 	std::printf("SENT case=good round=%d\n", round);
 	RxResult r = rx_loop(p, Clock::now() + std::chrono::milliseconds(timeout_ms), 1);
 	bool ok = r.rresps == 1 && r.rresp_ok && !r.terms && !r.other;
@@ -419,8 +400,8 @@ bool good_round(Peer &p, int round, int timeout_ms)
 Bytes commit_hdr(Peer &p, unsigned op, u32 stag, u32 len, u64 to,
 		 const Bytes &tail)
 {
-	Bytes b = untagged_hdr(xiw_rdmap_ctrl(op), XIW_QN_REQ,
-			       p.msn[XIW_QN_REQ]);
+	Bytes b = untagged_hdr(rdmap::ctrl(op), rdmap::kQnReadReq,
+			       p.msn[rdmap::kQnReadReq]);
 	auto put32 = [&](u32 v) {
 		for (int i = 3; i >= 0; i--)
 			b.push_back(u8(v >> (8 * i)));
@@ -457,118 +438,134 @@ const Case kCases[] = {
 	{"badcrc", "Send with a wrong CRC (needs --crc)", [](Peer &p, const Opts &) {
 		send_fpdu(p, send_hdr(p), pattern(16, 1), true);
 	}},
+	{"crc-zero", "(--crc) CRC agreed, then a Send with a zero CRC field, as a peer without CRC sends it",
+	 [](Peer &p, const Opts &) {
+		bool agreed = p.crc;
+
+		p.crc = false;	// trailer 0: what a CRC-off peer puts there
+		send_fpdu(p, send_hdr(p), pattern(16, 1));
+		p.crc = agreed;	// xiw's frames still carry CRCs: check them
+	}},
+	{"crc-ignored", "(no --crc, xiw sets C in its Reply) the peer ignores C and sends a zero CRC field",
+	 [](Peer &p, const Opts &) {
+		bool agreed = p.crc;
+
+		p.crc = false;
+		send_fpdu(p, send_hdr(p), pattern(16, 1));
+		p.crc = agreed;
+	}},
 	{"ddpver", "untagged Send with DDP version 0", [](Peer &p, const Opts &) {
-		send_fpdu(p, untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_SEND), 0,
+		send_fpdu(p, untagged_hdr(rdmap::ctrl(rdmap::kSend), 0,
 					  p.msn[0], 0, true, 0), pattern(16, 2));
 	}},
 	{"ddpver-t", "tagged Write with DDP version 2", [](Peer &p, const Opts &) {
-		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag, p.rw_addr,
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag, p.rw_addr,
 					true, 2), pattern(16, 3));
 	}},
 	{"rdmapver", "Send with RDMAP version 0", [](Peer &p, const Opts &) {
-		send_fpdu(p, untagged_hdr(XIW_RDMAP_OP_SEND, 0, p.msn[0]),
+		send_fpdu(p, untagged_hdr(rdmap::kSend, 0, p.msn[0]),
 			  pattern(16, 4));
 	}},
 	{"rdmapver2", "Write with RDMAP version 2", [](Peer &p, const Opts &) {
-		Bytes h = tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag, p.rw_addr);
-		h[3] = (2 << XIW_RDMAP_RV_SHIFT) | XIW_RDMAP_OP_WRITE;
+		Bytes h = tagged_hdr(rdmap::kWrite, p.rw_stag, p.rw_addr);
+		h[3] = (2 << rdmap::kRvShift) | rdmap::kWrite;
 		send_fpdu(p, h, pattern(16, 5));
 	}},
 	{"badopcode", "opcode 0xf (Verify Response) on QN 3, nothing requested",
 	 [](Peer &p, const Opts &) {
-		send_fpdu(p, untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_VERIFY_RESP),
-					  XIW_QN_RESP, p.msn[XIW_QN_RESP]));
+		send_fpdu(p, untagged_hdr(rdmap::ctrl(rdmap::kVerifyResp),
+					  rdmap::kQnAtomicResp, p.msn[rdmap::kQnAtomicResp]));
 	}},
 	{"awrite-misaligned", "Atomic Write to an address 4 bytes off alignment",
 	 [](Peer &p, const Opts &) {
-		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_ATOMIC_WRITE_REQ,
+		send_fpdu(p, commit_hdr(p, rdmap::kAtomicWriteReq,
 					p.rw_stag, 8, p.rw_addr + 68,
 					pattern(8, 30)));
 	}},
 	{"awrite-len", "Atomic Write with Data Sink Length 16",
 	 [](Peer &p, const Opts &) {
-		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_ATOMIC_WRITE_REQ,
+		send_fpdu(p, commit_hdr(p, rdmap::kAtomicWriteReq,
 					p.rw_stag, 16, p.rw_addr + 64,
 					pattern(8, 31)));
 	}},
 	{"awrite-ro", "Atomic Write to the read-only region",
 	 [](Peer &p, const Opts &) {
-		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_ATOMIC_WRITE_REQ,
+		send_fpdu(p, commit_hdr(p, rdmap::kAtomicWriteReq,
 					p.ro_stag, 8, p.ro_addr + 64,
 					pattern(8, 32)));
 	}},
 	{"flush-noright", "Flush (G) of the read-only region (no flush right)",
 	 [](Peer &p, const Opts &) {
-		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_FLUSH_REQ, p.ro_stag,
+		send_fpdu(p, commit_hdr(p, rdmap::kFlushReq, p.ro_stag,
 					64, p.ro_addr, be32_bytes(2)));
 	}},
 	{"verify-oob", "Verify crossing the end of the RO region",
 	 [](Peer &p, const Opts &) {
-		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_VERIFY_REQ, p.ro_stag,
+		send_fpdu(p, commit_hdr(p, rdmap::kVerifyReq, p.ro_stag,
 					64, p.ro_addr + p.ro_len - 32, {}));
 	}},
 	{"verify-hashlen", "Verify with a 16-byte hash (crc32c region: 4)",
 	 [](Peer &p, const Opts &) {
-		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_VERIFY_REQ, p.ro_stag,
+		send_fpdu(p, commit_hdr(p, rdmap::kVerifyReq, p.ro_stag,
 					64, p.ro_addr, pattern(16, 33)));
 	}},
 	{"verify-longhash", "Verify with a 40-byte hash (at most 32 exist)",
 	 [](Peer &p, const Opts &) {
-		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_VERIFY_REQ, p.ro_stag,
+		send_fpdu(p, commit_hdr(p, rdmap::kVerifyReq, p.ro_stag,
 					64, p.ro_addr, pattern(40, 34)));
 	}},
 	{"verify-mismatch", "Verify of the RO region with a wrong crc32c",
 	 [](Peer &p, const Opts &) {
-		send_fpdu(p, commit_hdr(p, XIW_RDMAP_OP_VERIFY_REQ, p.ro_stag,
+		send_fpdu(p, commit_hdr(p, rdmap::kVerifyReq, p.ro_stag,
 					64, p.ro_addr, pattern(4, 35)));
 	}},
 	{"awresp", "Atomic Write Response (control 0xC1), nothing requested",
 	 [](Peer &p, const Opts &) {
-		send_fpdu(p, untagged_hdr(0xc1, XIW_QN_RESP, p.msn[XIW_QN_RESP]));
+		send_fpdu(p, untagged_hdr(0xc1, rdmap::kQnAtomicResp, p.msn[rdmap::kQnAtomicResp]));
 	}},
 	{"tbit", "Read Request with the T flag (tagged)", [](Peer &p, const Opts &) {
 		Bytes h = rreq_hdr(p, p.ro_stag, p.ro_addr, 64);
-		h[2] |= XIW_DDP_T;
+		h[2] |= ddp::kT;
 		send_fpdu(p, h);
 	}},
 	{"badqn", "Send on QN 7", [](Peer &p, const Opts &) {
-		send_fpdu(p, untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_SEND), 7, 1),
+		send_fpdu(p, untagged_hdr(rdmap::ctrl(rdmap::kSend), 7, 1),
 			  pattern(16, 6));
 	}},
 	{"badmsn", "Send with MSN 5 (1 expected)", [](Peer &p, const Opts &) {
-		send_fpdu(p, untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_SEND), 0, 5),
+		send_fpdu(p, untagged_hdr(rdmap::ctrl(rdmap::kSend), 0, 5),
 			  pattern(16, 7));
 	}},
 	{"badmo", "first Send segment with MO 100", [](Peer &p, const Opts &) {
 		send_fpdu(p, send_hdr(p, 100), pattern(16, 8));
 	}},
 	{"badstag", "Write to an STag that does not exist", [](Peer &p, const Opts &) {
-		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag ^ 0x7fffff00,
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag ^ 0x7fffff00,
 					p.rw_addr), pattern(64, 9));
 	}},
 	{"oob", "Write crossing the end of the RW region", [](Peer &p, const Opts &) {
-		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag,
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag,
 					p.rw_addr + p.rw_len - 16), pattern(64, 10));
 	}},
 	{"oob-low", "Write starting 8 bytes before the RW region", [](Peer &p, const Opts &) {
-		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag,
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag,
 					p.rw_addr - 8), pattern(64, 11));
 	}},
 	{"towrap", "Write whose TO + length wraps 2^64", [](Peer &p, const Opts &) {
-		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag,
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag,
 					~0ULL - 15), pattern(64, 12));
 	}},
 	{"rowrite", "Write to the read-only region", [](Peer &p, const Opts &) {
-		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.ro_stag, p.ro_addr),
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.ro_stag, p.ro_addr),
 			  pattern(64, 13));
 	}},
 	{"foreign", "Write to another connection's RW STag (--foreign)",
 	 [](Peer &p, const Opts &o) {
-		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, o.foreign_stag,
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, o.foreign_stag,
 					o.foreign_addr), pattern(64, 14));
 	}},
 	{"rresp", "Read Response with no Read Request", [](Peer &p, const Opts &) {
-		send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_READ_RESP, p.rw_stag, p.rw_addr),
+		send_fpdu(p, tagged_hdr(rdmap::kReadResp, p.rw_stag, p.rw_addr),
 			  pattern(64, 15));
 	}},
 	{"rreq-badstag", "Read Request, source STag does not exist",
@@ -590,7 +587,7 @@ const Case kCases[] = {
 			Bytes f = fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr, 1024), {});
 			if (i == 4)
 				fifth = p.last_hdr;
-			p.msn[XIW_QN_REQ]++;
+			p.msn[rdmap::kQnReadReq]++;
 			all.insert(all.end(), f.begin(), f.end());
 		}
 		p.last_hdr = fifth;	// the first one over the limit
@@ -598,16 +595,15 @@ const Case kCases[] = {
 	}},
 	{"sendinv", "Send with Invalidate of the RW STag (not invalidatable)",
 	 [](Peer &p, const Opts &) {
-		Bytes h = untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_SEND_INV),
-				       XIW_QN_SEND, p.msn[XIW_QN_SEND]);
-		__be32 st = cpu_to_be32(p.rw_stag);
-		std::memcpy(h.data() + offsetof(xiw_ddp_untagged, inval_stag), &st, 4);
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kSendInv),
+				       rdmap::kQnSend, p.msn[rdmap::kQnSend]);
+		rfc::put32(&h[ddp::kOffInvStag], p.rw_stag);
 		send_fpdu(p, h, pattern(16, 21));
 	}},
 	{"bigsend", "one 65534-byte ULPDU Send into a 4 KiB receive buffer",
 	 [](Peer &p, const Opts &) {
-		send_fpdu(p, send_hdr(p), pattern(XIW_MPA_ULPDU_MAX -
-						  XIW_DDP_UNTAGGED_HDR_LEN, 16));
+		send_fpdu(p, send_hdr(p), pattern(mpa::kUlpduMax -
+						  ddp::kUntaggedHdrLen, 16));
 	}},
 	{"bigsend2", "Send of 3000 + 3000 bytes (two segments), 4 KiB buffer",
 	 [](Peer &p, const Opts &) {
@@ -623,18 +619,18 @@ const Case kCases[] = {
 	{"trunc", "Send header announcing 1000 bytes, 100 sent, then FIN",
 	 [](Peer &p, const Opts &) {
 		Bytes f = fpdu(p, send_hdr(p), pattern(1000, 19));
-		f.resize(sizeof(xiw_ddp_untagged) + 100);
+		f.resize(ddp::kUntaggedFpduHdr + 100);
 		send_all(p.fd, f);
 		shutdown(p.fd, SHUT_WR);
 	}},
 	{"term", "a Terminate from the peer (RDMAP catastrophic)",
 	 [](Peer &p, const Opts &) {
-		Bytes h = untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_TERMINATE),
-				       XIW_QN_TERM, 1);
-		xiw_term_code tc{XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_CATASTROPHIC, 0, 0};
-		__be32 c = xiw_term_ctrl(&tc);
-		const u8 *cp = reinterpret_cast<const u8 *>(&c);
-		h.insert(h.end(), cp, cp + 4);
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kTerminate),
+				       rdmap::kQnTerm, 1);
+		u8 c[term::kMin];
+		term::put_ctrl(c, {rfc::errs::kLayerRdmap,
+				   rfc::errs::kRdmapCatastrophic, 0, 0});
+		h.insert(h.end(), c, c + term::kMin);
 		send_fpdu(p, h);
 	}},
 	{"nortr", "(--rtr write) a Send before the RTR", [](Peer &p, const Opts &) {
@@ -642,9 +638,9 @@ const Case kCases[] = {
 	}},
 	{"stall-write", "a Write FPDU cut short (header and 100 of 1024 bytes), then silence",
 	 [](Peer &p, const Opts &) {
-		Bytes f = fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, p.rw_stag,
+		Bytes f = fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag,
 					     p.rw_addr), pattern(1024, 21));
-		send_all(p.fd, f.data(), sizeof(xiw_ddp_tagged) + 100);
+		send_all(p.fd, f.data(), ddp::kTaggedFpduHdr + 100);
 		// the rest never comes; run() reads until --timeout
 	}},
 	{"stall-quiet", "(4 KiB receive buffer) never reads what xiw sends, silence for 15 s",
@@ -658,12 +654,12 @@ const Case kCases[] = {
 			for (int i = 0; i < 4; i++) {
 				send_fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr,
 						      kRegion));
-				p.msn[XIW_QN_REQ]++;
+				p.msn[rdmap::kQnReadReq]++;
 			}
 			usleep(150000);
 		}
 		// then one malformed FPDU: xiw owes us a Terminate it cannot send
-		send_fpdu(p, untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_SEND), 7, 1),
+		send_fpdu(p, untagged_hdr(rdmap::ctrl(rdmap::kSend), 7, 1),
 			  pattern(16, 22));
 		std::printf("STALLING\n");
 		sleep(12);	// xiw's TX is parked: it must close anyway
@@ -711,47 +707,46 @@ int run(const Opts &o)
 	bool enhanced = o.rtr != "none";
 	u16 ird = 4, ord = 4;
 	if (o.rtr == "write")
-		ord |= XIW_MPA_V2_RTR_WRITE;
+		ord |= mpa::kOrdRtrWrite;
 	else if (o.rtr == "read")
-		ord |= XIW_MPA_V2_RTR_READ;
+		ord |= mpa::kOrdRtrRead;
 	else if (o.rtr == "send")
-		ird |= XIW_MPA_V2_RTR_SEND;
+		ird |= mpa::kIrdRtrSend;
 	if (enhanced)
-		ird |= XIW_MPA_V2_P2P;
+		ird |= mpa::kIrdP2P;
 	send_all(p.fd, mpa_request(o.crc, ird, ord, enhanced));
 
 	auto end = Clock::now() + std::chrono::milliseconds(o.timeout_ms);
-	if (!need(p, sizeof(xiw_mpa_rr), end)) {
+	if (!need(p, mpa::kFrameHdrLen, end)) {
 		std::printf("NOREPLY\n");
 		return 1;
 	}
-	xiw_mpa_rr rr;
-	std::memcpy(&rr, p.rx.data(), sizeof(rr));
-	u16 pdl = be16_to_cpu(rr.pd_len);
-	if (!need(p, sizeof(rr) + pdl, end)) {
+	mpa::Header rr = mpa::parse(p.rx.data());
+	u8 rflags = rr.flags;
+	bool rep_key = rr.key == mpa::kKeyRep;
+	u16 pdl = rr.pd_len;
+	if (!need(p, mpa::kFrameHdrLen + pdl, end)) {
 		std::printf("NOREPLY truncated\n");
 		return 1;
 	}
-	Bytes pd(p.rx.begin() + sizeof(rr), p.rx.begin() + sizeof(rr) + pdl);
-	p.rx.erase(p.rx.begin(), p.rx.begin() + sizeof(rr) + pdl);
-	if (std::memcmp(rr.key, XIW_MPA_KEY_REP, XIW_MPA_KEY_LEN) ||
-	    (rr.flags & XIW_MPA_FLAG_R)) {
-		std::printf("REJECTED flags=0x%02x\n", rr.flags);
+	Bytes pd(p.rx.begin() + mpa::kFrameHdrLen,
+		 p.rx.begin() + mpa::kFrameHdrLen + pdl);
+	p.rx.erase(p.rx.begin(), p.rx.begin() + mpa::kFrameHdrLen + pdl);
+	if (!rep_key || (rflags & mpa::kFlagR)) {
+		std::printf("REJECTED flags=0x%02x\n", rflags);
 		return 1;
 	}
-	p.crc = rr.flags & XIW_MPA_FLAG_C;
+	p.crc = rflags & mpa::kFlagC;
 	size_t off = 0;
 	u16 rep_ord = 0, rep_ird = 0;
-	if (rr.flags & XIW_MPA_FLAG_ENHANCED) {
-		xiw_mpa_v2 v2;
-		if (pdl < sizeof(v2)) {
+	if (rflags & mpa::kFlagS) {
+		if (pdl < mpa::kV2Len) {
 			std::printf("BADREPLY pd=%u\n", pdl);
 			return 1;
 		}
-		std::memcpy(&v2, pd.data(), sizeof(v2));
-		rep_ird = be16_to_cpu(v2.ird);
-		rep_ord = be16_to_cpu(v2.ord);
-		off = sizeof(v2);
+		rep_ird = rfc::get16(pd.data());
+		rep_ord = rfc::get16(pd.data() + 2);
+		off = mpa::kV2Len;
 	}
 	target_info::Info ti;
 	if (!target_info::decode(pd.data() + off, pdl - off, &ti)) {
@@ -777,24 +772,20 @@ int run(const Opts &o)
 
 	// RTR (RFC 6581): the responder's choice is in its reply
 	if (enhanced && o.name != "nortr") {
-		if (rep_ord & XIW_MPA_V2_RTR_WRITE) {
-			send_fpdu(p, tagged_hdr(XIW_RDMAP_OP_WRITE, XIW_RTR_READ_STAG, 0));
-		} else if (rep_ord & XIW_MPA_V2_RTR_READ) {
-			Bytes h = untagged_hdr(xiw_rdmap_ctrl(XIW_RDMAP_OP_READ_REQ),
-					       XIW_QN_REQ, p.msn[XIW_QN_REQ]);
-			xiw_rdmap_rreq r{};
-			std::memcpy(&r, h.data(), h.size());
-			r.sink_stag = cpu_to_be32(XIW_RTR_READ_STAG);
-			r.src_stag = cpu_to_be32(XIW_RTR_READ_STAG);
-			h.resize(sizeof(r));
-			std::memcpy(h.data(), &r, sizeof(r));
+		if (rep_ord & mpa::kOrdRtrWrite) {
+			send_fpdu(p, tagged_hdr(rdmap::kWrite, mpa::kRtrReadStag, 0));
+		} else if (rep_ord & mpa::kOrdRtrRead) {
+			Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kReadReq),
+					       rdmap::kQnReadReq, p.msn[rdmap::kQnReadReq]);
+			rdmap::append_rreq(h, mpa::kRtrReadStag, 0, 0,
+					   mpa::kRtrReadStag, 0);
 			send_fpdu(p, h);
-			p.msn[XIW_QN_REQ]++;
+			p.msn[rdmap::kQnReadReq]++;
 			// its zero-length Read Response
 			rx_loop(p, Clock::now() + std::chrono::milliseconds(o.timeout_ms), 1);
-		} else if (rep_ird & XIW_MPA_V2_RTR_SEND) {
+		} else if (rep_ird & mpa::kIrdRtrSend) {
 			send_fpdu(p, send_hdr(p));
-			p.msn[XIW_QN_SEND]++;
+			p.msn[rdmap::kQnSend]++;
 		} else {
 			std::printf("BADREPLY no RTR type chosen\n");
 			return 1;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// A raw TCP peer that speaks MPA (RFC 5044 / RFC 6581) by hand, built on
-// kernel/xiw_wire.h, to drive the xiw connection manager through its
-// reject, timeout and bad-input paths.
+// A raw TCP peer that speaks MPA (RFC 5044 / RFC 6581) by hand, its frames
+// built and parsed through rfc_wire.h (the RFCs' layouts written out
+// independently of kernel/xiw_wire.h, the header under test), to drive the
+// xiw connection manager through its reject, timeout and bad-input paths.
 //
 //   xiw_mpa_peer listen ADDR PORT MODE     one connection, as MPA responder
 //       MODE: reject   reply R with private data "go away"
@@ -23,11 +24,11 @@
 // Prints one line per fact ("reply flags=0x.. rev=.. pd=..", "closed after
 // N ms", "request ...") and exits 0 unless a system call failed (2) or the
 // peer did something impossible (1).
-#include "kcompat.h"
-#include "xiw_wire.h"
+#include "rfc_wire.h"
 
 #include <arpa/inet.h>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,7 +44,10 @@
 
 namespace {
 
+using u8 = uint8_t;
+using u16 = uint16_t;
 using Clock = std::chrono::steady_clock;
+namespace mpa = rfc::mpa;
 
 [[noreturn]] void die(const char *what)
 {
@@ -123,53 +127,42 @@ bool wait_close(int fd, int timeout_ms, Clock::time_point t0)
 	}
 }
 
-std::vector<u8> frame(const char *key, u8 flags, u8 rev, bool v2, u16 ird,
+std::vector<u8> frame(std::string_view key, u8 flags, u8 rev, bool v2, u16 ird,
 		      u16 ord, std::string_view pd, int pd_len_override = -1)
 {
-	xiw_mpa_rr rr{};
-	u16 len = (v2 ? sizeof(xiw_mpa_v2) : 0) + pd.size();
-
-	std::memcpy(rr.key, key, XIW_MPA_KEY_LEN);
-	rr.flags = flags | (v2 ? XIW_MPA_FLAG_ENHANCED : 0);
-	rr.rev = rev;
-	rr.pd_len = cpu_to_be16(pd_len_override >= 0 ? pd_len_override : len);
-	xiw_mpa_v2 x{cpu_to_be16(ird), cpu_to_be16(ord)};
-	size_t off = 0;
-	std::vector<u8> b(sizeof(rr) + (v2 ? sizeof(x) : 0) + pd.size());
-
-	std::memcpy(b.data(), &rr, sizeof(rr));
-	off += sizeof(rr);
-	if (v2) {
-		std::memcpy(b.data() + off, &x, sizeof(x));
-		off += sizeof(x);
-	}
-	if (!pd.empty())
-		std::memcpy(b.data() + off, pd.data(), pd.size());
-	return b;
+	return mpa::frame(key, flags, rev, v2, ird, ord, pd, pd_len_override);
 }
 
+// What read_rr() got: the frame's fixed part, copied out.
+struct Rr {
+	u8 hdr[mpa::kFrameHdrLen];
+	u8 flags, rev;
+};
+
 // Read a Request/Reply and print it. false if the stream ended first.
-bool read_rr(int fd, const char *what, xiw_mpa_rr *rr, std::vector<u8> *pd,
+bool read_rr(int fd, const char *what, Rr *rr, std::vector<u8> *pd,
 	     int timeout_ms)
 {
-	if (!recv_n(fd, reinterpret_cast<u8 *>(rr), sizeof(*rr), timeout_ms)) {
+	if (!recv_n(fd, rr->hdr, mpa::kFrameHdrLen, timeout_ms)) {
 		std::printf("no %s (closed or timeout)\n", what);
 		return false;
 	}
-	u16 n = be16_to_cpu(rr->pd_len);
+	mpa::Header h = mpa::parse(rr->hdr);
+	rr->flags = h.flags;
+	rr->rev = h.rev;
+	u16 n = h.pd_len;
 	pd->resize(n);
 	if (n && !recv_n(fd, pd->data(), n, timeout_ms)) {
 		std::printf("truncated %s\n", what);
 		return false;
 	}
 	std::printf("%s key=%.16s flags=0x%02x rev=%u pd=%u", what,
-		    reinterpret_cast<const char *>(rr->key), rr->flags, rr->rev, n);
+		    h.key.data(), h.flags, h.rev, n);
 	size_t off = 0;
-	if ((rr->flags & XIW_MPA_FLAG_ENHANCED) && n >= 4) {
-		auto *v2 = reinterpret_cast<const xiw_mpa_v2 *>(pd->data());
-		std::printf(" ird=0x%04x ord=0x%04x", be16_to_cpu(v2->ird),
-			    be16_to_cpu(v2->ord));
-		off = 4;
+	if ((h.flags & mpa::kFlagS) && n >= mpa::kV2Len) {
+		std::printf(" ird=0x%04x ord=0x%04x", rfc::get16(pd->data()),
+			    rfc::get16(pd->data() + 2));
+		off = mpa::kV2Len;
 	}
 	std::printf(" data=\"%.*s\"\n", int(n - off),
 		    reinterpret_cast<const char *>(pd->data() + off));
@@ -193,22 +186,22 @@ int do_listen(const char *host, const char *port, std::string_view mode)
 	if (fd < 0)
 		die("accept");
 	auto t0 = Clock::now();
-	xiw_mpa_rr rr;
+	Rr rr;
 	std::vector<u8> pd;
 	if (!read_rr(fd, "request", &rr, &pd, 20000))
 		return 1;
-	bool v2 = rr.rev == 2 && (rr.flags & XIW_MPA_FLAG_ENHANCED);
+	bool v2 = rr.rev == mpa::kRev2 && (rr.flags & mpa::kFlagS);
 
 	if (mode == "reject") {
-		send_all(fd, frame(XIW_MPA_KEY_REP, XIW_MPA_FLAG_R, rr.rev, v2, 0, 0,
+		send_all(fd, frame(mpa::kKeyRep, mpa::kFlagR, rr.rev, v2, 0, 0,
 				   "go away"));
 	} else if (mode == "markers") {
-		send_all(fd, frame(XIW_MPA_KEY_REP, XIW_MPA_FLAG_M, rr.rev, v2, 4, 4,
+		send_all(fd, frame(mpa::kKeyRep, mpa::kFlagM, rr.rev, v2, 4, 4,
 				   ""));
 	} else if (mode == "badkey") {
 		send_all(fd, frame("MPA ID Bad Frame", 0, rr.rev, v2, 4, 4, ""));
 	} else if (mode == "accept" || mode == "accept-hold") {
-		send_all(fd, frame(XIW_MPA_KEY_REP, 0, rr.rev, v2, 4, 4, "ok"));
+		send_all(fd, frame(mpa::kKeyRep, 0, rr.rev, v2, 4, 4, "ok"));
 	} else if (mode != "silent") {
 		std::fprintf(stderr, "unknown mode\n");
 		return 2;
@@ -237,27 +230,27 @@ int do_connect(const char *host, const char *port, std::string_view mode)
 	freeaddrinfo(ai);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	auto t0 = Clock::now();
-	const u16 p2p_ird = XIW_MPA_V2_P2P | 8;
-	const u16 p2p_ord = XIW_MPA_V2_RTR_WRITE | XIW_MPA_V2_RTR_READ | 4;
-	xiw_mpa_rr rr;
+	const u16 p2p_ird = mpa::kIrdP2P | 8;
+	const u16 p2p_ord = mpa::kOrdRtrWrite | mpa::kOrdRtrRead | 4;
+	Rr rr;
 	std::vector<u8> pd;
 
 	if (mode == "good") {
-		send_all(fd, frame(XIW_MPA_KEY_REQ, 0, 2, true, p2p_ird, p2p_ord,
+		send_all(fd, frame(mpa::kKeyReq, 0, 2, true, p2p_ird, p2p_ord,
 				   "hello"));
 	} else if (mode == "rev1") {
-		send_all(fd, frame(XIW_MPA_KEY_REQ, 0, 1, false, 0, 0, "hello"));
+		send_all(fd, frame(mpa::kKeyReq, 0, 1, false, 0, 0, "hello"));
 	} else if (mode == "markers") {
-		send_all(fd, frame(XIW_MPA_KEY_REQ, XIW_MPA_FLAG_M, 2, true, 8, 4,
+		send_all(fd, frame(mpa::kKeyReq, mpa::kFlagM, 2, true, 8, 4,
 				   "hello"));
 	} else if (mode == "badrev") {
-		send_all(fd, frame(XIW_MPA_KEY_REQ, 0, 3, false, 0, 0, "hello"));
+		send_all(fd, frame(mpa::kKeyReq, 0, 3, false, 0, 0, "hello"));
 	} else if (mode == "badkey") {
 		send_all(fd, frame("MPA ID Bad Frame", 0, 2, true, 8, 4, "hello"));
 	} else if (mode == "pdlen") {
-		send_all(fd, frame(XIW_MPA_KEY_REQ, 0, 2, true, 8, 4, "hello", 600));
+		send_all(fd, frame(mpa::kKeyReq, 0, 2, true, 8, 4, "hello", 600));
 	} else if (mode == "trunc") {
-		auto b = frame(XIW_MPA_KEY_REQ, 0, 2, true, 8, 4, "hello");
+		auto b = frame(mpa::kKeyReq, 0, 2, true, 8, 4, "hello");
 		b.resize(10);
 		send_all(fd, b);
 		close(fd);

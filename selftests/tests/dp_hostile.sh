@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 120
-# description: data path vs a hostile raw peer: bad CRC/versions/opcode/QN/MSN/MO/STag/bounds/rights, stray Read Response, oversized and truncated FPDUs: exact Terminate, QP to ERROR, regions intact, other QPs unaffected
+# description: data path vs a hostile raw peer: bad CRC (wrong, zero after CRC was agreed, zero after xiw insisted on CRC)/versions/opcode/QN/MSN/MO/STag/bounds/rights, stray Read Response, oversized and truncated FPDUs: exact Terminate, QP to ERROR, regions intact, other QPs unaffected
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 B=$(need_prog xiw_badpeer)
@@ -31,6 +31,7 @@ zero_fnv=$("$B" --fnv-zero)
 # RFC 5041 section 7; Documentation/wire-format.md "Terminate codes".
 cases=(
 	"badcrc|--crc|QP_FATAL|layer=2 type=0 code=0x02 hdrct=0xc0"
+	"crc-zero|--crc|QP_FATAL|layer=2 type=0 code=0x02 hdrct=0xc0"
 	"ddpver||QP_REQ_ERR|layer=1 type=2 code=0x06 hdrct=0x00"
 	"ddpver-t||QP_REQ_ERR|layer=1 type=1 code=0x04 hdrct=0x00"
 	"rdmapver||QP_REQ_ERR|layer=0 type=2 code=0x05 hdrct=0xc0"
@@ -79,8 +80,9 @@ if [ -n "${XIW_HOSTILE_CASES:-}" ]; then
 fi
 batch=7		# cases run at the same time (the CM backlog is 8)
 nbatch=$(( (${#cases[@]} + batch - 1) / batch ))
-# connections: the held one, the cases, a good one before and after every batch
-nconn=$(( 1 + ${#cases[@]} + nbatch + 1 ))
+# connections: the held one, the cases, a good one before and after every
+# batch, crc-ignored
+nconn=$(( 1 + ${#cases[@]} + nbatch + 1 + 1 ))
 "$T" --bind $addr --port $port --conns $nconn --timeout 100 >tgt.log 2>&1 &
 tgt=$!
 defer eval 'kill $tgt 2>/dev/null || true'
@@ -245,6 +247,21 @@ for ((i = 0; i < ${#cases[@]}; i += batch)); do
 		good --crc --rtr read
 	fi
 done
+
+# One side insists on CRC, the other does not: with mpa_crc=1 xiw sets C
+# in its Reply to a Request without C (CRC is then on both ways, RFC
+# 5044); a peer that ignores that and sends a zero CRC field must get the
+# CRC Terminate and lose the connection. The peer checks the CRC of what
+# xiw sends (the Terminate) with rfc_wire.h's own CRC32c: BADCRC fails.
+# With dp_hostile's crc-zero and badcrc this is the proof behind cm_siw's
+# and siw_cm_2vm's rping-with-CRC checks: data cannot cross when one side
+# sends no CRC the other expects.
+echo 1 >"$params/mpa_crc"
+run_case crc-ignored ""
+echo 0 >"$params/mpa_crc"
+grab case-crc-ignored.log "INFO *"
+expect_line "$got" ' crc=1 ' "crc-ignored: xiw's Reply turned CRC on"
+check_case crc-ignored QP_FATAL "layer=2 type=0 code=0x02 hdrct=0xc0"
 
 # The held connection: second round, then its region holds exactly its
 # own Writes (the foreign-STag cases did not reach it).
