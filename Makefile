@@ -11,6 +11,8 @@
 #   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side;
 #                   xiw_commitlog on DRAM and persistent memory
 #   make fuzz       libFuzzer harnesses, FUZZ_TIME seconds each (FUZZ=names)
+#   make fuzz-live  the wire fuzzer against xiw.ko in the VM (dp_wirefuzz),
+#                   FUZZ_TIME seconds (FUZZ_SEED=n)
 #   make install    install xiw.ko, libxiw and its libibverbs.d entry
 #   make dkms-install   xiw.ko under DKMS (rebuilt on kernel updates)
 #   make dkms-uninstall
@@ -32,7 +34,7 @@ KTEST_MAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/kmod \
 	KBUILD_EXTRA_SYMBOLS=$(CURDIR)/kernel/Module.symvers
 
 .PHONY: check-packages all kernel ktest user deps check check-host check-vm demo bench install \
-	clean checkpatch sparse w1 fuzz fuzz-corpus dkms-src dkms-install \
+	clean checkpatch sparse w1 fuzz fuzz-live fuzz-corpus dkms-src dkms-install \
 	dkms-uninstall deb dkms-tarball
 
 all: kernel ktest user
@@ -108,6 +110,16 @@ fuzz: user
 	@test ! -d $(BUILD)/fuzz || cmake --build $(BUILD)/fuzz --target xiw_fuzz_cov -j$(JOBS) >/dev/null
 	@bash selftests/fuzz/run.sh --build $(BUILD)/fuzz --time $(FUZZ_TIME) \
 		--keep $(BUILD)/fuzz/corpus --coverage $(FUZZ)
+
+# The live-module wire fuzzer (VM test dp_wirefuzz) for FUZZ_TIME seconds;
+# make check runs it for 75 s.
+FUZZ_SEED ?= 1
+fuzz-live: deps
+	@bash scripts/need.sh vm
+	@$(MAKE) --no-print-directory all >/dev/null
+	@XIW_WIREFUZZ_TIME=$(FUZZ_TIME) XIW_WIREFUZZ_SEED=$(FUZZ_SEED) \
+		XIW_TEST_TIMEOUT=$$(( $(FUZZ_TIME) + 180 )) \
+		bash scripts/check.sh dp_wirefuzz
 
 # Regenerate the committed seed corpus from the wire encoders.
 fuzz-corpus: user

@@ -74,6 +74,11 @@ module_param(mpa_timeout_accept_ms, uint, 0644);
 MODULE_PARM_DESC(mpa_timeout_accept_ms,
 		 "Responder: ms the ULP has to accept or reject a connection request before it is rejected (default 10000)");
 
+static unsigned int llp_timeout_ms = 30000;
+module_param(llp_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(llp_timeout_ms,
+		 "A peer silent this long is dead: TCP_USER_TIMEOUT and keepalive of new connections, ms, 0 = TCP's defaults (about 15 min with data outstanding, never when idle); default 30000");
+
 static struct workqueue_struct *xiw_cm_wq;
 static LIST_HEAD(xiw_cm_shared);
 static DEFINE_MUTEX(xiw_cm_shared_mutex);
@@ -104,6 +109,34 @@ static const char * const xiw_cep_state_name[] = {
 
 static void xiw_cep_work(struct work_struct *w);
 static void xiw_cep_timeout(struct work_struct *w);
+
+/*
+ * Options of every connection socket, set before the MPA exchange.
+ * llp_timeout_ms bounds how long a peer that vanished without FIN or RST
+ * (powered off, cable pulled) keeps a connection in RDMA mode: TCP gives
+ * up after that long with data unacknowledged or a zero window
+ * (TCP_USER_TIMEOUT), and keepalive probes an idle connection after half
+ * of it, every quarter; TCP_USER_TIMEOUT also ends the probing. TCP then
+ * closes the socket with ETIMEDOUT, sk_state_change runs and the CM tears
+ * the connection down like any other LLP error (QP to ERROR, WRs
+ * flushed, iw_cm told). Without it TCP retries for ~15 minutes
+ * (tcp_retries2) and an idle connection never learns anything.
+ */
+static void xiw_cm_sock_opts(struct sock *sk)
+{
+	unsigned int ms = READ_ONCE(llp_timeout_ms);
+
+	tcp_sock_set_nodelay(sk);
+	if (!ms)
+		return;
+	ms = min_t(unsigned int, ms, INT_MAX);
+	/* Cannot fail for values in range: ms <= INT_MAX, seconds >= 1. */
+	tcp_sock_set_user_timeout(sk, ms);
+	sock_set_keepalive(sk);
+	tcp_sock_set_keepidle(sk, clamp(ms / 2000, 1U, (unsigned int)MAX_TCP_KEEPIDLE));
+	tcp_sock_set_keepintvl(sk, clamp(ms / 4000, 1U, (unsigned int)MAX_TCP_KEEPINTVL));
+	tcp_sock_set_keepcnt(sk, 4);
+}
 
 static struct xiw_cep *xiw_cep_alloc(struct xiw_device *xdev)
 {
@@ -861,7 +894,7 @@ static void xiw_cep_accept_conns(struct xiw_cep *l)
 			sock_release(ns);
 			continue;
 		}
-		tcp_sock_set_nodelay(ns->sk);
+		xiw_cm_sock_opts(ns->sk);
 		if (target != l)
 			mutex_lock_nested(&target->lock, SINGLE_DEPTH_NESTING);
 		mutex_lock_nested(&cep->lock, SINGLE_DEPTH_NESTING + 1);
@@ -1177,7 +1210,7 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		xiw_dbg(id->device, "bind %pISpc: %d\n", laddr, rv);
 		goto err_sock;
 	}
-	tcp_sock_set_nodelay(sock->sk);
+	xiw_cm_sock_opts(sock->sk);
 
 	mutex_lock(&cep->lock);
 	cep->active = true;

@@ -301,6 +301,36 @@ xiw_unload() {
 # xiw_refcnt: the module's reference count.
 xiw_refcnt() { cat "/sys/module/$XIW_MOD/refcnt"; }
 
+# slab_snapshot FILE: "cache objects" of every slab cache, after shrinking
+# each (kmem_cache_shrink flushes the per-CPU slabs, so the counts are
+# the objects really in use, not what the CPUs hold in reserve).
+slab_snapshot() {
+	local f
+	for f in /sys/kernel/slab/*/shrink; do
+		echo 1 >"$f" 2>/dev/null || true
+	done
+	awk 'NR > 2 { print $1, $2 }' /proc/slabinfo >"$1"
+}
+
+# slab_grown BASE NOW MIN: the caches that hold at least MIN more objects in
+# NOW than in BASE (slab_snapshot files), "cache:+n" each, largest first.
+slab_grown() {
+	awk -v min="$3" 'NR == FNR { b[$1] = $2; next }
+		$2 - b[$1] >= min { printf "%d %s:+%d\n", $2 - b[$1], $1, $2 - b[$1] }' \
+		"$1" "$2" | sort -rn | cut -d' ' -f2 | tr '\n' ' '
+}
+
+# slab_top BASE NOW: the three caches that grew most ("cache:+n").
+slab_top() {
+	awk 'NR == FNR { b[$1] = $2; next }
+		{ printf "%d %s:%+d\n", $2 - b[$1], $1, $2 - b[$1] }' "$1" "$2" |
+		sort -rn | head -n 3 | cut -d' ' -f2 | tr '\n' ' '
+}
+
+# tcp_socks: TCP sockets allocated (inuse + orphans, /proc/net/sockstat's
+# "alloc"), not counting TIME_WAIT.
+tcp_socks() { awk '$1 == "TCP:" { print $9 }' /proc/net/sockstat; }
+
 # xiw_need_provider: the user-space provider must be built and in use.
 xiw_need_provider() {
 	[ "$XIW_LINK_TYPE" = xiw ] || return 0	# another driver: system provider

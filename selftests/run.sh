@@ -46,7 +46,8 @@
 # Environment: XIW_BUILD (default <repo>/build), XIW_KO (default
 # <repo>/kernel/xiw.ko), KERNEL / XIW_KVER (kernel to boot), XIW_KFENCE,
 # XIW_VM_MEM, XIW_VM_SMP (see vm/vm.sh), XIW_UNLOAD_MODULES (default xiw),
-# XIW_VM_BOOT_S (boot allowance added to the VM's hard timeout, default 240).
+# XIW_VM_BOOT_S (boot allowance added to the VM's hard timeout, default 240),
+# XIW_TEST_TIMEOUT (a floor for every selected test's timeout, seconds).
 # Every other XIW_* variable is passed on to the guests (XIW_KO_PARAMS,
 # XIW_MOD, XIW_LINK_TYPE, XIW_LINK_CYCLES, ...; see selftests/README.md).
 set -uo pipefail
@@ -110,6 +111,12 @@ for f in "${files[@]}"; do
 	expect_reason[$n]=$(sed -n '1,30s/^# *expect-reason: *//p' "$f" | head -n 1)
 	topo=$(header "$f" topology 1vm)
 	to=$(header "$f" timeout 120)
+	# XIW_TEST_TIMEOUT=SEC raises every selected test's timeout to at
+	# least SEC (long runs of a test that reads its length from the
+	# environment, e.g. make fuzz-live)
+	if [[ ${XIW_TEST_TIMEOUT:-} =~ ^[0-9]+$ ]] && [ "$XIW_TEST_TIMEOUT" -gt "$to" ]; then
+		to=$XIW_TEST_TIMEOUT
+	fi
 	expect[$n]=$(header "$f" expect ok)
 	pm=$(header "$f" pmem -)
 	boots=$(header "$f" boots 1)

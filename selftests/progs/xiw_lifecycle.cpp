@@ -35,9 +35,14 @@
 //	N connections set up and torn down in turn: "CYCLE i ms=..." each,
 //	"WORST ms=..." at the end.
 //
-//   traffic ADDR PORT SECONDS
+//   traffic ADDR PORT SECONDS [SRC]
 //	Sends and Writes in a window of 64 until a fault (made by the test)
-//	ends the connection; then every WR posted must have completed.
+//	ends the connection; then every WR posted must have completed. With
+//	SRC the active (posting) side binds to that address, i.e. its own
+//	device. When the posting side's device goes away (rmmod, rdma link
+//	delete; IBV_EVENT_DEVICE_FATAL on its context) its rings are revoked
+//	and no more completions can be seen: it reports "REMOVED" and only
+//	checks that the removal was reported and every call returns.
 //
 //   hold ADDR PORT SECONDS
 //	Connect two QPs, print "CONNECTED" and wait up to SECONDS for the
@@ -48,6 +53,7 @@
 #include "verbs_side.h"
 
 #include <infiniband/verbs.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <rdma/rdma_cma.h>
 
@@ -529,6 +535,23 @@ int do_cycle(cm_pair::Pair &pair, int n)
 // error status for the WR that met the fault) - within 20 s of the first
 // error. Prints "TRAFFIC" once data flows, then the tally. @secs bounds
 // the wait for the fault.
+// A pending IBV_EVENT_DEVICE_FATAL (or any async event: printed) of @ctx.
+bool device_fatal(ibv_context *ctx)
+{
+	pollfd pfd{ ctx->async_fd, POLLIN, 0 };
+	ibv_async_event ae;
+	bool fatal = false;
+
+	while (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN)) {
+		if (ibv_get_async_event(ctx, &ae))
+			break;
+		std::printf("# async event %s\n", ibv_event_type_str(ae.event_type));
+		fatal |= ae.event_type == IBV_EVENT_DEVICE_FATAL;
+		ibv_ack_async_event(&ae);
+	}
+	return fatal;
+}
+
 int do_traffic(cm_pair::Pair &pair, int secs)
 {
 	constexpr uint32_t kWin = 64;
@@ -549,20 +572,41 @@ int do_traffic(cm_pair::Pair &pair, int secs)
 		     p, p, &passive);
 	uint64_t posted = 0, done = 0, ok = 0, flushed = 0, other = 0;
 	uint64_t unsignaled_since = 0, sends = 0, recvd = 0;
-	bool dead = false, announced = false;
+	bool dead = false, announced = false, removed = false;
 	auto end = Clock::now() + std::chrono::seconds(secs);
-	Clock::time_point died{};
+	Clock::time_point died{}, t_ev = Clock::now();
+	unsigned loops = 0;
 
+	// async events are read without blocking: the poll below is cheap
+	for (ibv_context *c : { cli.id->verbs, srv.id->verbs })
+		fcntl(c->async_fd, F_SETFL, fcntl(c->async_fd, F_GETFL) | O_NONBLOCK);
 	while (Clock::now() < end) {
+		if (!(++loops % 64)) {
+			device_fatal(srv.id->verbs);
+			if (!removed && device_fatal(cli.id->verbs)) {
+				removed = true;
+				std::printf("REMOVED after %ld ms of traffic\n",
+					    (long)std::chrono::duration_cast<
+						    std::chrono::milliseconds>(
+						    Clock::now() - t_ev).count());
+				std::fflush(stdout);
+				break;
+			}
+		}
 		// keep the window full while the connection lives
 		while (!dead && posted - done < kWin - 8) {
 			ibv_wr_opcode op = posted % 2 ? IBV_WR_SEND :
 						       IBV_WR_RDMA_WRITE;
 
 			// iWARP has no RNR retry: a Send needs a posted
-			// receive at the peer (2 * kWin of them, reposted)
+			// receive at the peer (2 * kWin of them, reposted);
+			// without one a Write goes instead. Never stop
+			// posting: WRs that completed unsignaled are known
+			// complete only through a later CQE, and when the
+			// peer's receives stopped with the connection, the
+			// next WR's flush CQE is the one
 			if (op == IBV_WR_SEND && sends - recvd >= 2 * kWin - 8)
-				break;
+				op = IBV_WR_RDMA_WRITE;
 			bool sig = ++unsignaled_since == 8;
 
 			if (sig)
@@ -618,17 +662,27 @@ int do_traffic(cm_pair::Pair &pair, int secs)
 		}
 		if (dead && done == posted)
 			break;
+
 		if (!n)
 			std::this_thread::sleep_for(std::chrono::microseconds(50));
 	}
 	std::printf("# posted %" PRIu64 ", completed %" PRIu64 " (%" PRIu64
 		    " ok, then %" PRIu64 " flushed and %" PRIu64 " other error CQEs)\n",
 		    posted, done, ok, flushed, other);
-	check(dead, "the fault ended the connection");
-	check(done == posted, "every WR completed (" + std::to_string(posted - done) +
-			      " missing)");
+	if (removed) {
+		// the rings are gone with the device: what was not seen
+		// completed before cannot be seen now
+		check(true, "the device removal was reported (" +
+			    std::to_string(posted - done) +
+			    " WRs revoked with the rings)");
+	} else {
+		check(dead, "the fault ended the connection");
+		check(done == posted, "every WR completed (" +
+			    std::to_string(posted - done) + " missing)");
+	}
 	srv.teardown();
 	cli.teardown();
+	std::printf("TORN DOWN\n");
 	return 0;
 }
 
@@ -657,13 +711,14 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|hold|traffic ADDR PORT [N]\n",
+			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|hold|traffic ADDR PORT [N [SRC]]\n",
 			     argv[0]);
 		return 2;
 	}
 	std::string cmd = argv[1];
 	int n = argc > 4 ? std::atoi(argv[4]) : 20;
-	cm_pair::Pair pair(argv[2], argv[3]);
+	cm_pair::Pair pair(argv[2], argv[3],
+			   cmd == "traffic" && argc > 5 ? argv[5] : nullptr);
 
 	if (cmd == "reset")
 		do_reset(pair);

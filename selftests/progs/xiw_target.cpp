@@ -24,11 +24,20 @@
 //
 // Usage: xiw_target --bind ADDR [--port 7174] [--conns N] [--timeout SEC]
 //                   [--dereg-on FILE] [--disconnect-on FILE] [--send-out]
+//                   [--stop-on FILE] [--priv] [--quiet]
 // With --send-out, every connection posts 8 unsignaled 16 KiB Sends (its
 // receive buffer, whatever it holds) once established, for peers that do
 // not read: "SENDING id=1".
 // With --disconnect-on FILE, once FILE exists it disconnects (gracefully)
 // every live connection: "DISCONNECTING id=1".
+// With --stop-on FILE (and --conns 0: no limit), once FILE exists it stops
+// accepting, destroys the connections still live (reporting them like a
+// disconnect) and ends with "DONE n".
+// With --priv, every connection also registers a third 4 KiB region with
+// local rights only (filled with 0x5a, its STag never told to the peer)
+// and reports at disconnect whether it is intact: "PRIV id=1 intact=1".
+// With --quiet, completions (CQE lines) are counted, not printed, and the
+// counts by status come at the end: "CQES status=0:n status=5:n ...".
 #include <arpa/inet.h>
 #include <endian.h>
 #include <fcntl.h>
@@ -103,14 +112,16 @@ struct Conn {
 	std::vector<uint8_t> rw = std::vector<uint8_t>(kRegion, 0);
 	std::vector<uint8_t> ro = std::vector<uint8_t>(kRegion, 0xa5);
 	std::vector<uint8_t> rx = std::vector<uint8_t>(kRecvs * kRecvSize, 0);
+	std::vector<uint8_t> priv;
 	ibv_mr *rw_mr = nullptr, *ro_mr = nullptr, *rx_mr = nullptr;
+	ibv_mr *priv_mr = nullptr;
 	bool connected = false;
 
 	~Conn()
 	{
 		if (cm && cm->qp)
 			rdma_destroy_qp(cm);
-		for (ibv_mr *mr : {rw_mr, ro_mr, rx_mr})
+		for (ibv_mr *mr : {rw_mr, ro_mr, rx_mr, priv_mr})
 			if (mr)
 				ibv_dereg_mr(mr);
 		if (cq)
@@ -129,6 +140,10 @@ struct Conn {
 		std::printf("MEM id=%u rw_fnv=%016llx ro_intact=%d\n", id,
 			    (unsigned long long)fnv1a(rw.data(), rw.size()),
 			    ro_ok ? 1 : 0);
+		if (!priv.empty())
+			std::printf("PRIV id=%u intact=%d\n", id,
+				    std::all_of(priv.begin(), priv.end(),
+						[](uint8_t b) { return b == 0x5a; }));
 	}
 
 	void report_qp_state() const
@@ -154,13 +169,21 @@ struct Conn {
 		int n;
 
 		while ((n = ibv_poll_cq(cq, 16, wc)) > 0)
-			for (int i = 0; i < n; i++)
+			for (int i = 0; i < n; i++) {
+				if (quiet) {
+					cqe_counts[wc[i].status]++;
+					continue;
+				}
 				std::printf("CQE id=%u op=%s status=%d len=%u flags=%u\n",
 					    id, wc_op(wc[i].opcode), wc[i].status,
 					    wc[i].byte_len, wc[i].wc_flags);
+			}
 	}
 
-	int setup(rdma_cm_id *id_)
+	static inline bool quiet;
+	static inline std::map<int, unsigned long> cqe_counts;
+
+	int setup(rdma_cm_id *id_, bool with_priv)
 	{
 		cm = id_;
 		pd = ibv_alloc_pd(cm->verbs);
@@ -178,6 +201,13 @@ struct Conn {
 		rx_mr = ibv_reg_mr(pd, rx.data(), rx.size(), IBV_ACCESS_LOCAL_WRITE);
 		if (!rw_mr || !ro_mr || !rx_mr)
 			return -1;
+		if (with_priv) {
+			priv.assign(kRegion, 0x5a);
+			priv_mr = ibv_reg_mr(pd, priv.data(), priv.size(),
+					     IBV_ACCESS_LOCAL_WRITE);
+			if (!priv_mr)
+				return -1;
+		}
 
 		ibv_qp_init_attr qa = {};
 		qa.send_cq = cq;
@@ -227,6 +257,8 @@ int main(int argc, char **argv)
 	unsigned conns = 1, timeout = 60;
 	std::string dereg_on, disc_on;
 	bool dereg_done = false, disc_done = false, send_out = false;
+	bool with_priv = false, stopping = false;
+	std::string stop_on;
 
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -251,11 +283,18 @@ int main(int argc, char **argv)
 			disc_on = val();
 		else if (a == "--send-out")
 			send_out = true;
+		else if (a == "--stop-on")
+			stop_on = val();
+		else if (a == "--priv")
+			with_priv = true;
+		else if (a == "--quiet")
+			Conn::quiet = true;
 		else {
 			std::fprintf(stderr, "usage: xiw_target --bind ADDR "
 				     "[--port P] [--conns N] [--timeout SEC] "
 				     "[--dereg-on FILE] [--disconnect-on FILE] "
-				     "[--send-out]\n");
+				     "[--send-out] [--stop-on FILE] [--priv] "
+				     "[--quiet]\n");
 			return 2;
 		}
 	}
@@ -289,10 +328,24 @@ int main(int argc, char **argv)
 
 	ibv_context *ctx = nullptr;	// the device's, for async events
 
-	while (done < conns) {
+	while (conns ? done < conns : !stopping) {
 		for (auto &[id, c] : live)
 			if (c->connected)
 				c->drain_cq();
+		if (!stop_on.empty() && !access(stop_on.c_str(), F_OK)) {
+			// report the live connections as if they had ended
+			for (auto &[id, c] : live) {
+				if (c->connected)
+					c->drain_cq();
+				std::printf("EVENT id=%u STOPPED\n", c->id);
+				c->report_qp_state();
+				c->report_mem();
+				done++;
+			}
+			live.clear();
+			stopping = true;
+			break;
+		}
 		if (std::chrono::steady_clock::now() > deadline) {
 			std::printf("TIMEOUT\n");
 			return 1;
@@ -356,10 +409,11 @@ int main(int argc, char **argv)
 			auto c = std::make_unique<Conn>();
 
 			c->id = next_id++;
-			if (c->setup(id) || c->accept()) {
+			if (c->setup(id, with_priv) || c->accept()) {
 				std::printf("EVENT id=%u SETUP_FAILED errno=%d\n",
 					    c->id, errno);
-				c->cm = nullptr;	// rejected ids are the CM's
+				// reject, then free the id and what was
+				// made for it (the destructor)
 				rdma_reject(id, nullptr, 0);
 				done++;
 				break;
@@ -419,6 +473,13 @@ int main(int argc, char **argv)
 	}
 	rdma_destroy_id(listen_id);
 	rdma_destroy_event_channel(ch);
+	if (Conn::quiet) {
+		std::string s;
+
+		for (const auto &[k, v] : Conn::cqe_counts)
+			s += " status=" + std::to_string(k) + ":" + std::to_string(v);
+		std::printf("CQES%s\n", s.c_str());
+	}
 	std::printf("DONE %u\n", done);
 	return 0;
 }
