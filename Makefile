@@ -16,7 +16,9 @@
 #   make dkms-uninstall
 #   make deb        Debian packages xiw-dkms, libxiw1, libxiw-dev in build/deb/
 #   make kernel61   xiw.ko and xiw_ktest.ko for Debian 12's 6.1 kernel
-#                   (build/kver/6.1.0-N-amd64/); make check-6.1 tests them
+#                   (build/kver/6.1.0-N-amd64/)
+#   make check-6.1  W=1 build for 6.1, then VM tests booting 6.1 with it
+#                   (CHECK61_TESTS, or T=...); make check runs it too
 #
 # KDIR defaults to the newest installed Debian 6.12 kernel headers.
 # KVER=RELEASE builds for another installed kernel (/lib/modules/RELEASE/build)
@@ -89,6 +91,16 @@ kernel61:
 	@test -n "$(KVER61)" || { echo "no 6.1 kernel headers (/lib/modules/6.1.0-*-amd64/build): run 'make deps'"; exit 1; }
 	@$(MAKE) --no-print-directory ktest KVER=$(KVER61)
 
+# The VM tests of "make check-6.1" (and of make check's 6.1 part): device,
+# verbs objects, rping, atomics, Flush/Atomic Write/Verify from user space
+# and from a kernel ULP, zero-copy TX. About 2.5 minutes under TCG.
+CHECK61_TESTS ?= link_basic objects_cycles dp_rping dp_atomic dp_commitops dp_kapi dp_zcopy
+check-6.1: deps
+	@bash scripts/need.sh vm
+	@$(MAKE) --no-print-directory user >/dev/null
+	@test -n "$(KVER61)" || { echo "no 6.1 kernel headers (/lib/modules/6.1.0-*-amd64/build): run 'make deps'"; exit 1; }
+	@KVER61=$(KVER61) bash scripts/check.sh --kver61 $(or $(T),$(CHECK61_TESTS))
+
 checkpatch:
 	@perl /usr/src/linux-source-6.12/scripts/checkpatch.pl --no-tree \
 		--strict --quiet --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
@@ -131,7 +143,8 @@ check: deps
 	@if [ -n "$(CHECK_DKMS)" ]; then \
 		$(MAKE) --no-print-directory dkms-tarball >/dev/null || \
 		echo "make dkms-tarball failed (see $(BUILD)/dkms.log): pkg_dkms and pkg_deb will fail"; fi
-	@REPEAT=$(REPEAT) bash scripts/check.sh $(T)
+	@REPEAT=$(REPEAT) CHECK61_TESTS="$(CHECK61_TESTS)" KVER61=$(KVER61) \
+		bash scripts/check.sh $(T)
 
 bench: deps
 	@bash scripts/need.sh vm
