@@ -73,7 +73,7 @@ sparse: ktree
 	$(KMAKE) -j$(JOBS) C=2 modules
 	$(KTEST_MAKE) -j$(JOBS) C=2 modules
 
-# KVER=...: check the kernel exists, then (re)link the source tree in
+# KVER=...: check the kernel exists, then (re)link the source files in
 # $(KTREE); links to files that are gone are dropped.
 ktree:
 ifneq ($(KVER),)
@@ -81,8 +81,10 @@ ifneq ($(KVER),)
 	@mkdir -p $(KTREE)/kernel $(KTREE)/selftests/kmod
 	@ln -sfn $(CURDIR)/include $(KTREE)/include
 	@ln -sf $(addprefix $(CURDIR)/,$(XIW_KSRC)) $(KTREE)/kernel/
-	@ln -sf $(CURDIR)/selftests/kmod/Kbuild $(wildcard $(CURDIR)/selftests/kmod/*.c) $(KTREE)/selftests/kmod/
-	@find $(KTREE)/kernel $(KTREE)/selftests/kmod -xtype l -delete
+	@ln -sf $(CURDIR)/selftests/kmod/Kbuild \
+		$(filter-out %.mod.c,$(wildcard $(CURDIR)/selftests/kmod/*.c)) $(KTREE)/selftests/kmod/
+	@# Only sources are links: modpost must not write through one (*.mod.c).
+	@find $(KTREE)/kernel $(KTREE)/selftests/kmod \( -xtype l -o -type l -name '*.mod.c' \) -delete
 endif
 
 # Debian 12's default kernel, 6.1 (make deps installs it): xiw.ko and

@@ -181,14 +181,15 @@ boot_kver=${XIW_KVER:-}
 [ -n "$boot_kver" ] || [ -z "${KERNEL:-}" ] || boot_kver=${KERNEL##*/vmlinuz-}
 [ -n "$boot_kver" ] || boot_kver=$(ls -1 /boot/vmlinuz-6.12.* 2>/dev/null |
 	sed 's|^/boot/vmlinuz-||' | sort -V | tail -n 1)
-if [ -f "$XIW_KO" ] && [ -n "$boot_kver" ]; then
-	vm=$(modinfo -F vermagic "$XIW_KO" 2>/dev/null | cut -d' ' -f1)
+for ko in "$XIW_KO" "${XIW_KTEST_KO:-$repo/selftests/kmod/xiw_ktest.ko}"; do
+	[ -f "$ko" ] && [ -n "$boot_kver" ] || continue
+	vm=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)
 	if [ -n "$vm" ] && [ "$vm" != "$boot_kver" ]; then
-		echo "run.sh: $XIW_KO is built for $vm, the VM boots $boot_kver" \
-			"(make kernel ktest KVER=$boot_kver, then XIW_KO=... or XIW_KVER=$boot_kver)" >&2
+		echo "run.sh: $ko is built for $vm, the VM boots $boot_kver" \
+			"(make kernel ktest KVER=$boot_kver, then XIW_KVER=$boot_kver or XIW_KO=...)" >&2
 		exit 2
 	fi
-fi
+done
 
 # The initramfs is built (or found in its cache) once, up front.
 if ! "$here/vm/mkinitramfs.sh" >/dev/null; then
