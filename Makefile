@@ -17,29 +17,49 @@
 #   make dkms-install   xiw.ko under DKMS (rebuilt on kernel updates)
 #   make dkms-uninstall
 #   make deb        Debian packages xiw-dkms, libxiw1, libxiw-dev in build/deb/
+#   make kernel61   xiw.ko and xiw_ktest.ko for Debian 12's 6.1 kernel
+#                   (build/kver/6.1.0-N-amd64/)
+#   make check-6.1  W=1 build for 6.1, then VM tests booting 6.1 with it
+#                   (CHECK61_TESTS, or T=...); make check runs it too
 #
 # KDIR defaults to the newest installed Debian 6.12 kernel headers.
+# KVER=RELEASE builds for another installed kernel (/lib/modules/RELEASE/build)
+# in build/kver/RELEASE/, so kernel/'s 6.12 objects stay as they are; every
+# module target (kernel, ktest, w1, sparse, clean) takes it:
+#   make kernel ktest KVER=6.1.0-56-amd64     make w1 KVER=6.1.0-56-amd64
 
-KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.12.*+deb12-amd64)))
 BUILD ?= $(CURDIR)/build
+KVER ?=
+# The newest Debian 6.1 kernel with headers (make deps installs one).
+KVER61 ?= $(lastword $(sort $(notdir $(patsubst %/build/Makefile,%,\
+	$(wildcard /lib/modules/6.1.0-*-amd64/build/Makefile)))))
+ifneq ($(KVER),)
+KDIR := /lib/modules/$(KVER)/build
+# A tree of symlinks to the sources, laid out as the repository is
+# (kernel/, selftests/kmod/, include/), for Kbuild to build in.
+KTREE := $(BUILD)/kver/$(KVER)
+else
+KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.12.*+deb12-amd64)))
+KTREE := $(CURDIR)
+endif
 JOBS ?= $(shell nproc)
 T ?=
 FUZZ_TIME ?= 60
 FUZZ ?=
 REPEAT ?=
 
-KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_RDMA_XIW=m
+KMAKE = $(MAKE) -C $(KDIR) M=$(KTREE)/kernel CONFIG_RDMA_XIW=m
 # xiw_ktest.ko links to xiw.ko's exported kernel API.
-KTEST_MAKE = $(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/kmod \
-	KBUILD_EXTRA_SYMBOLS=$(CURDIR)/kernel/Module.symvers
+KTEST_MAKE = $(MAKE) -C $(KDIR) M=$(KTREE)/selftests/kmod \
+	KBUILD_EXTRA_SYMBOLS=$(KTREE)/kernel/Module.symvers
 
 .PHONY: check-packages all kernel ktest user deps check check-host check-vm demo bench install \
 	clean checkpatch sparse w1 fuzz fuzz-live fuzz-corpus dkms-src dkms-install \
-	dkms-uninstall deb dkms-tarball
+	dkms-uninstall deb dkms-tarball ktree kernel61 check-6.1
 
 all: kernel ktest user
 
-kernel:
+kernel: ktree
 	@test -n "$(KDIR)" || { echo "no 6.12 kernel headers: run 'make deps'"; exit 1; }
 	$(KMAKE) -j$(JOBS) modules
 
@@ -48,18 +68,53 @@ ktest: kernel
 	$(KTEST_MAKE) -j$(JOBS) modules
 
 # W=1 and sparse (C=2 checks every file, even if it is up to date).
-w1:
+w1: ktree
 	$(KMAKE) -j$(JOBS) W=1 modules
 	$(KTEST_MAKE) -j$(JOBS) W=1 modules
-sparse:
+sparse: ktree
 	$(KMAKE) -j$(JOBS) C=2 modules
 	$(KTEST_MAKE) -j$(JOBS) C=2 modules
+
+# KVER=...: check the kernel exists, then (re)link the source files in
+# $(KTREE); links to files that are gone are dropped.
+ktree:
+ifneq ($(KVER),)
+	@test -e $(KDIR)/Makefile || { echo "no headers for $(KVER) ($(KDIR)): install linux-headers-$(KVER)"; exit 1; }
+	@mkdir -p $(KTREE)/kernel $(KTREE)/selftests/kmod
+	@ln -sfn $(CURDIR)/include $(KTREE)/include
+	@ln -sf $(addprefix $(CURDIR)/,$(XIW_KSRC)) $(KTREE)/kernel/
+	@ln -sf $(CURDIR)/selftests/kmod/Kbuild \
+		$(filter-out %.mod.c,$(wildcard $(CURDIR)/selftests/kmod/*.c)) $(KTREE)/selftests/kmod/
+	@# Only sources are links: modpost must not write through one (*.mod.c).
+	@find $(KTREE)/kernel $(KTREE)/selftests/kmod \( -xtype l -o -type l -name '*.mod.c' \) -delete
+endif
+
+# Debian 12's default kernel, 6.1 (make deps installs it): xiw.ko and
+# xiw_ktest.ko in build/kver/$(KVER61)/.
+kernel61:
+	@test -n "$(KVER61)" || { echo "no 6.1 kernel headers (/lib/modules/6.1.0-*-amd64/build): run 'make deps'"; exit 1; }
+	@$(MAKE) --no-print-directory ktest KVER=$(KVER61)
+
+# The VM tests of "make check-6.1" (and of make check's 6.1 part): device,
+# verbs objects, rping, atomics, Flush/Atomic Write/Verify from user space
+# and from a kernel ULP, zero-copy TX. About 2.5 minutes under TCG.
+CHECK61_TESTS ?= link_basic objects_cycles dp_rping dp_atomic dp_commitops dp_kapi dp_zcopy
+check-6.1: deps
+	@bash scripts/need.sh vm
+	@$(MAKE) --no-print-directory user >/dev/null
+	@test -n "$(KVER61)" || { echo "no 6.1 kernel headers (/lib/modules/6.1.0-*-amd64/build): run 'make deps'"; exit 1; }
+	@KVER61=$(KVER61) bash scripts/check.sh --kver61 $(or $(T),$(CHECK61_TESTS))
 
 checkpatch:
 	@perl /usr/src/linux-source-6.12/scripts/checkpatch.pl --no-tree \
 		--strict --quiet --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
-		-f $(filter-out %.mod.c,$(wildcard kernel/*.c selftests/kmod/*.c)) kernel/*.h \
+		-f $(filter-out %.mod.c,$(wildcard kernel/*.c selftests/kmod/*.c)) \
+		$(filter-out kernel/xiw_compat.h,$(wildcard kernel/*.h)) \
 		include/uapi/rdma/xiw-abi.h include/uapi/rdma/xiw-sqe.h
+	@# Version checks are what the compatibility header is for.
+	@perl /usr/src/linux-source-6.12/scripts/checkpatch.pl --no-tree \
+		--strict --quiet --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
+		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f kernel/xiw_compat.h
 
 user:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -92,7 +147,8 @@ check: deps
 	@if [ -n "$(CHECK_DKMS)" ]; then \
 		$(MAKE) --no-print-directory dkms-tarball >/dev/null || \
 		echo "make dkms-tarball failed (see $(BUILD)/dkms.log): pkg_dkms and pkg_deb will fail"; fi
-	@REPEAT=$(REPEAT) bash scripts/check.sh $(T)
+	@REPEAT=$(REPEAT) CHECK61_TESTS="$(CHECK61_TESTS)" KVER61=$(KVER61) \
+		bash scripts/check.sh $(T)
 
 bench: deps
 	@bash scripts/need.sh vm

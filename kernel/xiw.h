@@ -25,6 +25,7 @@
 #include <rdma/xiw-sqe.h>
 #include <rdma/xiw_kapi.h>
 
+#include "xiw_compat.h"
 #include "xiw_wire.h"
 #include "xiw_stats.h"
 

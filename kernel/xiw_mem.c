@@ -150,9 +150,10 @@ static int xiw_reg_mr_udata(struct ib_device *ibdev, struct ib_udata *udata,
 	}
 	if (ib_copy_from_udata(ureq, udata, n))
 		return -EFAULT;
-	if (ureq->rsvd) {
-		xiw_dbg(ibdev, "REG_MR request: reserved field %#x set\n",
-			ureq->rsvd);
+	if (ureq->access_ext &
+	    ~(XIW_ACCESS_FLUSH_GLOBAL | XIW_ACCESS_FLUSH_PERSISTENT)) {
+		xiw_dbg(ibdev, "REG_MR request: unknown access_ext %#x\n",
+			ureq->access_ext);
 		return -EINVAL;
 	}
 	if (ureq->digest && !xiw_digest_supported(ureq->digest)) {
@@ -201,6 +202,7 @@ struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 		rv = xiw_reg_mr_udata(ibpd->device, udata, &ureq);
 		if (rv)
 			return ERR_PTR(rv);
+		access |= ureq.access_ext;	/* the Flush rights */
 	}
 	if (access & ~XIW_MR_ACCESS_SUPPORTED) {
 		xiw_dbg(ibpd->device, "unsupported access flags %#x\n",

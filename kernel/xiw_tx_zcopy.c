@@ -145,9 +145,7 @@ static void xiw_tx_zc_complete(struct sk_buff *skb, struct ubuf_info *uarg,
 		xiw_tx_zc_release(container_of(uarg, struct xiw_tx_zc, uarg));
 }
 
-static const struct ubuf_info_ops xiw_tx_zc_ops = {
-	.complete = xiw_tx_zc_complete,
-};
+XIW_UBUF_OPS(xiw_tx_zc_ops, xiw_tx_zc_complete);
 
 /*
  * A notifier for the WR in dp->tx, or NULL (no memory, module going
@@ -164,7 +162,7 @@ struct xiw_tx_zc *xiw_tx_zc_get(struct xiw_qp_dp *dp)
 		module_put(THIS_MODULE);
 		return NULL;
 	}
-	zc->uarg.ops = &xiw_tx_zc_ops;
+	xiw_ubuf_set_ops(&zc->uarg, &xiw_tx_zc_ops);
 	zc->uarg.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 	refcount_set(&zc->uarg.refcnt, 1);
 	zc->owner = dp->zc_owner;

@@ -7,6 +7,10 @@
 #   scripts/check.sh            everything
 #   scripts/check.sh NAME...    only the named VM tests (no host tests)
 #   REPEAT=N scripts/check.sh NAME...   each named VM test N times in a row
+#   scripts/check.sh --kver61 NAME...   only the Debian 12 6.1 part: W=1
+#                               build for 6.1, the named VM tests booting 6.1
+# The 6.1 part of a full run runs $CHECK61_TESTS (the Makefile's) on the
+# newest installed 6.1.0-N-amd64 (or $KVER61).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-$PWD/build}
@@ -29,7 +33,8 @@ result() {	# name rc
 # it (proof that the checker ran at all). Its output is shown on failure.
 static() {
 	local name=$1 target=$2 ran=${3:-} out rc why=
-	out=$(make --no-print-directory "$target" 2>&1); rc=$?
+	# shellcheck disable=SC2086 # TARGET may carry variables: "w1 KVER=..."
+	out=$(make --no-print-directory $target 2>&1); rc=$?
 	if [ $rc != 0 ]; then
 		why="make $target exited $rc"
 	elif grep -qiE 'warning:|error:|not found|No such file' <<<"$out"; then
@@ -97,7 +102,46 @@ add_summary() {	# log what
 	passed=$((passed + vp)); failed=$((failed + vf)); skipped=$((skipped + ${vs:-0}))
 }
 
+# check61 NAME...: Debian 12's default kernel, 6.1 (Documentation/testing.md):
+# the W=1 build of xiw.ko and xiw_ktest.ko for it must be silent; rebuilt
+# without W=1, they are tested in VMs that boot 6.1.
+check61() {
+	local kver=${KVER61:-} out rc
+	[ -n "$kver" ] || kver=$(ls -1d /lib/modules/6.1.0-*-amd64/build 2>/dev/null |
+		sed 's|^/lib/modules/||; s|/build$||' | sort -V | tail -n 1)
+	echo "== Debian 12's 6.1 kernel${kver:+ ($kver)}"
+	if [ -z "$kver" ]; then
+		echo "no 6.1 kernel headers in /lib/modules/6.1.0-*-amd64: make deps installs them"
+		result "Linux 6.1 build and VM tests" 1
+		return
+	fi
+	static "make W=1 warning-free (Linux $kver)" "w1 KVER=$kver" '^ +CC \[M\] '
+	out=$(make --no-print-directory kernel ktest KVER="$kver" 2>&1); rc=$?
+	[ $rc = 0 ] || echo "$out" | tail -n 40
+	result "xiw.ko and xiw_ktest.ko for $kver rebuilt without W=1" $rc
+	[ $rc = 0 ] || return
+	XIW_KVER=$kver bash selftests/run.sh "$@" 2>&1 | tee "$BUILD/vm-tests-6.1.log"
+	add_summary "$BUILD/vm-tests-6.1.log" "VM test runner (Linux $kver)"
+}
+
+finish() {
+	echo
+	if [ "$skipped" -gt 0 ]; then
+		echo "$passed passed, $failed failed, $skipped skipped"
+	else
+		echo "$passed passed, $failed failed"
+	fi
+	[ "$failed" = 0 ]
+	exit
+}
+
 mkdir -p "$BUILD"
+if [ "${1:-}" = --kver61 ]; then
+	shift
+	[ $# -gt 0 ] || { echo "check.sh: --kver61 needs test names" >&2; exit 2; }
+	check61 "$@"
+	finish
+fi
 if [ $# = 0 ]; then
 	echo "== VM bench self-check (the bench must catch oopses, hangs, leaks)"
 	bash selftests/run.sh --selfcheck >"$BUILD/vm-selfcheck.log" 2>&1
@@ -119,10 +163,6 @@ rep=()
 bash selftests/run.sh "${rep[@]}" "$@" 2>&1 | tee "$BUILD/vm-tests.log"
 add_summary "$BUILD/vm-tests.log" "VM test runner"
 
-echo
-if [ "$skipped" -gt 0 ]; then
-	echo "$passed passed, $failed failed, $skipped skipped"
-else
-	echo "$passed passed, $failed failed"
-fi
-[ "$failed" = 0 ]
+# shellcheck disable=SC2086 # a list of test names
+[ $# != 0 ] || check61 ${CHECK61_TESTS:-link_basic dp_rping dp_atomic}
+finish

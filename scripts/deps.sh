@@ -5,7 +5,10 @@
 # the dev machines are root); uses sudo otherwise.
 #
 # Kernel: the newest linux-image/linux-headers 6.12 pair that the archive
-# offers (bookworm-security / backports carry 6.12.*+deb12-amd64).
+# offers (bookworm-security / backports carry 6.12.*+deb12-amd64), and the
+# newest 6.1 pair, Debian 12's default kernel (linux-image-6.1.0-N-amd64,
+# what linux-image-amd64 depends on), for "make kernel61" and the 6.1 VM
+# test. The host never boots either; the VM does.
 set -euo pipefail
 
 SUDO=
@@ -60,6 +63,25 @@ installed_612() {
 		done | tail -n 1
 }
 
+# The same for Debian 12's 6.1 (ABI names 6.1.0-N-amd64).
+newest_61() {
+	apt-cache pkgnames linux-headers-6.1.0- 2>/dev/null |
+		sed -n 's/^linux-headers-\(6\.1\.0-[0-9]*\)-amd64$/\1/p' |
+		sort -V | while read -r v; do
+			apt-cache show "linux-image-$v-amd64" >/dev/null 2>&1 &&
+				echo "$v"
+		done | tail -n 1
+}
+
+installed_61() {
+	ls -d /usr/src/linux-headers-6.1.0-*-amd64 2>/dev/null |
+		sed -n 's|.*/linux-headers-\(6\.1\.0-[0-9]*\)-amd64$|\1|p' |
+		sort -V | while read -r v; do
+			[ -e "/boot/vmlinuz-$v-amd64" ] && [ -d "/lib/modules/$v-amd64/kernel" ] &&
+				echo "$v"
+		done | tail -n 1
+}
+
 need_update=1
 apt_update() {
 	if [ $need_update = 1 ]; then
@@ -72,14 +94,20 @@ apt_update() {
 }
 
 kver=$(installed_612 || true)
+kver61=$(installed_61 || true)
 miss=$(missing_pkgs "${PKGS[@]}" linux-source-6.12)
-if [ -z "$kver" ] || [ -n "$miss" ]; then
-	echo "deps: installing $(echo $miss)${kver:+}${kver:- linux-image/headers 6.12}"
+if [ -z "$kver" ] || [ -z "$kver61" ] || [ -n "$miss" ]; then
+	echo "deps: installing $(echo $miss)${kver:+}${kver:- linux-image/headers 6.12}${kver61:+}${kver61:- linux-image/headers 6.1}"
 	apt_update
 	if [ -z "$kver" ]; then
 		kver=$(newest_612)
 		[ -n "$kver" ] || { echo "deps: no linux 6.12 in the archive" >&2; exit 1; }
 		miss="$miss linux-image-$kver-amd64 linux-headers-$kver-amd64"
+	fi
+	if [ -z "$kver61" ]; then
+		kver61=$(newest_61)
+		[ -n "$kver61" ] || { echo "deps: no linux 6.1 in the archive" >&2; exit 1; }
+		miss="$miss linux-image-$kver61-amd64 linux-headers-$kver61-amd64"
 	fi
 	# INITRD=No: the VM boots our own busybox initramfs, skip Debian's.
 	# shellcheck disable=SC2086

@@ -44,7 +44,10 @@
 #     (", N skipped" when some were); exit status 1 if any test failed.
 #
 # Environment: XIW_BUILD (default <repo>/build), XIW_KO (default
-# <repo>/kernel/xiw.ko), KERNEL / XIW_KVER (kernel to boot), XIW_KFENCE,
+# <repo>/kernel/xiw.ko), KERNEL / XIW_KVER (kernel to boot; with XIW_KVER
+# the modules default to those of "make kernel ktest KVER=$XIW_KVER":
+# XIW_KO=$XIW_BUILD/kver/$XIW_KVER/kernel/xiw.ko, XIW_KTEST_KO likewise;
+# the kernel XIW_KO was built for must be the one booted), XIW_KFENCE,
 # XIW_VM_MEM, XIW_VM_SMP (see vm/vm.sh), XIW_UNLOAD_MODULES (default xiw),
 # XIW_VM_BOOT_S (boot allowance added to the VM's hard timeout, default 240),
 # XIW_TEST_TIMEOUT (a floor for every selected test's timeout, seconds).
@@ -56,8 +59,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 export XIW_ROOT=$repo
 export XIW_BUILD=${XIW_BUILD:-$repo/build}
-export XIW_KO=${XIW_KO:-$repo/kernel/xiw.ko}
 case $XIW_BUILD in /*) ;; *) XIW_BUILD=$PWD/$XIW_BUILD ;; esac
+if [ -n "${XIW_KVER:-}" ]; then
+	export XIW_KO=${XIW_KO:-$XIW_BUILD/kver/$XIW_KVER/kernel/xiw.ko}
+	export XIW_KTEST_KO=${XIW_KTEST_KO:-$XIW_BUILD/kver/$XIW_KVER/selftests/kmod/xiw_ktest.ko}
+fi
+export XIW_KO=${XIW_KO:-$repo/kernel/xiw.ko}
 case $XIW_KO in /*) ;; *) XIW_KO=$PWD/$XIW_KO ;; esac
 
 list=0 selfcheck=0 verbose=0 outdir= repeat=1
@@ -174,6 +181,22 @@ fi
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
 run_id=$(date +%s)-$$
+
+# A module built for another kernel than the one booted cannot load:
+# say so here rather than in every test.
+boot_kver=${XIW_KVER:-}
+[ -n "$boot_kver" ] || [ -z "${KERNEL:-}" ] || boot_kver=${KERNEL##*/vmlinuz-}
+[ -n "$boot_kver" ] || boot_kver=$(ls -1 /boot/vmlinuz-6.12.* 2>/dev/null |
+	sed 's|^/boot/vmlinuz-||' | sort -V | tail -n 1)
+for ko in "$XIW_KO" "${XIW_KTEST_KO:-$repo/selftests/kmod/xiw_ktest.ko}"; do
+	[ -f "$ko" ] && [ -n "$boot_kver" ] || continue
+	vm=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)
+	if [ -n "$vm" ] && [ "$vm" != "$boot_kver" ]; then
+		echo "run.sh: $ko is built for $vm, the VM boots $boot_kver" \
+			"(make kernel ktest KVER=$boot_kver, then XIW_KVER=$boot_kver or XIW_KO=...)" >&2
+		exit 2
+	fi
+done
 
 # The initramfs is built (or found in its cache) once, up front.
 if ! "$here/vm/mkinitramfs.sh" >/dev/null; then

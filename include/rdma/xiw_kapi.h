@@ -11,6 +11,10 @@
  * XIW_WC_VERIFY (<rdma/xiw-abi.h>).
  *
  * Use xiw_is_xiw_device() first: the symbols come from xiw.ko.
+ *
+ * Kernels before 6.2 have none of the IB_FLUSH_*, IB_ACCESS_FLUSH_*,
+ * IB_WC_FLUSH and IB_WC_ATOMIC_WRITE names used here: the driver's
+ * xiw_compat.h defines them with 6.2's values.
  */
 #ifndef XIW_KAPI_H
 #define XIW_KAPI_H

@@ -61,6 +61,8 @@
 #include <rdma/rdma_cm.h>
 #include <rdma/xiw_kapi.h>
 
+#include "xiw_compat.h"
+
 static char *role = "loopback";
 module_param(role, charp, 0444);
 MODULE_PARM_DESC(role, "loopback (both ends, default), server or client");

@@ -11,7 +11,7 @@
 # modules), so it is rebuilt only when one of them changes.
 #
 # Kernel: $XIW_KVER, else the version of $KERNEL (a /boot/vmlinuz-* path),
-# else the newest /boot/vmlinuz-6.12.*.
+# else the newest /boot/vmlinuz-6.12.* (Debian 12's 6.1: XIW_KVER=6.1.0-N-amd64).
 #
 # What the image does at boot (see the generated /init below):
 #   1. mounts proc, sys, devtmpfs; insmods the 9p and overlay modules;
@@ -59,8 +59,9 @@ if ! file -L "$busybox" 2>/dev/null | grep -q 'statically linked' &&
 fi
 
 # Modules wanted in the initramfs, and their dependencies (depth first, so
-# the list comes out in load order).
-want=(9p 9pnet_virtio overlay)
+# the list comes out in load order). virtio_pci, the transport of the 9p
+# devices, is built into Debian's 6.12 but a module in its 6.1.
+want=(virtio_pci 9p 9pnet_virtio overlay)
 declare -A seen=()
 order=()
 add_mod() {

@@ -105,7 +105,8 @@ if [ ${#keep[@]} -gt 0 ]; then
 	append="$append xiw_keep=$(IFS=,; echo "${keep[*]}")"
 fi
 
-# Kernel: KERNEL, else XIW_KVER, else the newest 6.12.
+# Kernel: KERNEL, else XIW_KVER (e.g. 6.1.0-56-amd64, Debian 12's 6.1),
+# else the newest 6.12.
 if [ -z "${KERNEL:-}" ]; then
 	if [ -n "${XIW_KVER:-}" ]; then
 		KERNEL=/boot/vmlinuz-$XIW_KVER
@@ -195,6 +196,10 @@ fi
 # Kernel command line: see selftests/README.md for the reasons.
 cmdline="console=ttyS0 earlyprintk=serial,ttyS0 quiet panic=-1 log_buf_len=8M printk.devkmsg=on"
 cmdline+=" kfence.sample_interval=${XIW_KFENCE:-1} sysctl.kernel.hung_task_timeout_secs=60"
+# Debian's 6.1 under TCG finds the vCPUs' TSCs unsynchronized at boot,
+# marks the TSC unstable and falls back to hpet (6.12 keeps the TSC): clock
+# reads become slow and noisy, and perftest's clock calibration fails.
+case ${KERNEL##*/vmlinuz-} in 6.1.*) cmdline+=" tsc=reliable" ;; esac
 cmdline+=" xiw_script=$script$append"
 
 tailpid=

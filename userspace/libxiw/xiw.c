@@ -109,10 +109,20 @@ static struct ibv_mr *xiw_reg_mr_digest(struct ibv_pd *pd, void *addr,
 	if (!vmr)
 		return NULL;
 	cmd.drv.digest = digest;
-	/* XIW_DIGEST_DEFAULT: no driver data, as before the digest existed */
+	/*
+	 * The Flush rights go in the driver data when the kernel takes them
+	 * there: ib_uverbs of kernels before 6.2 refuses them in the access
+	 * flags.
+	 */
+	if (to_xctx(pd->context)->features & XIW_FEATURE_REG_MR_ACCESS_EXT) {
+		cmd.drv.access_ext = access & (XIW_ACCESS_FLUSH_GLOBAL |
+					       XIW_ACCESS_FLUSH_PERSISTENT);
+		access &= ~(int)cmd.drv.access_ext;
+	}
+	/* Defaults: no driver data, as before the digest existed */
 	rv = ibv_cmd_reg_mr(pd, addr, len, hca_va, access, vmr, &cmd.ibv_cmd,
-			    digest ? sizeof(cmd) : sizeof(cmd.ibv_cmd), &resp,
-			    sizeof(resp));
+			    digest || cmd.drv.access_ext ? sizeof(cmd) :
+			    sizeof(cmd.ibv_cmd), &resp, sizeof(resp));
 	if (rv) {
 		free(vmr);
 		errno = rv;
@@ -566,7 +576,8 @@ static struct verbs_context *xiw_alloc_context(struct ibv_device *ibdev,
 	 * the zeroed buffer. XIW_LEGACY_DOORBELL makes the provider behave
 	 * as with a kernel without the doorbell object (comparisons, tests).
 	 */
-	ctx->features = resp.drv.features & XIW_FEATURE_DOORBELL;
+	ctx->features = resp.drv.features & (XIW_FEATURE_DOORBELL |
+					     XIW_FEATURE_REG_MR_ACCESS_EXT);
 	if (getenv("XIW_LEGACY_DOORBELL"))
 		ctx->features &= ~(uint64_t)XIW_FEATURE_DOORBELL;
 

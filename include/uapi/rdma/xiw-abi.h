@@ -226,6 +226,12 @@ enum xiw_ctx_features {
 	 * zero-WR POST_SEND / POST_RECV write()s on the command fd.
 	 */
 	XIW_FEATURE_DOORBELL	= 1 << 0,
+	/*
+	 * struct xiw_ureq_reg_mr.access_ext carries the Flush rights of a
+	 * user MR (ib_uverbs of kernels before 6.2 refuses them in REG_MR's
+	 * access flags). Without it they go in the access flags.
+	 */
+	XIW_FEATURE_REG_MR_ACCESS_EXT	= 1 << 1,
 };
 
 /*
@@ -247,11 +253,13 @@ struct xiw_uresp_alloc_ctx {
 
 /*
  * Driver data of REG_MR (optional: a shorter or absent request means
- * XIW_DIGEST_DEFAULT). Unknown digests and non-zero rsvd: EINVAL.
+ * XIW_DIGEST_DEFAULT and no access_ext). Unknown digests and bits of
+ * access_ext other than XIW_ACCESS_FLUSH_*: EINVAL. access_ext is ORed
+ * into the access flags (XIW_FEATURE_REG_MR_ACCESS_EXT; was rsvd, 0).
  */
 struct xiw_ureq_reg_mr {
 	__u32 digest;		/* enum xiw_digest */
-	__u32 rsvd;
+	__u32 access_ext;	/* XIW_ACCESS_FLUSH_GLOBAL, _PERSISTENT */
 };
 
 struct xiw_uresp_create_cq {
