@@ -230,16 +230,7 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 			      last - first, len);
 		iov_iter_advance(&msg.msg_iter, tx->bv_off);
 		msg.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL;
-		/*
-		 * MSG_MORE until the FPDU that ends the message: TCP then
-		 * builds full-size (GSO) segments out of the FPDUs of a long
-		 * message instead of pushing one small skb per FPDU down the
-		 * stack. FPDUs are sized to the MSS, so nothing but the last
-		 * one waits, and that one is sent without MSG_MORE, which
-		 * pushes everything queued. An FPDU TCP only partly takes is
-		 * resumed by TX (sk_write_space), so the push still comes.
-		 */
-		if (last < tx->nbv || !tx->fpdu_last)
+		if (last < tx->nbv)
 			msg.msg_flags |= MSG_MORE;
 		if (splice) {
 			/* TCP references the pages until they are acked. */
