@@ -491,12 +491,24 @@ static void xiw_cep_qp_down(struct xiw_cep *cep)
 }
 
 /*
- * Link the QP to the CEP and start it. While qp->cep may point to the
- * CEP (xiw_cm_qp_disconnect() may be called), the CEP holds a reference
- * for it.
+ * Link the QP to the CEP and start it with what the CEP negotiated. The
+ * active side sends the RTR message first in peer-to-peer mode, the
+ * passive side waits for it. While qp->cep may point to the CEP
+ * (xiw_cm_qp_disconnect() may be called), the CEP holds a reference for it.
  */
-static int xiw_cep_qp_up(struct xiw_cep *cep, const struct xiw_llp_params *p)
+static int xiw_cep_qp_up(struct xiw_cep *cep, bool active)
 {
+	struct xiw_llp_params llp = {
+		.sock = cep->sock,
+		.crc = cep->crc,
+		.mpa_rev = cep->rev,
+		.ord = cep->ord,
+		.ird = cep->ird,
+		.rtr = cep->rtr,
+		.rtr_send_first = active && cep->p2p,
+		.rtr_wait = !active && cep->p2p,
+	};
+	const struct xiw_llp_params *p = &llp;
 	struct xiw_qp *qp = cep->qp;
 	int rv;
 
@@ -630,7 +642,6 @@ static int xiw_cep_send_request(struct xiw_cep *cep, const void *pdata,
 static void xiw_cep_proc_reply(struct xiw_cep *cep)
 {
 	struct xiw_mpa_rr *rep = &cep->mpa;
-	struct xiw_llp_params p = {};
 	struct iw_cm_id *id = cep->cm_id;
 	const u8 *pd = cep->pdata;
 	u16 pd_len = cep->pd_len;
@@ -707,14 +718,7 @@ static void xiw_cep_proc_reply(struct xiw_cep *cep)
 	cep->enhanced = enh;
 	cep->p2p = cep->rtr != XIW_RTR_NONE;
 
-	p.sock = cep->sock;
-	p.crc = cep->crc;
-	p.mpa_rev = cep->rev;
-	p.ord = cep->ord;
-	p.ird = cep->ird;
-	p.rtr = cep->rtr;
-	p.rtr_send_first = cep->p2p;
-	rv = xiw_cep_qp_up(cep, &p);
+	rv = xiw_cep_qp_up(cep, true);
 	if (rv) {
 		xiw_cep_fail_connect(cep, rv, true);
 		return;
@@ -1271,7 +1275,6 @@ static void xiw_cep_drop_pd_ref(struct xiw_cep *cep, struct iw_cm_id *id)
 int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
 	struct xiw_cep *cep = id->provider_data;
-	struct xiw_llp_params p = {};
 	struct xiw_mpa_v2 v2;
 	struct ib_qp *ibqp;
 	u8 flags = 0;
@@ -1317,15 +1320,8 @@ int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	id->add_ref(id);
 	cep->cm_id = id;
 
-	p.sock = cep->sock;
-	p.crc = cep->crc;
-	p.mpa_rev = cep->rev;
-	p.ord = cep->ord;
-	p.ird = cep->ird;
-	p.rtr = cep->rtr;
-	p.rtr_wait = cep->p2p;
 	/* RTS before the reply: the initiator's first FPDU may follow it */
-	rv = xiw_cep_qp_up(cep, &p);
+	rv = xiw_cep_qp_up(cep, false);
 	if (rv)
 		goto abort;
 	if (cep->crc)
