@@ -77,17 +77,69 @@ if [ "$role" != single ]; then
 	export XIW_NETDEV XIW_SYNC_PORT
 fi
 
-# barrier NAME SEC: both VMs reach NAME (uses xiw_sync from lib.sh in a subshell
-# so that lib.sh's traps stay out of this script).
+# barrier NAME SEC [resync]: both VMs reach NAME within SEC s (uses xiw_sync
+# from lib.sh in a subshell so that lib.sh's traps stay out of this script).
+# Sets barrier_why when it fails.
+#
+# One failure stays one failure: a test that fails on one side leaves the
+# two VMs at different points (one at its end barrier or already at the
+# next test's begin barrier, the other still in the test's own syncs), so
+# barriers meet the wrong partner and fail. Only a peer VM that died (or
+# the virtual link missing) loses the peer for good (sync_ok=0); any
+# other miss is repaired at the next test boundary: the begin barrier of
+# each test ("resync") keeps answering whatever the peer sends until the
+# peer reaches the same begin barrier. Its name is that test's plan entry
+# (unique per test, also under -r), so a stale line of an earlier point
+# can never satisfy it. The peer's own in-test syncs meanwhile fail (they
+# meet "begin:NEXT"), which fails only the test that went wrong already.
 barrier() {
 	[ "$role" = single ] && return 0
-	[ $sync_ok = 1 ] || return 1
-	if ! (set +eE; . "$XIW_ROOT/selftests/lib.sh"; trap - ERR EXIT
-	      xiw_sync "$1" . "$2" >/dev/null); then
-		say "lost the peer at barrier $1"
-		sync_ok=0
-		return 1
-	fi
+	barrier_why=
+	[ $sync_ok = 1 ] || { barrier_why="the peer VM was lost earlier"; return 1; }
+	local end=$(( EPOCHSECONDS + $2 )) left err at
+	while :; do
+		left=$(( end - EPOCHSECONDS ))
+		if [ $left -le 0 ]; then
+			barrier_why="no peer at $1 within $2 s${err:+ ($err)}"
+			break
+		fi
+		if err=$( (set +eE; . "$XIW_ROOT/selftests/lib.sh"; trap - ERR EXIT
+			   xiw_sync "$1" . "$left" 2>&1 >/dev/null) ); then
+			return 0
+		fi
+		err=${err//$'\n'/ }
+		if [ -e "$out/peer-died" ]; then
+			barrier_why="the peer VM died"
+			sync_ok=0
+			break
+		fi
+		at=
+		if [[ $err == *"peer is at '"* ]]; then
+			at=${err#*peer is at \'}
+			at=${at%%\'*}
+		fi
+		if [ "${3:-}" = resync ] && [ $(( end - EPOCHSECONDS )) -gt 0 ]; then
+			# The peer is at another test's begin: it went on
+			# without us (we missed a begin it passed); give
+			# this one up, the next one meets it.
+			if [[ $at == begin:* ]]; then
+				barrier_why="the peer is at $at"
+				break
+			fi
+			# Still in the previous test or its end: wait here.
+			say "barrier $1: the peer is at ${at:-?} (${err:-no answer}); waiting for it here"
+			nap 0.2
+			continue
+		fi
+		if [ -n "$at" ]; then
+			barrier_why="the peer is at $at"
+		else
+			barrier_why="no peer at $1 within $2 s${err:+ ($err)}"
+		fi
+		break
+	done
+	say "missed the peer at barrier $1: $barrier_why"
+	return 1
 }
 
 # --- kernel log -----------------------------------------------------------------
@@ -189,8 +241,18 @@ run_test() {
 	local log=$out/tests/$name.log tmp
 	tmp=$(mktemp -d "/tmp/xiw-$name.XXXXXX")
 	status=fail reason=
-	if ! barrier "begin:$name" 300; then
-		reason="peer VM lost before the test"
+	rm -f "$out/peer-ended"
+	# The peer may still be finishing the previous test (up to its
+	# limit, the kill and its end barrier) when we get here.
+	testno=$((testno + 1))
+	if ! barrier "begin:$testno:$name" $(( 300 + prev_limit )) resync; then
+		if [ $sync_ok = 0 ]; then
+			reason="peer VM lost before the test ($barrier_why)"
+		else
+			reason="no rendezvous with the peer before the test ($barrier_why)"
+			# a peer that did not answer for that long is gone
+			[[ $barrier_why != no\ peer* ]] || sync_ok=0
+		fi
 		echo "$reason" >"$log"
 		return
 	fi
@@ -259,9 +321,10 @@ run_test() {
 		# Give the peer's side the same chance to finish before comparing
 		# logs; unless a sync inside the test already met the peer's end
 		# barrier (the peer failed first and moved on without us).
+		# A miss here is not a lost peer: the next test's begin
+		# barrier resynchronises both VMs.
 		if [ "$(cat "$out/peer-ended" 2>/dev/null)" = "end:$name" ]; then
-			say "the peer ended $name first: lost the peer"
-			sync_ok=0
+			say "the peer ended $name first: meeting it at the next test"
 		else
 			barrier "end:$name" $(( limit + 60 )) || true
 		fi
@@ -322,18 +385,22 @@ taint0=$(cat /proc/sys/kernel/tainted)
 if [ "$role" != single ]; then
 	if barrier start 180; then
 		say "peer reached"
+	else
+		sync_ok=0	# no peer to begin with
 	fi
 fi
+prev_limit=0 testno=0
 while IFS=$'\t' read -r name limit path; do
 	[ -n "$name" ] || continue
 	run_test "$name" "$limit" "$path"
 	result "$name" "$status" "$secs" "$reason"
+	prev_limit=$limit
 done <"$out/plan"
 
 # --- module_unload ------------------------------------------------------------
 uname_=${XIW_UNLOAD_NAME:-module_unload}
 [ "$role" = single ] || uname_=module_unload_2vm
-barrier "begin:$uname_" 120 || true
+barrier "begin:$uname_" $(( 120 + prev_limit )) resync || true
 taint0_before=$taint0
 mark "$uname_"
 t0=$(now)
