@@ -13,6 +13,16 @@
 // leak (the bench checks dmesg and unloads the module afterwards). It
 // prints how many rounds ran and how many completions it saw.
 //
+// Each connection also gets 8 more QPs (unconnected, on the client's PD
+// and CQ) whose rings are scribbled too, and every round makes random
+// driver calls on them and on the connected QPs: XIW_METHOD_DOORBELL_ALLOC
+// ioctls with random attribute ids, flags, lengths and data (real and
+// made-up QP handles, pointers), ioctls to made-up driver objects and
+// methods (driver namespace only: a core method could destroy an object
+// behind the provider's back), write()s of random lengths to the doorbell files it got, and
+// ibv_modify_qp with random attribute masks and values. The outcomes are
+// counted ("methods N: ok N, errno E:n ...").
+//
 // Usage: xiw_ringfuzz ADDR PORT [ROUNDS] [SEED]
 #include "verbs_side.h"
 
@@ -20,6 +30,8 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/xiw-abi.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <netdb.h>
@@ -31,6 +43,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -90,6 +103,118 @@ void doorbell(ibv_qp *qp, bool send)
 		std::printf("doorbell: %s\n", std::strerror(errno));
 }
 
+// Outcome counts of the random driver calls: errno (0 = success).
+std::map<int, long> outcomes;
+
+void count(int rv)
+{
+	outcomes[rv < 0 ? errno : 0]++;
+}
+
+// Is @fd a doorbell file (made by a random ioctl that succeeded)?
+bool is_doorbell_fd(long fd)
+{
+	char link[64], path[64];
+	ssize_t n;
+
+	if (fd < 3 || fd > 65535)
+		return false;
+	std::snprintf(path, sizeof(path), "/proc/self/fd/%ld", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = 0;
+	return std::strstr(link, "doorbell") != nullptr;
+}
+
+// One random ioctl on the uverbs fd, aimed at the driver's methods.
+// Doorbell files it creates are written to and kept in @dbs.
+void random_ioctl(std::mt19937_64 &rng, ibv_context *ctx,
+		  const std::vector<ibv_qp *> &qps, std::vector<int> &dbs)
+{
+	alignas(8) unsigned char buf[sizeof(ib_uverbs_ioctl_hdr) +
+				     4 * sizeof(ib_uverbs_attr)] = {};
+	auto *hdr = reinterpret_cast<ib_uverbs_ioctl_hdr *>(buf);
+	auto *attrs = reinterpret_cast<ib_uverbs_attr *>(hdr + 1);
+	static uint64_t scratch[8];
+	unsigned na = rng() % 5;
+	uint64_t x = rng();
+
+	hdr->length = x % 16 ? sizeof(*hdr) + na * sizeof(ib_uverbs_attr) :
+			       uint16_t(rng());
+	hdr->object_id = x >> 4 & 3 ? uint16_t(XIW_OBJECT_DOORBELL) :
+				       uint16_t(UVERBS_ID_NS_MASK | (rng() & 0xff));
+	hdr->method_id = x >> 6 & 3 ? uint16_t(XIW_METHOD_DOORBELL_ALLOC) :
+				       uint16_t(UVERBS_ID_NS_MASK | (rng() & 0xff));
+	hdr->num_attrs = na;
+	if (!(x >> 8 & 15))
+		hdr->driver_id = uint8_t(rng());
+	for (unsigned i = 0; i < na; i++) {
+		ib_uverbs_attr &a = attrs[i];
+		uint64_t y = rng();
+
+		switch (y % 4) {
+		case 0: a.attr_id = XIW_ATTR_DOORBELL_ALLOC_FD; break;
+		case 1: a.attr_id = XIW_ATTR_DOORBELL_ALLOC_QP; break;
+		case 2: a.attr_id = uint16_t(y >> 8); break;
+		default: a.attr_id = uint16_t(y >> 8 & 0x1f) | UVERBS_ID_NS_MASK; break;
+		}
+		a.flags = y >> 24 & 3 ? (y >> 26 & 1 ? UVERBS_ATTR_F_MANDATORY : 0) :
+					uint16_t(rng());
+		a.len = y >> 28 & 3 ? 0 : uint16_t(rng() % 80);
+		switch (y >> 32 & 7) {
+		case 0: case 1: case 2:
+			a.data = qps[rng() % qps.size()]->handle;
+			break;
+		case 3:
+			a.data = (uintptr_t)scratch;
+			break;
+		case 4:
+			a.data = rng() % 64;
+			break;
+		default:
+			a.data = rng();
+			break;
+		}
+		if (!(y >> 40 & 15))
+			a.attr_data.reserved = uint16_t(rng());
+	}
+	int rv = ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, buf);
+
+	count(rv);
+	if (rv)
+		return;
+	for (unsigned i = 0; i < na && i < 4; i++)
+		if (attrs[i].attr_id == XIW_ATTR_DOORBELL_ALLOC_FD &&
+		    is_doorbell_fd((long)attrs[i].data))
+			dbs.push_back((int)attrs[i].data);
+}
+
+// ibv_modify_qp with a random mask and random values.
+void random_modify(std::mt19937_64 &rng, ibv_qp *qp)
+{
+	ibv_qp_attr a;
+	uint64_t *w = reinterpret_cast<uint64_t *>(&a);
+
+	for (size_t i = 0; i < sizeof(a) / 8; i++)
+		w[i] = rng() & 1 ? rng() : rng() & 0xff;
+	a.qp_state = ibv_qp_state(rng() % 8);
+	a.cur_qp_state = ibv_qp_state(rng() % 8);
+	a.ah_attr.is_global = rng() & 1;
+	int mask = int(rng() & ((1 << 21) - 1));
+
+	if (!(rng() % 4))
+		mask &= IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_MAX_QP_RD_ATOMIC |
+			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_CAP;
+	// moving the connected QPs to RESET or ERROR ends their connection:
+	// the next connection comes after 25 rounds anyway
+	int rv = ibv_modify_qp(qp, &a, mask);
+
+	if (rv)
+		errno = rv;
+	count(rv ? -1 : 0);
+}
+
 // The shared test-connection end (verbs_side.h) with this program's
 // buffer layout and helpers.
 struct Side : cm_pair::SideT<uint8_t> {
@@ -131,6 +256,31 @@ int main(int argc, char **argv)
 			     [&srv](rdma_cm_id *id) { srv.setup(id); }, p, p,
 			     &sid);
 
+		// more QPs whose rings and methods get the same treatment
+		std::vector<ibv_qp *> extra, qps{ cli.id->qp, srv.id->qp };
+		std::vector<int> dbs;
+
+		for (int i = 0; i < 8; i++) {
+			ibv_qp_init_attr ia{};
+
+			ia.send_cq = cli.cq;
+			ia.recv_cq = cli.cq;
+			ia.qp_type = IBV_QPT_RC;
+			ia.cap.max_send_wr = 1 + rng() % 64;
+			ia.cap.max_recv_wr = 1 + rng() % 64;
+			ia.cap.max_send_sge = 1 + rng() % 4;
+			ia.cap.max_recv_sge = 1 + rng() % 4;
+			ia.cap.max_inline_data = rng() % 97;
+			ibv_qp *q = ibv_create_qp(cli.pd, &ia);
+
+			if (!q) {
+				count(-1);
+				continue;
+			}
+			count(0);
+			extra.push_back(q);
+			qps.push_back(q);
+		}
 		auto maps = ring_mappings();
 		size_t total = 0;
 		for (auto &m : maps)
@@ -196,6 +346,15 @@ int main(int argc, char **argv)
 			doorbell(srv.id->qp, true);
 			doorbell(cli.id->qp, false);
 			doorbell(srv.id->qp, false);
+			// random driver calls on every QP of this connection
+			for (int k = 0; k < 8; k++)
+				random_ioctl(rng, cli.id->verbs, qps, dbs);
+			for (int k = 0; k < 2; k++)
+				random_modify(rng, qps[rng() % qps.size()]);
+			for (int fd : dbs) {
+				char junk[64];
+				count(write(fd, junk, rng() % sizeof(junk)) < 0 ? -1 : 0);
+			}
 			ibv_req_notify_cq(cli.cq, r & 1);
 			ibv_wc wc[8];
 			for (int k = 0; k < 4; k++) {
@@ -204,7 +363,21 @@ int main(int argc, char **argv)
 				cqes += (n > 0 ? n : 0) + (m2 > 0 ? m2 : 0);
 			}
 		}
-		// orderly teardown after the abuse: everything must still be freeable
+		// orderly teardown after the abuse: everything must still be
+		// freeable; half the doorbell files outlive their QPs
+		for (size_t i = 0; i < dbs.size(); i += 2)
+			close(dbs[i]);
+		for (ibv_qp *q : extra)
+			if (ibv_destroy_qp(q))
+				std::printf("destroy extra QP: %s\n", std::strerror(errno));
+		for (size_t i = 1; i < dbs.size(); i += 2) {
+			char junk[8];
+
+			// the QP is gone: -ENXIO, never a crash
+			if (write(dbs[i], junk, sizeof(junk)) >= 0)
+				std::printf("doorbell of a destroyed QP accepted a write\n");
+			close(dbs[i]);
+		}
 		rdma_disconnect(cli.id);
 		rdma_destroy_qp(cli.id);
 		rdma_destroy_qp(srv.id);
@@ -219,6 +392,15 @@ int main(int argc, char **argv)
 		// events of the closed connections (DISCONNECTED ...) are not waited for
 	}
 	std::printf("rounds %d, completions seen %ld\n", rounds, cqes);
+	long calls = 0;
+	std::string how;
+
+	for (const auto &[e, n] : outcomes) {
+		calls += n;
+		how += e ? ", errno " + std::to_string(e) + ":" + std::to_string(n) :
+			   ", ok " + std::to_string(n);
+	}
+	std::printf("methods %ld%s\n", calls, how.c_str());
 	std::printf("teardown ok\n");
 	return 0;
 }
