@@ -97,7 +97,7 @@ kernel61:
 
 # The VM tests of "make check-6.1" (and of make check's 6.1 part): device,
 # verbs objects, rping, atomics, Flush/Atomic Write/Verify from user space
-# and from a kernel ULP, zero-copy TX. About 2.5 minutes under TCG.
+# and from a kernel ULP, zero-copy TX. About 2 minutes under TCG.
 CHECK61_TESTS ?= link_basic objects_cycles dp_rping dp_atomic dp_commitops dp_kapi dp_zcopy
 check-6.1: deps
 	@bash scripts/need.sh vm
