@@ -105,16 +105,21 @@ check-6.1: deps
 	@test -n "$(KVER61)" || { echo "no 6.1 kernel headers (/lib/modules/6.1.0-*-amd64/build): run 'make deps'"; exit 1; }
 	@KVER61=$(KVER61) bash scripts/check.sh --kver61 $(or $(T),$(CHECK61_TESTS))
 
+# The TRACE_EVENT() layout of the tracepoint header (one macro argument a
+# line, TP_STRUCT__entry( and TP_fast_assign( opening blocks) is what every
+# trace header in the kernel uses; only those two checks are off for it.
+# Version checks are what the compatibility header is for.
+CHECKPATCH = perl /usr/src/linux-source-6.12/scripts/checkpatch.pl --no-tree \
+	--strict --quiet --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
 checkpatch:
-	@perl /usr/src/linux-source-6.12/scripts/checkpatch.pl --no-tree \
-		--strict --quiet --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
+	@$(CHECKPATCH) \
 		-f $(filter-out %.mod.c,$(wildcard kernel/*.c selftests/kmod/*.c)) \
-		$(filter-out kernel/xiw_compat.h,$(wildcard kernel/*.h)) \
+		$(filter-out kernel/xiw_trace.h kernel/xiw_compat.h,$(wildcard kernel/*.h)) \
 		include/uapi/rdma/xiw-abi.h include/uapi/rdma/xiw-sqe.h
-	@# Version checks are what the compatibility header is for.
-	@perl /usr/src/linux-source-6.12/scripts/checkpatch.pl --no-tree \
-		--strict --quiet --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
-		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f kernel/xiw_compat.h
+	@$(CHECKPATCH) --ignore OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT \
+		-f kernel/xiw_trace.h
+	@$(CHECKPATCH) --ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON \
+		-f kernel/xiw_compat.h
 
 user:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -292,6 +292,12 @@ static inline void xiw_stat_add(struct xiw_device *xdev, enum xiw_stat s,
 	this_cpu_add(xdev->stats->v[s], n);
 }
 
+/* Count @n of @s caused by @qp; any context. */
+static inline void xiw_qp_stat_add(struct xiw_qp *qp, enum xiw_stat s, u64 n)
+{
+	xiw_stat_add(to_xiw_dev(qp->base.device), s, n);
+}
+
 static inline struct xiw_pd *to_xiw_pd(struct ib_pd *pd)
 {
 	return container_of(pd, struct xiw_pd, base);

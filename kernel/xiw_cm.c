@@ -45,6 +45,7 @@
 
 #include "xiw.h"
 #include "xiw_cm.h"
+#include "xiw_trace.h"
 
 static unsigned int mpa_rev = XIW_MPA_REV2;
 module_param(mpa_rev, uint, 0644);
@@ -136,6 +137,13 @@ static void xiw_cm_sock_opts(struct sock *sk)
 	tcp_sock_set_keepidle(sk, clamp(ms / 2000, 1U, (unsigned int)MAX_TCP_KEEPIDLE));
 	tcp_sock_set_keepintvl(sk, clamp(ms / 4000, 1U, (unsigned int)MAX_TCP_KEEPINTVL));
 	tcp_sock_set_keepcnt(sk, 4);
+}
+
+/* Every state change goes through here: tracepoint xiw_cm_state. */
+static void xiw_cep_set_state(struct xiw_cep *cep, enum xiw_cep_state state)
+{
+	trace_xiw_cm_state(cep, state);
+	cep->state = state;
 }
 
 static struct xiw_cep *xiw_cep_alloc(struct xiw_device *xdev)
@@ -544,7 +552,7 @@ static void xiw_cep_finish(struct xiw_cep *cep, bool abortive)
 	xiw_cep_qp_down(cep);
 	xiw_cep_sock_release(cep, abortive);
 	xiw_cep_drop_listener(cep);
-	cep->state = XIW_CEP_CLOSED;
+	xiw_cep_set_state(cep, XIW_CEP_CLOSED);
 	if (cep->cm_id) {
 		struct iw_cm_id *id = cep->cm_id;
 
@@ -574,6 +582,7 @@ static void xiw_cep_close(struct xiw_cep *cep, int status, bool peer,
 {
 	struct iw_cm_id *id = cep->cm_id;
 
+	trace_xiw_cm_close(cep, status, peer, abortive);
 	xiw_cep_dbg(cep, "status %d peer %d abortive %d\n", status, peer,
 		    abortive);
 	switch (cep->state) {
@@ -723,7 +732,8 @@ static void xiw_cep_proc_reply(struct xiw_cep *cep)
 		xiw_cep_fail_connect(cep, rv, true);
 		return;
 	}
-	cep->state = XIW_CEP_RDMA_MODE;
+	xiw_cep_set_state(cep, XIW_CEP_RDMA_MODE);
+	trace_xiw_cm_mpa_done(cep);
 	xiw_cep_dbg(cep, "connected: rev %u crc %d ird %u ord %u rtr %d\n",
 		    cep->rev, cep->crc, cep->ird, cep->ord, cep->rtr);
 	xiw_cep_upcall(cep, id, IW_CM_EVENT_CONNECT_REPLY, 0, pd, pd_len);
@@ -805,7 +815,7 @@ static void xiw_cep_proc_request(struct xiw_cep *cep)
 	/* RFC 5044: CRC is used if either side asks for it */
 	cep->crc = (req->flags & XIW_MPA_FLAG_C) || mpa_crc;
 
-	cep->state = XIW_CEP_RECVD_MPAREQ;
+	xiw_cep_set_state(cep, XIW_CEP_RECVD_MPAREQ);
 	/* iwcm's provider_data of the new cm_id */
 	xiw_cep_get(cep);
 	cep->pd_ref = true;
@@ -904,7 +914,7 @@ static void xiw_cep_accept_conns(struct xiw_cep *l)
 		mutex_lock_nested(&cep->lock, SINGLE_DEPTH_NESTING + 1);
 		cep->listener = target;	/* the reference from routing */
 		list_add_tail(&cep->child, &target->children);
-		cep->state = XIW_CEP_AWAIT_MPAREQ;
+		xiw_cep_set_state(cep, XIW_CEP_AWAIT_MPAREQ);
 		xiw_cep_sock_attach(cep, ns, l);
 		cep->open = true;	/* the allocation's reference */
 		xiw_cep_arm_timer(cep, mpa_timeout_resp_ms);
@@ -939,7 +949,7 @@ static void xiw_cep_timed_out(struct xiw_cep *cep)
 		xiw_cep_dbg(cep, "not accepted within %u ms: rejected\n",
 			    mpa_timeout_accept_ms);
 		xiw_cep_send_reject(cep, NULL, 0);
-		cep->state = XIW_CEP_CLOSED;
+		xiw_cep_set_state(cep, XIW_CEP_CLOSED);
 		xiw_cep_finish(cep, false);
 		break;
 	case XIW_CEP_CLOSING:
@@ -986,7 +996,7 @@ static void xiw_cep_process(struct xiw_cep *cep, unsigned long ev)
 
 	if ((ev & BIT(XIW_CEP_EV_STATE)) && cep->state == XIW_CEP_CONNECTING &&
 	    sk && READ_ONCE(sk->sk_state) == TCP_ESTABLISHED) {
-		cep->state = XIW_CEP_AWAIT_MPAREP;
+		xiw_cep_set_state(cep, XIW_CEP_AWAIT_MPAREP);
 		rv = xiw_cep_send_request(cep, cep->pdata, cep->pd_len);
 		cep->pd_len = 0;
 		if (rv) {
@@ -1022,7 +1032,7 @@ static void xiw_cep_process(struct xiw_cep *cep, unsigned long ev)
 
 	if ((ev & BIT(XIW_CEP_EV_RTR)) && cep->state == XIW_CEP_AWAIT_RTR) {
 		xiw_cep_cancel_timer(cep);
-		cep->state = XIW_CEP_RDMA_MODE;
+		xiw_cep_set_state(cep, XIW_CEP_RDMA_MODE);
 		xiw_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_ESTABLISHED, 0,
 			       NULL, 0);
 	}
@@ -1036,7 +1046,7 @@ static void xiw_cep_process(struct xiw_cep *cep, unsigned long ev)
 		xiw_cep_dbg(cep, "graceful close: FIN\n");
 		/* the data path is quiet before the FIN goes out */
 		xiw_cep_qp_down(cep);
-		cep->state = XIW_CEP_CLOSING;
+		xiw_cep_set_state(cep, XIW_CEP_CLOSING);
 		kernel_sock_shutdown(cep->sock, SHUT_WR);
 		xiw_cep_arm_timer(cep, mpa_timeout_resp_ms);
 		ev |= BIT(XIW_CEP_EV_STATE);
@@ -1229,7 +1239,7 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	id->add_ref(id);
 	cep->cm_id = id;
 	id->provider_data = cep;
-	cep->state = XIW_CEP_CONNECTING;
+	xiw_cep_set_state(cep, XIW_CEP_CONNECTING);
 	cep->open = true;	/* the allocation's reference */
 	xiw_cep_get(cep);	/* ours, until we return */
 	xiw_cep_sock_attach(cep, sock, NULL);
@@ -1341,14 +1351,15 @@ int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 			     param->private_data, param->private_data_len);
 	if (rv)
 		goto abort;
+	trace_xiw_cm_mpa_done(cep);
 	xiw_cep_dbg(cep, "accepted: rev %u crc %d ird %u ord %u rtr %d\n",
 		    cep->rev, cep->crc, cep->ird, cep->ord, cep->rtr);
 	if (cep->p2p) {
-		cep->state = XIW_CEP_AWAIT_RTR;
+		xiw_cep_set_state(cep, XIW_CEP_AWAIT_RTR);
 		xiw_cep_arm_timer(cep, mpa_timeout_resp_ms);
 	} else {
 		xiw_cep_cancel_timer(cep);
-		cep->state = XIW_CEP_RDMA_MODE;
+		xiw_cep_set_state(cep, XIW_CEP_RDMA_MODE);
 		xiw_cep_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
 	}
 	rv = 0;
@@ -1356,7 +1367,7 @@ int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 
 abort:
 	/* no event may follow a failed iw_accept */
-	cep->state = XIW_CEP_CLOSED;
+	xiw_cep_set_state(cep, XIW_CEP_CLOSED);
 	xiw_cep_finish(cep, true);
 out:
 	xiw_cep_drop_pd_ref(cep, id);
@@ -1378,7 +1389,7 @@ int xiw_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
 		xiw_cep_dbg(cep, "reject, pd %u\n", pd_len);
 		xiw_stat_add(to_xiw_dev(id->device), XIW_STAT_MPA_REJECTS, 1);
 		rv = xiw_cep_send_reject(cep, pdata, pd_len);
-		cep->state = XIW_CEP_CLOSED;
+		xiw_cep_set_state(cep, XIW_CEP_CLOSED);
 		/* FIN after the reply */
 		xiw_cep_finish(cep, false);
 	} else {
@@ -1443,7 +1454,7 @@ static struct xiw_cep *xiw_cep_listen_sock(struct xiw_device *xdev,
 		goto err_sock;
 	}
 	mutex_lock(&cep->lock);
-	cep->state = XIW_CEP_LISTEN;
+	xiw_cep_set_state(cep, XIW_CEP_LISTEN);
 	xiw_cep_sock_attach(cep, sock, NULL);
 	rv = kernel_listen(sock, backlog);
 	if (rv) {
@@ -1470,7 +1481,7 @@ static void xiw_cep_unlisten(struct xiw_cep *cep)
 
 	mutex_lock(&cep->lock);
 	xiw_cep_sock_release(cep, false);
-	cep->state = XIW_CEP_CLOSED;
+	xiw_cep_set_state(cep, XIW_CEP_CLOSED);
 	list_for_each_entry(c, &cep->children, child)
 		xiw_cep_post(c, XIW_CEP_EV_ABORT);
 	mutex_unlock(&cep->lock);
@@ -1592,7 +1603,7 @@ int xiw_create_listen(struct iw_cm_id *id, int backlog)
 		}
 	}
 	mutex_lock(&cep->lock);
-	cep->state = XIW_CEP_LISTEN;
+	xiw_cep_set_state(cep, XIW_CEP_LISTEN);
 	id->add_ref(id);
 	cep->cm_id = id;
 	id->provider_data = cep;
@@ -1640,7 +1651,7 @@ static void xiw_cep_reap(struct xiw_cep *cep)
 	if (cep->state != XIW_CEP_CLOSED) {
 		pr_warn("xiw: closing a leftover connection endpoint\n");
 		xiw_cep_sock_release(cep, true);
-		cep->state = XIW_CEP_CLOSED;
+		xiw_cep_set_state(cep, XIW_CEP_CLOSED);
 	}
 	if (cep->pd_ref) {
 		cep->pd_ref = false;

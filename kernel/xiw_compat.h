@@ -166,4 +166,37 @@ xiw_ib_device_get_netdev(struct ib_device *ibdev, u32 port)
 #define ib_device_get_netdev xiw_ib_device_get_netdev
 #endif
 
+/*
+ * 6.2: ib_core's restrack reports SRQs too (fill_res_srq_entry). Before,
+ * an SRQ has only the generic lines.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define XIW_HAVE_RES_SRQ 1
+#else
+#define XIW_HAVE_RES_SRQ 0
+#endif
+
+/*
+ * 6.14, backported to 6.12.y (Debian's 6.12 has it): sk_net_refcnt_upgrade()
+ * makes a kernel socket hold its netns the way a user socket does. On 6.1
+ * a kernel socket has no netns reference or tracker to hand over yet, and
+ * sk_destruct()/__sk_free() drop what is taken here once sk_net_refcnt is
+ * set.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
+#include <net/net_namespace.h>
+#include <net/sock.h>
+
+static inline void xiw_sk_net_refcnt_upgrade(struct sock *sk)
+{
+	struct net *net = sock_net(sk);
+
+	sk->sk_net_refcnt = 1;
+	get_net_track(net, &sk->ns_tracker, GFP_KERNEL);
+	sock_inuse_add(net, 1);
+}
+
+#define sk_net_refcnt_upgrade xiw_sk_net_refcnt_upgrade
+#endif
+
 #endif /* XIW_COMPAT_H */

@@ -19,6 +19,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "xiw.h"
+#include "xiw_trace.h"
 
 #define XIW_CQ_ARM_MASK (XIW_CQ_ARM_NEXT | XIW_CQ_ARM_SOLICITED)
 
@@ -149,6 +150,7 @@ int __xiw_cq_add(struct xiw_cq *cq, struct xiw_qp *qp,
 	unsigned long flags;
 	bool event;
 
+	trace_xiw_cqe(cq, qp, cqe);
 	spin_lock_irqsave(&cq->lock, flags);
 	slot = xiw_queue_entry(&cq->q, cq->q.prod);
 	if (READ_ONCE(slot->flags)) {

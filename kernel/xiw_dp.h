@@ -276,6 +276,13 @@ static inline struct xiw_device *xiw_dp_dev(struct xiw_qp_dp *dp)
 	return to_xiw_dev(dp->qp->base.device);
 }
 
+/* xiw_qp_stat_add() of the connection's QP */
+static inline void xiw_dp_stat_add(struct xiw_qp_dp *dp, enum xiw_stat s,
+				   u64 n)
+{
+	xiw_qp_stat_add(dp->qp, s, n);
+}
+
 /* xiw_dp.c: the data-path core */
 void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 		      u32 byte_len);

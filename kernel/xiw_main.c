@@ -56,7 +56,9 @@ static const struct ib_device_ops xiw_device_ops = {
 	.fill_res_cq_entry = xiw_fill_res_cq_entry,
 	.fill_res_mr_entry = xiw_fill_res_mr_entry,
 	.fill_res_qp_entry = xiw_fill_res_qp_entry,
+#if XIW_HAVE_RES_SRQ
 	.fill_res_srq_entry = xiw_fill_res_srq_entry,
+#endif
 	.get_dev_fw_str = xiw_get_dev_fw_str,
 	.get_dma_mr = xiw_get_dma_mr,
 	.get_hw_stats = xiw_get_hw_stats,

@@ -864,7 +864,7 @@ void xiw_qp_sq_doorbell(struct xiw_qp *qp)
 {
 	enum xiw_qp_state state = READ_ONCE(qp->state);
 
-	xiw_stat_add(to_xiw_dev(qp->base.device), XIW_STAT_DOORBELLS, 1);
+	xiw_qp_stat_add(qp, XIW_STAT_DOORBELLS, 1);
 	if (state == XIW_QPS_ERROR)
 		xiw_sq_flush(qp, false);
 	else if (state == XIW_QPS_RTS)

@@ -26,6 +26,7 @@
 
 #include "xiw_dp.h"
 #include "xiw_commit.h"
+#include "xiw_trace.h"
 
 /*
  * RFC 5040, the RFC 7306 extensions (Immediate Data, atomics) and the
@@ -1178,7 +1179,8 @@ static void xiw_rx_term_done(struct xiw_qp_dp *dp)
 	struct xiw_term_code tc;
 
 	dp->rx.msn[XIW_QN_TERM]++;
-	xiw_stat_add(xiw_dp_dev(dp), XIW_STAT_TERM_RECEIVED, 1);
+	xiw_dp_stat_add(dp, XIW_STAT_TERM_RECEIVED, 1);
+	trace_xiw_term_rx(dp, dp->rx.hdr.term.term_ctrl);
 	xiw_term_parse(dp->rx.hdr.term.term_ctrl, &tc);
 	ibdev_warn_ratelimited(dp->qp->base.device,
 			       "QP%u: Terminate received: layer %u type %u code %#x\n",
@@ -1326,16 +1328,17 @@ static bool xiw_rx_trailer_done(struct xiw_qp_dp *dp)
 		rx->crc = xiw_crc_update(rx->crc, rx->trailer, pad);
 		want = xiw_crc_trailer(rx->crc);
 		if (memcmp(&want, rx->trailer + pad, sizeof(want))) {
-			xiw_stat_add(xiw_dp_dev(dp), XIW_STAT_RX_CRC_ERRORS, 1);
+			xiw_dp_stat_add(dp, XIW_STAT_RX_CRC_ERRORS, 1);
 			xiw_dp_dbg(dp, "CRC error\n");
 			xiw_rx_term(dp, XIW_TERM_LAYER_LLP, XIW_MPA_ET_MPA,
 				    XIW_MPA_EC_CRC, XIW_HDRCT_MD);
 			return false;
 		}
 	}
-	xiw_stat_add(xiw_dp_dev(dp), XIW_STAT_RX_FPDUS, 1);
-	xiw_stat_add(xiw_dp_dev(dp), XIW_STAT_RX_BYTES,
-		     xiw_mpa_fpdu_len(be16_to_cpu(rx->hdr.ctrl.mpa_len)));
+	trace_xiw_fpdu_rx(dp, &rx->hdr);
+	xiw_dp_stat_add(dp, XIW_STAT_RX_FPDUS, 1);
+	xiw_dp_stat_add(dp, XIW_STAT_RX_BYTES,
+			xiw_mpa_fpdu_len(be16_to_cpu(rx->hdr.ctrl.mpa_len)));
 	xiw_rx_fpdu_done(dp);
 	if (rx->state == XIW_RX_DEAD)
 		return false;

@@ -37,6 +37,7 @@
 
 #include "xiw_dp.h"
 #include "xiw_commit.h"
+#include "xiw_trace.h"
 
 /* ------------------------------------------------------------------------
  * Local SGEs
@@ -240,8 +241,7 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 		rv = sock_sendmsg(dp->sock, &msg);
 		if (rv <= 0) {
 			if (rv == -EAGAIN || rv == 0) {
-				xiw_stat_add(xiw_dp_dev(dp),
-					     XIW_STAT_TX_NOSPACE, 1);
+				xiw_dp_stat_add(dp, XIW_STAT_TX_NOSPACE, 1);
 				set_bit(XIW_DP_TX_NOSPACE, &dp->flags);
 				/* sk_write_space may have run already */
 				smp_mb__after_atomic();
@@ -948,7 +948,7 @@ static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 			[XIW_RQ_VERIFY] = XIW_STAT_VERIFIES,
 		};
 
-		xiw_stat_add(xiw_dp_dev(dp), stat[e->type], 1);
+		xiw_dp_stat_add(dp, stat[e->type], 1);
 	}
 	if (rv == -ECANCELED)
 		return false;	/* the data path failed meanwhile */
@@ -1149,15 +1149,16 @@ static int xiw_tx_build_rresp(struct xiw_qp_dp *dp)
 static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
-	struct xiw_device *xdev = xiw_dp_dev(dp);
 
-	xiw_stat_add(xdev, XIW_STAT_TX_FPDUS, 1);
-	xiw_stat_add(xdev, XIW_STAT_TX_BYTES,
-		     xiw_mpa_fpdu_len(be16_to_cpu(tx->hdr.ctrl.mpa_len)));
+	trace_xiw_fpdu_tx(dp, &tx->hdr);
+	xiw_dp_stat_add(dp, XIW_STAT_TX_FPDUS, 1);
+	xiw_dp_stat_add(dp, XIW_STAT_TX_BYTES,
+			xiw_mpa_fpdu_len(be16_to_cpu(tx->hdr.ctrl.mpa_len)));
 
 	switch (tx->kind) {
 	case XIW_TX_TERM:
-		xiw_stat_add(xdev, XIW_STAT_TERM_SENT, 1);
+		trace_xiw_term_tx(dp, tx->hdr.term.term_ctrl);
+		xiw_dp_stat_add(dp, XIW_STAT_TERM_SENT, 1);
 		clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
 		queue_work(xiw_dp_wq, &dp->err_work);
 		break;
@@ -1175,7 +1176,7 @@ static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
 			break;
 		xiw_dp_put_lsges(&tx->rr_sge, 1);
 		if (tx->irqe.type == XIW_RQ_READ)
-			xiw_stat_add(xdev, XIW_STAT_READ_RESPONSES, 1);
+			xiw_dp_stat_add(dp, XIW_STAT_READ_RESPONSES, 1);
 		tx->rr_active = false;
 		tx->last_was_irq = true;
 		break;
