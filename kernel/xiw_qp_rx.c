@@ -15,6 +15,8 @@
  * RDMAP header, check it against QP state (MSN, MO, STag, PD, rights,
  * bounds, ORQ/IRQ), place the payload, check pad and CRC, and only then
  * act on the message (completions, IRQ, invalidation, Terminate).
+ * Requests queued in the IRQ are answered, and a TX waiting for ORD is
+ * kicked, once per pass, after tcp_read_sock() (xiw_dp_data_ready()).
  *
  * Any error: xiw_dp_fatal() with the Terminate RFC 5040/5041/5044
  * prescribe (Documentation/wire-format.md); RX then drops everything.

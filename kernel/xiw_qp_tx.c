@@ -11,8 +11,9 @@
  *
  * Who runs TX: whoever wins XIW_DP_TX_BUSY. A poster that may sleep
  * (preemptible) runs it inline, so a Send goes to TCP in the poster's own
- * context when the socket has room; otherwise (softirq, spinlock held, RX
- * queueing a Read Response) the TX work item runs it. Every sendmsg is
+ * context when the socket has room; RX answers short inbound requests at
+ * the end of its pass (xiw_dp_tx_from_rx(), responses only); otherwise
+ * (softirq, spinlock held, a long Read Response) the TX work item runs it. Every sendmsg is
  * MSG_DONTWAIT: when TCP is full, TX records its position inside the
  * FPDU, sets XIW_DP_TX_NOSPACE and sk_write_space requeues the work.
  *
