@@ -176,8 +176,7 @@ struct xiw_tx_ctx {
 	bool last_was_irq;		/* fairness between SQ and IRQ */
 	bool zcopy;			/* send this FPDU's payload by reference */
 	bool from_rx;			/* RX runs TX (xiw_dp_tx_from_rx) */
-	bool more;			/* another FPDU follows at once */
-	bool corked;			/* TCP holds FPDUs sent MSG_MORE */
+	bool more;			/* RX: another response follows at once */
 	struct xiw_tx_zc *zc;		/* the SQ WR's zero-copy notifier */
 
 	/* Current FPDU: header | payload pieces | pad + CRC. */
