@@ -99,7 +99,8 @@ void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 		      u32 byte_len)
 {
 	struct xiw_dp_cmpl *c;
-	bool notify = false;
+	bool notify = false, wake = false;
+	u32 head;
 
 	spin_lock_bh(&dp->lock);
 	if (!test_bit(XIW_DP_FLUSHED, &dp->flags)) {
@@ -107,9 +108,18 @@ void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 		c->status = status;
 		c->byte_len = byte_len;
 		c->state = XIW_CMPL_DONE;
+		head = dp->cmpl_head;
 		notify = xiw_dp_cmpl_reap(dp);
+		/*
+		 * TX found the ring full (xiw_tx_fetch() sets the bit under
+		 * dp->lock): the first reap that frees a slot wakes it.
+		 */
+		wake = dp->cmpl_head != head &&
+		       test_and_clear_bit(XIW_DP_CMPL_WAIT, &dp->flags);
 	}
 	spin_unlock_bh(&dp->lock);
+	if (wake)
+		xiw_dp_tx_kick(dp, false);
 	/* a consumer may post from its handler: no xiw lock held here */
 	if (notify)
 		xiw_cq_notify(dp->qp->scq);
@@ -427,7 +437,7 @@ static void xiw_dp_write_space(struct sock *sk)
 	    test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags)) {
 		if (sk->sk_socket)
 			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-		queue_work(xiw_dp_wq, &dp->tx_work);
+		xiw_dp_tx_queue(dp);
 	}
 	xiw_dp_put(dp);
 }
@@ -504,6 +514,11 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 
 	tcp_sock_set_nodelay(sk);
 	lock_sock(sk);
+	/*
+	 * RX may send responses from softirq (xiw_dp_tx_from_rx()), where
+	 * current's page fragment belongs to whoever was interrupted.
+	 */
+	sk->sk_use_task_frag = false;
 	write_lock_bh(&sk->sk_callback_lock);
 	dp->saved_data_ready = sk->sk_data_ready;
 	dp->saved_write_space = sk->sk_write_space;

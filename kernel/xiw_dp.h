@@ -13,9 +13,10 @@
  *   backlog) under the socket lock, so RX context fields need no lock of
  *   their own: TCP serialises its callers.
  * - TX runs in exactly one context at a time, the owner of XIW_DP_TX_BUSY:
- *   the poster (when it may sleep) or the TX work item. A kick that finds
- *   the bit taken sets XIW_DP_TX_MORE; the owner rechecks it after
- *   releasing XIW_DP_TX_BUSY, so no kick is lost.
+ *   the poster (when it may sleep), the TX work item, or RX answering
+ *   short inbound requests at the end of its pass (xiw_dp_tx_from_rx()).
+ *   A kick that finds the bit taken sets XIW_DP_TX_MORE; the owner
+ *   rechecks it after releasing XIW_DP_TX_BUSY, so no kick is lost.
  * - dp->lock (a BH-safe spinlock, per QP) protects what TX and RX share:
  *   the completion-order ring, the ORQ and the IRQ.
  * - Errors found in softirq never take the QP state mutex: they set
@@ -55,6 +56,7 @@ enum {
 	XIW_DP_CMPL_WAIT,	/* TX waits for a free completion slot */
 	XIW_DP_EXEC_BUSY,	/* exec_work runs the IRQ head */
 	XIW_DP_EXEC_DONE,	/* exec_work executed it: TX answers */
+	XIW_DP_ORD_WAIT,	/* an SQ WR waits for ORD or a fence */
 };
 
 /* Completion-order ring: SQ WRs complete in posting order. */
@@ -147,6 +149,9 @@ enum xiw_tx_kind {
 #define XIW_TX_BVEC		40	/* payload pieces per FPDU */
 #define XIW_TERM_TIMEOUT_MS	1000	/* a Terminate TCP will not take */
 #define XIW_TX_BURST		64	/* FPDUs before yielding */
+#define XIW_TX_RX_BURST		32	/* FPDUs RX sends per pass */
+#define XIW_TX_RX_READ_MAX	4096	/* longest Read RX answers itself */
+#define XIW_TX_RX_CORK		256	/* FPDUs RX may batch (MSG_MORE) */
 
 struct xiw_tx_ctx {
 	enum xiw_tx_kind kind;		/* what the current FPDU belongs to */
@@ -170,6 +175,8 @@ struct xiw_tx_ctx {
 	bool sq_empty_seen;		/* last fetch found no posted WQE */
 	bool last_was_irq;		/* fairness between SQ and IRQ */
 	bool zcopy;			/* send this FPDU's payload by reference */
+	bool from_rx;			/* RX runs TX (xiw_dp_tx_from_rx) */
+	bool more;			/* RX: another response follows at once */
 	struct xiw_tx_zc *zc;		/* the SQ WR's zero-copy notifier */
 
 	/* Current FPDU: header | payload pieces | pad + CRC. */
@@ -219,6 +226,10 @@ struct xiw_rx_ctx {
 	int nsge;
 	struct xiw_lsge sge[XIW_MAX_SGE];
 	bool rtr_send;		/* this message is the zero-length RTR */
+
+	/* Set during one tcp_read_sock() pass, acted on after it. */
+	bool irq_new;		/* requests queued in the IRQ: answer */
+	bool tx_wake;		/* TX waited for ORD or a fence: kick */
 };
 
 struct xiw_qp_dp {
@@ -298,6 +309,8 @@ void xiw_dp_put(struct xiw_qp_dp *dp);
 
 /* xiw_qp_tx.c: the TX engine */
 void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok);
+void xiw_dp_tx_queue(struct xiw_qp_dp *dp);
+void xiw_dp_tx_from_rx(struct xiw_qp_dp *dp);
 void xiw_tx_work(struct work_struct *w);
 void xiw_dp_exec_work(struct work_struct *w);
 bool xiw_tx_idle(struct xiw_qp_dp *dp);

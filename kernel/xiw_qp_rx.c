@@ -15,6 +15,8 @@
  * RDMAP header, check it against QP state (MSN, MO, STag, PD, rights,
  * bounds, ORQ/IRQ), place the payload, check pad and CRC, and only then
  * act on the message (completions, IRQ, invalidation, Terminate).
+ * Requests queued in the IRQ are answered, and a TX waiting for ORD is
+ * kicked, once per pass, after tcp_read_sock() (xiw_dp_data_ready()).
  *
  * Any error: xiw_dp_fatal() with the Terminate RFC 5040/5041/5044
  * prescribe (Documentation/wire-format.md); RX then drops everything.
@@ -886,6 +888,19 @@ static void xiw_rx_send_done(struct xiw_qp_dp *dp)
 	xiw_rx_end_send(dp);
 }
 
+/*
+ * An ORQ entry was popped (caller holds dp->lock): an ORD slot is free and
+ * a fence may have lifted. TX needs a kick only if it waits for that,
+ * which it says with XIW_DP_ORD_WAIT, set under dp->lock too
+ * (xiw_tx_sq_blocked()), so the kick is never lost. It is given at the end
+ * of the RX pass (xiw_dp_data_ready()), after the completion.
+ */
+static void xiw_rx_orq_freed(struct xiw_qp_dp *dp)
+{
+	if (test_and_clear_bit(XIW_DP_ORD_WAIT, &dp->flags))
+		dp->rx.tx_wake = true;
+}
+
 static void xiw_rx_rresp_done(struct xiw_qp_dp *dp, u32 payload, bool last)
 {
 	struct xiw_qp *qp = dp->qp;
@@ -899,8 +914,10 @@ static void xiw_rx_rresp_done(struct xiw_qp_dp *dp, u32 payload, bool last)
 	}
 	o->placed += payload;
 	orqe = *o;
-	if (last)
+	if (last) {
 		dp->orq_head++;
+		xiw_rx_orq_freed(dp);
+	}
 	spin_unlock_bh(&dp->lock);
 	if (!last)
 		return;
@@ -926,8 +943,6 @@ static void xiw_rx_rresp_done(struct xiw_qp_dp *dp, u32 payload, bool last)
 			return;
 		}
 	}
-	/* An ORD slot is free and a fence may have lifted. */
-	xiw_dp_tx_kick(dp, false);
 }
 
 /*
@@ -943,6 +958,8 @@ static void xiw_rx_irq_push(struct xiw_qp_dp *dp, const struct xiw_irqe *e)
 	dp->irq[dp->irq_tail & (n - 1)] = *e;
 	dp->irq_tail++;
 	spin_unlock_bh(&dp->lock);
+	/* answered when this RX pass ends (xiw_dp_data_ready()) */
+	dp->rx.irq_new = true;
 }
 
 static void xiw_rx_rreq_done(struct xiw_qp_dp *dp)
@@ -961,8 +978,6 @@ static void xiw_rx_rreq_done(struct xiw_qp_dp *dp)
 	xiw_rx_irq_push(dp, &e);
 	if (rtr)
 		xiw_rx_rtr_done(dp);
-	else
-		xiw_dp_tx_kick(dp, false);
 }
 
 /*
@@ -1008,7 +1023,6 @@ static void xiw_rx_atomic_done(struct xiw_qp_dp *dp)
 	};
 
 	xiw_rx_irq_push(dp, &e);
-	xiw_dp_tx_kick(dp, false);
 }
 
 /*
@@ -1047,7 +1061,6 @@ static void xiw_rx_commit_req_done(struct xiw_qp_dp *dp)
 		break;
 	}
 	xiw_rx_irq_push(dp, &e);
-	xiw_dp_tx_kick(dp, false);
 }
 
 /* Copy @n bytes of kernel memory into an MR. */
@@ -1086,6 +1099,7 @@ static bool xiw_rx_orq_pop(struct xiw_qp_dp *dp, struct xiw_orqe *o)
 	if (head) {
 		*o = *head;
 		dp->orq_head++;
+		xiw_rx_orq_freed(dp);
 	}
 	spin_unlock_bh(&dp->lock);
 	return head;
@@ -1115,7 +1129,7 @@ static u8 xiw_rx_result_write(struct xiw_qp_dp *dp, const struct xiw_orqe *o,
 /*
  * Complete the WR of a Response with @st and @byte_len. A WR whose result
  * could not be delivered ends the connection (the peer did its part: RDMAP
- * catastrophic); else an ORD slot is free and a fence may have lifted.
+ * catastrophic).
  */
 static void xiw_rx_resp_complete(struct xiw_qp_dp *dp,
 				 const struct xiw_orqe *o, u8 st, u32 byte_len)
@@ -1126,9 +1140,7 @@ static void xiw_rx_resp_complete(struct xiw_qp_dp *dp,
 			   o->type, byte_len, o->sink_stag, st);
 		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_CATASTROPHIC,
 			    0, 0);
-		return;
 	}
-	xiw_dp_tx_kick(dp, false);
 }
 
 /*
@@ -1420,6 +1432,19 @@ void xiw_dp_data_ready(struct sock *sk)
 		if (dp->rx.hdr_need == 0)
 			xiw_rx_reset(&dp->rx);
 		tcp_read_sock(sk, &desc, xiw_rx_actor);
+		/*
+		 * After the pass, so one send answers every request it
+		 * brought and TCP is not sending while tcp_read_sock()
+		 * walks the receive queue.
+		 */
+		if (dp->rx.irq_new) {
+			dp->rx.irq_new = false;
+			xiw_dp_tx_from_rx(dp);
+		}
+		if (dp->rx.tx_wake) {
+			dp->rx.tx_wake = false;
+			xiw_dp_tx_kick(dp, false);
+		}
 		xiw_dp_put(dp);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);

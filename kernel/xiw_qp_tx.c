@@ -11,8 +11,9 @@
  *
  * Who runs TX: whoever wins XIW_DP_TX_BUSY. A poster that may sleep
  * (preemptible) runs it inline, so a Send goes to TCP in the poster's own
- * context when the socket has room; otherwise (softirq, spinlock held, RX
- * queueing a Read Response) the TX work item runs it. Every sendmsg is
+ * context when the socket has room; RX answers short inbound requests at
+ * the end of its pass (xiw_dp_tx_from_rx(), responses only); otherwise
+ * (softirq, spinlock held, a long Read Response) the TX work item runs it. Every sendmsg is
  * MSG_DONTWAIT: when TCP is full, TX records its position inside the
  * FPDU, sets XIW_DP_TX_NOSPACE and sk_write_space requeues the work.
  *
@@ -231,14 +232,20 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 			      last - first, len);
 		iov_iter_advance(&msg.msg_iter, tx->bv_off);
 		msg.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL;
-		if (last < tx->nbv)
+		if (last < tx->nbv || tx->more)
 			msg.msg_flags |= MSG_MORE;
 		if (splice) {
 			/* TCP references the pages until they are acked. */
 			msg.msg_flags |= MSG_ZEROCOPY;
 			msg.msg_ubuf = xiw_tx_zc_uarg(tx->zc);
 		}
-		rv = sock_sendmsg(dp->sock, &msg);
+		xiw_dp_stat_add(dp, XIW_STAT_TX_SENDMSG, 1);
+		if (tx->from_rx)
+			/* RX holds the socket lock: see xiw_dp_tx_from_rx() */
+			rv = tcp_sendmsg_locked(dp->sk, &msg,
+						msg_data_left(&msg));
+		else
+			rv = sock_sendmsg(dp->sock, &msg);
 		if (rv <= 0) {
 			if (rv == -EAGAIN || rv == 0) {
 				xiw_dp_stat_add(dp, XIW_STAT_TX_NOSPACE, 1);
@@ -537,16 +544,24 @@ static bool xiw_tx_sq_blocked(struct xiw_qp_dp *dp)
 	struct xiw_sqe *s = &dp->tx.sqe;
 	bool read = xiw_op_needs_ord(s->opcode);
 	bool fence = s->flags & (XIW_WQE_READ_FENCE | XIW_WQE_LOCAL_FENCE);
+	bool blocked;
 	u32 busy;
 
 	if (!read && !fence)
 		return false;
 	spin_lock_bh(&dp->lock);
 	busy = dp->orq_tail - dp->orq_head;
+	blocked = (fence && busy) || (read && busy >= max_t(u32, dp->ord, 1));
+	/*
+	 * Under dp->lock, like every ORQ pop (xiw_qp_rx.c): the pop after
+	 * this sees the bit and kicks TX; a pop before it made busy smaller.
+	 * So the Response that unblocks this WR always kicks, and no other
+	 * Response needs to.
+	 */
+	if (blocked)
+		set_bit(XIW_DP_ORD_WAIT, &dp->flags);
 	spin_unlock_bh(&dp->lock);
-	if (fence && busy)
-		return true;
-	return read && busy >= max_t(u32, dp->ord, 1);
+	return blocked;
 }
 
 /* RFC 7306 Immediate Data [with SE]: untagged, QN 0, 8 bytes. */
@@ -1172,6 +1187,8 @@ static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
 		tx->last_was_irq = false;
 		break;
 	case XIW_TX_RRESP:
+		if (tx->from_rx)
+			xiw_dp_stat_add(dp, XIW_STAT_TX_FROM_RX, 1);
 		if (!tx->fpdu_last)
 			break;
 		xiw_dp_put_lsges(&tx->rr_sge, 1);
@@ -1184,6 +1201,18 @@ static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
 		break;
 	}
 	tx->kind = XIW_TX_NONE;
+}
+
+/* Is the SQ slot TX takes next published? Caller owns TX_BUSY. */
+static bool xiw_tx_sq_head_valid(struct xiw_qp *qp)
+{
+	unsigned long flags;
+	bool valid;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	valid = xiw_wq_published(&qp->sq, qp->sq.cons, 0);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return valid;
 }
 
 static bool xiw_irq_pending(struct xiw_qp_dp *dp)
@@ -1259,25 +1288,89 @@ static int xiw_tx_next(struct xiw_qp_dp *dp)
 }
 
 /*
+ * May RX answer the IRQ head itself (xiw_dp_tx_from_rx)? Short responses
+ * only: atomics, Atomic Writes and Reads of up to XIW_TX_RX_READ_MAX
+ * bytes. Flush and Verify (which may write back or hash a lot) and
+ * longer Reads are left to the TX work.
+ */
+static bool xiw_tx_rx_head_ok(struct xiw_qp_dp *dp)
+{
+	u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
+	const struct xiw_irqe *e;
+	bool ok = false;
+
+	spin_lock_bh(&dp->lock);
+	if (dp->irq_head != dp->irq_tail) {
+		e = &dp->irq[dp->irq_head & (n - 1)];
+		ok = e->type == XIW_RQ_ATOMIC || e->type == XIW_RQ_AWRITE ||
+		     (e->type == XIW_RQ_READ && e->len <= XIW_TX_RX_READ_MAX);
+	}
+	spin_unlock_bh(&dp->lock);
+	return ok;
+}
+
+/*
+ * Choose the next FPDU when RX runs TX: the rest of the Read Response in
+ * progress, else a new response to the IRQ head if it is short; nothing
+ * else (no SQ WR, no Terminate). Same returns as xiw_tx_next().
+ */
+static int xiw_tx_next_rx(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	if (test_bit(XIW_DP_TERM_PENDING, &dp->flags) ||
+	    test_bit(XIW_DP_ERROR, &dp->flags))
+		return 0;
+	if (tx->rr_active && tx->rr_done)
+		return xiw_tx_build_rresp(dp);
+	if (tx->rr_active || !xiw_tx_rx_head_ok(dp) ||
+	    !xiw_tx_start_rresp(dp))
+		return 0;
+	return xiw_tx_build_rresp(dp);
+}
+
+/*
+ * May the FPDU just framed go with MSG_MORE, so that TCP puts the next
+ * one in the same segment? Only when RX answers a burst of short
+ * requests (xiw_dp_tx_from_rx()) and the next response certainly follows
+ * in this pass: the last one goes without it, so nothing stays corked (an
+ * error on the way leaves a Terminate, sent uncorked, or ends the
+ * connection). The requests one RX pass brought are answered in one
+ * segment. TX in process context does not cork: holding FPDUs back until
+ * the end of a pass cost ~12% of 64 KiB Write bandwidth on one host (the
+ * receiver idles meanwhile) and gained nothing measurable. @burst: FPDUs
+ * left in the pass's budget.
+ */
+static bool xiw_tx_more(struct xiw_qp_dp *dp, int burst)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	return tx->from_rx && burst && tx->fpdu_last &&
+	       xiw_mpa_fpdu_len(be16_to_cpu(tx->hdr.ctrl.mpa_len)) <=
+	       XIW_TX_RX_CORK && xiw_tx_rx_head_ok(dp);
+}
+
+/*
  * The TX loop, run by the owner of XIW_DP_TX_BUSY. Returns 1 if the burst
  * budget ran out with work left.
  */
 static int xiw_tx_loop(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
-	int burst = XIW_TX_BURST;
+	int burst = tx->from_rx ? XIW_TX_RX_BURST : XIW_TX_BURST;
 	int rv;
 
 	if (test_bit(XIW_DP_STOPPED, &dp->flags))
 		return 0;
 	while (burst--) {
 		if (!tx->fpdu_active) {
-			rv = xiw_tx_next(dp);
+			rv = tx->from_rx ? xiw_tx_next_rx(dp) : xiw_tx_next(dp);
 			if (rv <= 0) {
 				if (rv < 0)
 					xiw_dp_fatal(dp, NULL, NULL, 0, rv);
 				return 0;
 			}
+			tx->more = xiw_tx_more(dp, burst);
 		}
 		rv = xiw_tx_push(dp);
 		if (rv == -EAGAIN)
@@ -1297,18 +1390,6 @@ static int xiw_tx_loop(struct xiw_qp_dp *dp)
 		xiw_tx_fpdu_sent(dp);
 	}
 	return 1;
-}
-
-/* Is the SQ slot TX takes next published? Caller owns TX_BUSY. */
-static bool xiw_tx_sq_head_valid(struct xiw_qp *qp)
-{
-	unsigned long flags;
-	bool valid;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	valid = xiw_wq_published(&qp->sq, qp->sq.cons, 0);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	return valid;
 }
 
 /*
@@ -1394,7 +1475,7 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 		/* Pairs with the set_bit(TX_MORE) in xiw_dp_tx_kick(). */
 		smp_mb__after_atomic();
 		if (rv > 0) {
-			queue_work(xiw_dp_wq, &dp->tx_work);
+			xiw_dp_tx_queue(dp);
 			return;
 		}
 		if (!test_bit(XIW_DP_TX_MORE, &dp->flags))
@@ -1404,7 +1485,117 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 
 void xiw_tx_work(struct work_struct *w)
 {
-	xiw_tx_run(container_of(w, struct xiw_qp_dp, tx_work));
+	struct xiw_qp_dp *dp = container_of(w, struct xiw_qp_dp, tx_work);
+
+	/*
+	 * Like a kick: if RX holds TX_BUSY to send responses only
+	 * (xiw_dp_tx_from_rx), it sees TX_MORE and queues the work again.
+	 */
+	set_bit(XIW_DP_TX_MORE, &dp->flags);
+	/* TX_MORE before TX_BUSY; pairs with xiw_dp_tx_from_rx() */
+	smp_mb__after_atomic();
+	xiw_tx_run(dp);
+}
+
+/* Queue the TX work item (counted: the per-op cost of a hop). */
+void xiw_dp_tx_queue(struct xiw_qp_dp *dp)
+{
+	if (queue_work(xiw_dp_wq, &dp->tx_work))
+		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
+}
+
+/*
+ * May RX send responses now? Caller owns TX_BUSY. TX must be idle at a
+ * message boundary: no FPDU half in TCP, no SQ message between two of its
+ * FPDUs, no response started (a Read Response in progress is finished by
+ * whoever owns TX, a heavy request is with the exec work), and nothing
+ * that only the TX work sends or waits for (Terminate, RTR, socket space).
+ */
+static bool xiw_tx_rx_may_send(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	return !(READ_ONCE(dp->flags) &
+		 (BIT(XIW_DP_ERROR) | BIT(XIW_DP_TERM_PENDING) |
+		  BIT(XIW_DP_STOPPED) | BIT(XIW_DP_TX_NOSPACE) |
+		  BIT(XIW_DP_RTR_WAIT) | BIT(XIW_DP_EXEC_BUSY) |
+		  BIT(XIW_DP_EXEC_DONE))) &&
+	       dp->rtr == XIW_RTR_NONE && !tx->fpdu_active && !tx->rr_active &&
+	       !(tx->sq_active && tx->done);
+}
+
+/*
+ * RX queued inbound QN 1 requests in one pass of sk_data_ready: answer
+ * the short ones right here instead of waking the TX work (which would
+ * preempt whoever runs on this CPU - on one host, the poster that is
+ * waiting for exactly this response - and cost two context switches per
+ * request). Everything else kicks TX as before.
+ *
+ * One sender: RX sends only as the owner of XIW_DP_TX_BUSY, taken with
+ * the same test_and_set as every TX runner, so its FPDUs never interleave
+ * with anyone's. If another runner owns TX, RX kicks it like anyone else
+ * (TX_MORE: the owner looks again after releasing the bit). TX state is
+ * touched only while owning the bit. A kick that finds RX owning TX sets
+ * TX_MORE, and RX, which never clears it, queues the TX work when done.
+ *
+ * Why sending is legal here (Linux 6.12): RX runs with the socket locked,
+ * either in softirq holding the socket spinlock with no owner, or in the
+ * owner's own context draining the backlog (release_sock(),
+ * xiw_qp_llp_start()), and always with BHs off (sk_callback_lock). That is
+ * the lock tcp_sendmsg_locked() wants. It must not sleep, and does not:
+ * MSG_DONTWAIT gives it a zero timeout (it returns -EAGAIN instead of
+ * waiting for memory or a connection), sk_allocation is GFP_ATOMIC for
+ * the duration, its page fragment is the socket's own (sk_use_task_frag
+ * is off for xiw sockets, xiw_qp_llp_start(): in softirq "current" is
+ * whoever was interrupted), and each call carries at most one FPDU of at
+ * most XIW_TX_RX_READ_MAX payload bytes, far below the 16 new skbs after
+ * which tcp_sendmsg_locked() flushes the backlog (which would take the
+ * spinlock we hold, or re-enter RX). No MSG_ZEROCOPY: responses are
+ * copied. Bounded work: XIW_TX_RX_BURST FPDUs, then the TX work goes on.
+ * -EAGAIN parks TX in the FPDU as usual (TX_NOSPACE), and sk_write_space
+ * queues the TX work, which resumes it.
+ */
+void xiw_dp_tx_from_rx(struct xiw_qp_dp *dp)
+{
+	struct sock *sk = dp->sk;
+	gfp_t gfp;
+	int rv;
+
+	if (test_and_set_bit_lock(XIW_DP_TX_BUSY, &dp->flags)) {
+		/* the owner sees TX_MORE and answers */
+		xiw_dp_tx_kick(dp, false);
+		return;
+	}
+	if (!xiw_tx_rx_may_send(dp)) {
+		clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
+		xiw_dp_tx_queue(dp);
+		return;
+	}
+	/*
+	 * TX_MORE stays as it is: RX does only part of TX's work, so a kick
+	 * that lost the race for TX_BUSY to us must still get a full runner
+	 * (below), unlike in xiw_tx_run(), which clears it.
+	 */
+	gfp = sk->sk_allocation;
+	sk->sk_allocation = GFP_ATOMIC | (gfp & __GFP_MEMALLOC);
+	dp->tx.from_rx = true;
+	rv = xiw_tx_loop(dp);
+	dp->tx.from_rx = false;
+	dp->tx.more = false;
+	sk->sk_allocation = gfp;
+	clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
+	/* Pairs with the set_bit(TX_MORE) of a kick that saw TX_BUSY. */
+	smp_mb__after_atomic();
+	/*
+	 * The TX work takes over whatever RX left: a kick that came in
+	 * meanwhile (SQ work, a Terminate), the budget ran out, or requests
+	 * RX does not answer (long Reads, Flush, Verify). A full socket
+	 * waits for sk_write_space instead.
+	 */
+	if (rv > 0 || test_bit(XIW_DP_TX_MORE, &dp->flags) ||
+	    (xiw_irq_pending(dp) &&
+	     !test_bit(XIW_DP_TX_NOSPACE, &dp->flags)))
+		xiw_dp_tx_queue(dp);
 }
 
 /*
@@ -1427,7 +1618,7 @@ void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok)
 	    !test_bit(XIW_DP_TX_NOSPACE, &dp->flags))
 		xiw_tx_run(dp);
 	else
-		queue_work(xiw_dp_wq, &dp->tx_work);
+		xiw_dp_tx_queue(dp);
 }
 
 bool xiw_tx_idle(struct xiw_qp_dp *dp)

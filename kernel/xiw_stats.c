@@ -24,6 +24,9 @@ static const struct rdma_stat_desc xiw_stat_descs[XIW_STAT_NUM] = {
 	[XIW_STAT_TX_NOSPACE].name = "tx_socket_full",
 	[XIW_STAT_DOORBELLS].name = "doorbells",
 	[XIW_STAT_MPA_REJECTS].name = "mpa_rejects",
+	[XIW_STAT_TX_WORK_QUEUED].name = "tx_work_queued",
+	[XIW_STAT_TX_SENDMSG].name = "tx_sendmsg_calls",
+	[XIW_STAT_TX_FROM_RX].name = "tx_fpdus_from_rx",
 };
 
 int xiw_stats_alloc(struct xiw_device *xdev)

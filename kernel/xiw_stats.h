@@ -25,6 +25,9 @@ enum xiw_stat {
 	XIW_STAT_TX_NOSPACE,		/* TX parked on a full socket */
 	XIW_STAT_DOORBELLS,		/* user SQ doorbells rung */
 	XIW_STAT_MPA_REJECTS,		/* connection requests the ULP rejected */
+	XIW_STAT_TX_WORK_QUEUED,	/* TX work items queued */
+	XIW_STAT_TX_SENDMSG,		/* sendmsg calls of TX */
+	XIW_STAT_TX_FROM_RX,		/* response FPDUs sent by RX itself */
 	XIW_STAT_NUM,
 };
 

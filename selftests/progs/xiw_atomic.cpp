@@ -29,6 +29,10 @@
 //   does not match (returns the word, leaves it), M RDMA Writes with
 //   Immediate (immediate = sequence, data encodes it) and one zero-length
 //   Write with Immediate. --dump: every FetchAdd original, one a line.
+//   --ord D asks for an ORD of D (1..8, default 8) and --window W keeps
+//   up to W FetchAdds posted (1..60, default 8): with W > D the WRs
+//   beyond ORD wait in the provider's SQ for a free ORD slot (each must
+//   still go out, complete in posting order, and execute in order).
 //
 // errors ADDR PORT
 //   RFC 7306 section 8: a FetchAdd on a target that is not 8-byte aligned,
@@ -285,7 +289,8 @@ struct Client {
 	Info info{};
 	const char *who = "";
 
-	void connect(const sockaddr_storage &dst, Kind kind, size_t nwords)
+	void connect(const sockaddr_storage &dst, Kind kind, size_t nwords,
+		     int ord = kDepth)
 	{
 		ech = rdma_create_event_channel();
 		if (!ech || rdma_create_id(ech, &id, nullptr, RDMA_PS_TCP))
@@ -323,7 +328,7 @@ struct Client {
 		rdma_conn_param p{};
 		p.private_data = &h;
 		p.private_data_len = sizeof(h);
-		p.initiator_depth = kDepth;
+		p.initiator_depth = (uint8_t)ord;
 		p.responder_resources = kDepth;
 		if (rdma_connect(id, &p))
 			die("rdma_connect");
@@ -406,6 +411,7 @@ struct Client {
 
 struct ClientOpts {
 	int threads = 2, iters = 100, locks = 20, imm = 32;
+	int ord = kDepth, window = kDepth;
 	FILE *dump = nullptr;
 };
 
@@ -420,7 +426,7 @@ void client_thread(const sockaddr_storage &dst, const ClientOpts &o,
 		     r_cs = n + 4, r_imm = n + 8;
 	char who[32];
 
-	c.connect(dst, kWorker, r_imm + o.imm * (kSlot / 8));
+	c.connect(dst, kWorker, r_imm + o.imm * (kSlot / 8), o.ord);
 	std::snprintf(who, sizeof(who), "conn %u", c.info.conn);
 	c.who = who;
 	const uint64_t base = c.info.addr;
@@ -499,7 +505,8 @@ void client_thread(const sockaddr_storage &dst, const ClientOpts &o,
 		auto t0 = clk::now();
 		size_t end = std::min(n, done + chunk);
 		while (done < end) {
-			while (posted < end && posted - done < kDepth) {
+			while (posted < end &&
+			       posted - done < (size_t)o.window) {
 				c.atomic(IBV_WR_ATOMIC_FETCH_AND_ADD, base + kOffA,
 					 rkey, 1, 0, posted, posted);
 				posted++;
@@ -1127,7 +1134,7 @@ void usage()
 		"[--imm M] [--expect-a A] [--expect-b B] [--local-min K] "
 		"[--dump FILE] [--timeout SEC]\n"
 		"       xiw_atomic client ADDR PORT [--threads T] [--iters N] "
-		"[--locks L] [--imm M] [--dump FILE]\n"
+		"[--locks L] [--imm M] [--ord D] [--window W] [--dump FILE]\n"
 		"       xiw_atomic errors ADDR PORT\n");
 	std::exit(2);
 }
@@ -1166,6 +1173,10 @@ int main(int argc, char **argv)
 		else if (k == "--threads") co.threads = n;
 		else if (k == "--iters") co.iters = n;
 		else if (k == "--locks") co.locks = n;
+		else if (k == "--ord" && n >= 1 && n <= (uint64_t)kDepth)
+			co.ord = n;
+		else if (k == "--window" && n >= 1 && n <= 60)
+			co.window = n;
 		else usage();
 	}
 	so.dump = co.dump = dump;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 150
-# description: RFC 7306 atomics under contention (2 processes x 2 QPs + a local CPU thread: exact FetchAdd counter and CmpSwap spinlock), Write with Immediate ordering, section 8 errors; perftest ib_atomic_bw/lat -R FetchAdd and CmpSwap
+# description: RFC 7306 atomics under contention (2 processes x 2 QPs + a local CPU thread: exact FetchAdd counter and CmpSwap spinlock; one process keeps 48 FetchAdds posted on ORD 2, so WRs wait for ORD and must complete in order), Write with Immediate ordering, section 8 errors; perftest ib_atomic_bw/lat -R FetchAdd and CmpSwap
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 
@@ -27,8 +27,12 @@ run_timeout 60 "$A" errors 192.0.2.1 7480 >err.log 2>&1 &
 errc=$!
 pids=()
 for p in $(seq $PROCS); do
+	# the last process keeps 48 FetchAdds posted on an ORD of 2: the WRs
+	# beyond ORD wait in TX and each Response must kick it again
+	win=()
+	[ "$p" = "$PROCS" ] && win=(--ord 2 --window 48)
 	run_timeout 80 "$A" client 192.0.2.1 7480 --threads $THREADS \
-		--iters "$ITERS" --locks "$LOCKS" --imm $IMM \
+		--iters "$ITERS" --locks "$LOCKS" --imm $IMM "${win[@]}" \
 		--dump "cli$p.orig" >"cli$p.log" 2>&1 &
 	pids+=($!)
 done
