@@ -177,7 +177,7 @@ wait_gone() {
 # that port (`rdma resource show cm_id`: RoCE devices such as rxe have no
 # TCP listener); fails the test after SEC (default 20 s), or at once when
 # PID (the server expected to listen) has ended.
-listening() {
+xiw_port_listening() {
 	ss -Htln "sport = :$1" 2>/dev/null | grep -q . ||
 		rdma resource show cm_id 2>/dev/null | awk -v p=":$1\$" '
 			/ state LISTEN / { for (i = 1; i <= NF; i++) if ($i ~ p) f = 1 }
@@ -186,7 +186,7 @@ listening() {
 wait_listen() {
 	local port=$1 t=${2:-20} pid=${3:-} end
 	end=$(( ${EPOCHREALTIME/./} + t * 1000000 ))
-	until listening "$port"; do
+	until xiw_port_listening "$port"; do
 		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
 			fail "the server (pid $pid) ended without listening on TCP port $port"
 		fi
