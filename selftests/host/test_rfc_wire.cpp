@@ -18,6 +18,7 @@
 #include "xiw_wire.h"
 #include "digests.h"
 #include "rfc_wire.h"
+#include "rfc3720_vectors.h"
 
 namespace {
 
@@ -121,38 +122,6 @@ TEST(RfcWire, FpduFraming)
 // CRC32c: RFC 3720 B.4, as printed there (the digest's octets in the order
 // they are sent), against both implementations and digests.h.
 
-struct Vec {
-	const char *name;
-	Bytes data;
-	Bytes wire;
-};
-
-std::vector<Vec> rfc3720_b4()
-{
-	Bytes zeros(32, 0x00), ones(32, 0xff), inc(32), dec(32);
-
-	for (int i = 0; i < 32; i++) {
-		inc[i] = u8(i);
-		dec[i] = u8(31 - i);
-	}
-	// "An iSCSI - SCSI Read (10) Command PDU"
-	Bytes read10 = {
-		0x01, 0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-		0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00,
-		0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x18,
-		0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-		0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-	};
-	return {
-		{"32 zeros", zeros, {0xaa, 0x36, 0x91, 0x8a}},
-		{"32 ones", ones, {0x43, 0xab, 0xa8, 0x62}},
-		{"32 incrementing", inc, {0x4e, 0x79, 0xdd, 0x46}},
-		{"32 decrementing", dec, {0x5c, 0xdb, 0x3f, 0x11}},
-		{"SCSI Read (10) PDU", read10, {0x56, 0x3a, 0x96, 0xd9}},
-	};
-}
-
 Bytes rfc_trailer(const Bytes &b)
 {
 	Bytes t(4);
@@ -169,7 +138,7 @@ Bytes xiw_trailer(const Bytes &b)
 
 TEST(RfcWire, CrcRfc3720Vectors)
 {
-	for (const Vec &v : rfc3720_b4()) {
+	for (const Rfc3720Vector &v : rfc3720_vectors()) {
 		EXPECT_EQ(rfc_trailer(v.data), v.wire) << v.name << " (rfc_wire.h)";
 		EXPECT_EQ(xiw_trailer(v.data), v.wire) << v.name << " (xiw_wire.h)";
 		EXPECT_EQ(digests::crc32c_bytes(v.data.data(), v.data.size()),

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0
+// The CRC32c test vectors of RFC 3720 appendix B.4: each input, its CRC
+// value, and the four octets of the digest in the order they are sent.
+// Data from the RFC, shared by the host tests that check a CRC32c
+// implementation (test_crc.cpp: xiw_wire.h; test_rfc_wire.cpp: the test
+// peers' rfc_wire.h and digests.h).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+struct Rfc3720Vector {
+	const char *name;
+	std::vector<uint8_t> data;
+	uint32_t value;
+	std::vector<uint8_t> wire;
+};
+
+inline std::vector<Rfc3720Vector> rfc3720_vectors()
+{
+	std::vector<uint8_t> zeros(32, 0x00), ones(32, 0xff), inc(32), dec(32);
+
+	for (int i = 0; i < 32; i++) {
+		inc[i] = uint8_t(i);
+		dec[i] = uint8_t(31 - i);
+	}
+	// "An iSCSI - SCSI Read (10) Command PDU"
+	std::vector<uint8_t> read10 = {
+		0x01, 0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00,
+		0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x18,
+		0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	};
+	return {
+		{ "32 zeros", zeros, 0x8a9136aa, { 0xaa, 0x36, 0x91, 0x8a } },
+		{ "32 ones", ones, 0x62a8ab43, { 0x43, 0xab, 0xa8, 0x62 } },
+		{ "32 incrementing", inc, 0x46dd794e, { 0x4e, 0x79, 0xdd, 0x46 } },
+		{ "32 decrementing", dec, 0x113fdb5c, { 0x5c, 0xdb, 0x3f, 0x11 } },
+		{ "SCSI Read (10) PDU", read10, 0xd9963a56,
+		  { 0x56, 0x3a, 0x96, 0xd9 } },
+	};
+}
