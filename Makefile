@@ -143,9 +143,15 @@ PKG_TESTS = selftests/tests-long/pkg_dkms.sh selftests/tests-long/pkg_deb.sh
 check-packages: deps
 	@$(MAKE) --no-print-directory check T="$(PKG_TESTS)"
 
-check: deps
+# Phase times: each phase appends "NAME SECONDS" to $(BUILD)/phases;
+# check.sh adds its own and prints them with the ten slowest VM tests.
+check:
+	@mkdir -p $(BUILD) && : >$(BUILD)/phases
+	@t=$$(date +%s); $(MAKE) --no-print-directory deps && \
+		echo "deps $$(( $$(date +%s) - t ))" >>$(BUILD)/phases
 	@bash scripts/need.sh vm
-	@$(MAKE) --no-print-directory all
+	@t=$$(date +%s); $(MAKE) --no-print-directory all && \
+		echo "build $$(( $$(date +%s) - t ))" >>$(BUILD)/phases
 	@if [ -n "$(CHECK_DEB)" ]; then \
 		$(MAKE) --no-print-directory deb LINTIAN=0 >/dev/null || \
 		echo "make deb failed (see $(BUILD)/deb/build.log): pkg_deb will fail"; fi

@@ -20,6 +20,18 @@ passed=0
 failed=0
 skipped=0
 
+# Phase times: "NAME SECONDS" lines in $BUILD/phases (the Makefile's
+# check target writes deps and build there first); shown by finish().
+PHASES=$BUILD/phases
+phase_t0=
+phase_name=
+phase() {	# NAME: end the running phase, start NAME ("" ends only)
+	local now
+	now=$(date +%s)
+	[ -z "$phase_name" ] || echo "$phase_name $((now - phase_t0))" >>"$PHASES"
+	phase_name=$1 phase_t0=$now
+}
+
 result() {	# name rc
 	if [ "$2" = 0 ]; then
 		passed=$((passed + 1)); echo "ok - $1"
@@ -52,6 +64,7 @@ static() {
 }
 
 if [ $# = 0 ]; then
+	phase static
 	echo "== static checks of kernel/"
 	# checkpatch --quiet prints nothing for clean files
 	out=$(make --no-print-directory checkpatch 2>&1); rc=$?
@@ -73,6 +86,7 @@ if [ $# = 0 ]; then
 	[ $rc = 0 ] || echo "$out" | tail -n 40
 	result "xiw.ko and xiw_ktest.ko rebuilt without W=1/C=2" $rc
 
+	phase host-tests
 	echo "== host unit tests (ctest)"
 	log=$BUILD/ctest.log
 	(cd "$BUILD" && ctest --output-on-failure -j"$(nproc)") >"$log" 2>&1
@@ -109,6 +123,7 @@ check61() {
 	local kver=${KVER61:-} out rc
 	[ -n "$kver" ] || kver=$(ls -1d /lib/modules/6.1.0-*-amd64/build 2>/dev/null |
 		sed 's|^/lib/modules/||; s|/build$||' | sort -V | tail -n 1)
+	phase linux-6.1
 	echo "== Debian 12's 6.1 kernel${kver:+ ($kver)}"
 	if [ -z "$kver" ]; then
 		echo "no 6.1 kernel headers in /lib/modules/6.1.0-*-amd64: make deps installs them"
@@ -124,7 +139,26 @@ check61() {
 	add_summary "$BUILD/vm-tests-6.1.log" "VM test runner (Linux $kver)"
 }
 
+# The phase times and the ten slowest VM tests ("ok 7 - name # 12.3s").
+report_times() {
+	local logs=() f
+	phase ""
+	for f in "$BUILD/vm-tests.log" "$BUILD/vm-tests-6.1.log"; do
+		[ -f "$f" ] && [ "$f" -nt "$BUILD/.check-start" ] && logs+=("$f")
+	done
+	echo
+	echo "== time per phase (seconds)"
+	awk '{ printf "  %-12s %6d\n", $1, $2; t += $2 }
+		END { printf "  %-12s %6d\n", "total", t }' "$PHASES"
+	[ ${#logs[@]} -gt 0 ] || return 0
+	echo "== the ten slowest VM tests"
+	grep -hE '^(not )?ok [0-9]+ - [^ ]+ # [0-9.]+s' "${logs[@]}" |
+		sed -E 's/^(not )?ok [0-9]+ - ([^ ]+) # ([0-9.]+)s.*/\3 \2/' |
+		sort -rn | head -n 10 | awk '{ printf "  %7.1fs %s\n", $1, $2 }'
+}
+
 finish() {
+	report_times
 	echo
 	if [ "$skipped" -gt 0 ]; then
 		echo "$passed passed, $failed failed, $skipped skipped"
@@ -136,6 +170,8 @@ finish() {
 }
 
 mkdir -p "$BUILD"
+[ -f "$PHASES" ] || : >"$PHASES"
+touch "$BUILD/.check-start"
 if [ "${1:-}" = --kver61 ]; then
 	shift
 	[ $# -gt 0 ] || { echo "check.sh: --kver61 needs test names" >&2; exit 2; }
@@ -143,12 +179,14 @@ if [ "${1:-}" = --kver61 ]; then
 	finish
 fi
 if [ $# = 0 ]; then
+	phase selfcheck
 	echo "== VM bench self-check (the bench must catch oopses, hangs, leaks)"
 	bash selftests/run.sh --selfcheck >"$BUILD/vm-selfcheck.log" 2>&1
 	grep -vE '^# ' "$BUILD/vm-selfcheck.log" | tail -n 20
 	add_summary "$BUILD/vm-selfcheck.log" "VM bench self-check"
 fi
 
+phase siw-build
 # siw.ko (from linux-source-6.12) is the interop peer of the siw VM tests:
 # not building it is a failure, not a reason to let those tests fail later.
 if ! out=$(bash selftests/build-siw.sh 2>&1); then
@@ -157,6 +195,7 @@ if ! out=$(bash selftests/build-siw.sh 2>&1); then
 	failed=$((failed + 1))
 fi
 
+phase vm-tests
 echo "== VM tests"
 rep=()
 [ -z "${REPEAT:-}" ] || [ "$REPEAT" = 1 ] || rep=(-r "$REPEAT")
