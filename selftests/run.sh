@@ -522,14 +522,24 @@ if [ ${#t2[@]} -gt 0 ]; then
 	cp "$da/plan" "$db/plan"
 	to=$(vm_timeout "${t2[@]}")
 	g0=$(date +%s)
-	port=$(free_port)
+	# The link: a Unix socket (vm.sh says why), or 127.0.0.1 TCP with
+	# XIW_VM_LINK=tcp. Its path must fit sun_path (108 bytes): /tmp.
+	if [ "${XIW_VM_LINK:-unix}" = tcp ]; then
+		port=$(free_port)
+	else
+		linkdir=$(mktemp -d /tmp/xiw-link.XXXXXX)
+		port=$linkdir/link
+	fi
 	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$da" -t "$to" -n "listen:$port" -m 52:54:00:77:00:01 \
 		"${envargs[@]}" -e XIW_ROLE=a -e XIW_LOCAL_IP=10.77.0.1 -e XIW_PEER_IP=10.77.0.2 \
 		"$here/vm/guest-suite.sh" >"$da/vm.out" 2>&1 &
 	pa=$!
 	# B connects once A's qemu listens.
 	for _ in $(seq 100); do
-		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+		case $port in
+		/*) ss -Hlx 2>/dev/null | grep -qF " $port " && break ;;
+		*) ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break ;;
+		esac
 		kill -0 $pa 2>/dev/null || break
 		sleep 0.1
 	done
@@ -558,6 +568,7 @@ if [ ${#t2[@]} -gt 0 ]; then
 	done
 	wait $pa; echo $? >"$da/vm-status"
 	wait $pb; echo $? >"$db/vm-status"
+	[ -z "${linkdir:-}" ] || rm -rf "$linkdir"
 	if [ $boot = 1 ] && { boot_failed "$da" || boot_failed "$db"; }; then
 		boot_again "$outdir/2vm"
 		mkdir -p "$da" "$db"
