@@ -26,6 +26,8 @@
 #   * All 1vm tests share ONE VM boot, run one after the other, each in its
 #     own session with its own timeout; all 2vm tests share ONE pair of VMs
 #     (same script on both, XIW_ROLE=a|b, barrier before and after each test).
+#     A VM that crashes or hangs fails the test it was in; the tests after
+#     it run in a new boot (of the pair), up to XIW_MAX_REBOOTS boots (3).
 #   * "# pmem: SIZE" (an emulated NVDIMM backed by a file in the run's dir)
 #     or "# boots: 2" (lib.sh's xiw_power_off ends boot 1; the VM boots
 #     again on the same NVDIMM file and the test runs once more with
@@ -417,15 +419,43 @@ boot_again() {
 	mv "$1" "$1.boot1"
 }
 
+# after_crash DIR... -- PLANLINE...: when a VM of a group ended without
+# reaching its end (no DIR/done: a crash, a hang, or stopped because its
+# peer died), the plan lines after the test it died in (the first one
+# without a result from every VM), for a new boot to run. Prints nothing
+# when every VM got to its end or nothing follows.
+MAX_SEGMENTS=${XIW_MAX_REBOOTS:-3}
+after_crash() {
+	local dirs=() d l n have crashed=0 found=0
+	while [ "$1" != -- ]; do dirs+=("$1"); shift; done
+	shift
+	for d in "${dirs[@]}"; do [ -f "$d/done" ] || crashed=1; done
+	[ $crashed = 1 ] || return 0
+	for l; do
+		if [ $found = 1 ]; then printf '%s\n' "$l"; continue; fi
+		n=${l%%$'\t'*} have=1
+		for d in "${dirs[@]}"; do
+			awk -F'\t' -v n="$n" '$1 == n { f = 1 } END { exit !f }' \
+				"$d/results" 2>/dev/null || have=0
+		done
+		[ $have = 1 ] || found=1
+	done
+}
+
 # --- one VM: every 1vm test -------------------------------------------------------------
+# A VM that dies mid-suite fails the test it died in; the tests after it
+# run in a new boot (1vm.2, ...; at most $MAX_SEGMENTS boots in all).
 if [ ${#t1[@]} -gt 0 ]; then
 	g0=$(date +%s)
+	plan=("${t1[@]}")
+	for seg in $(seq "$MAX_SEGMENTS"); do
 	d=$outdir/1vm
+	[ "$seg" = 1 ] || d+=".$seg"
 	for boot in 1 2; do
 	rm -rf "$d"; mkdir -p "$d"
 	vm_dirs=("$d")
-	printf '%s\n' "${t1[@]}" >"$d/plan"
-	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$d" -t "$(vm_timeout "${t1[@]}")" \
+	printf '%s\n' "${plan[@]}" >"$d/plan"
+	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$d" -t "$(vm_timeout "${plan[@]}")" \
 		"${envargs[@]}" -e XIW_ROLE=single "$here/vm/guest-suite.sh" \
 		>"$d/vm.out" 2>&1 &
 	vpid=$!
@@ -437,8 +467,18 @@ if [ ${#t1[@]} -gt 0 ]; then
 	boot_failed "$d" && [ $boot = 1 ] && { boot_again "$d"; continue; }
 	break
 	done
-	mapfile -t nl < <(plan_names "${t1[@]}")
-	finish_group "${nl[@]}" module_unload -- "$d"
+	mapfile -t rest < <(after_crash "$d" -- "${plan[@]}")
+	mapfile -t nl < <(plan_names "${plan[@]}")
+	if [ ${#rest[@]} = 0 ] || [ "$seg" = "$MAX_SEGMENTS" ]; then
+		finish_group "${nl[@]}" module_unload -- "$d"
+		break
+	fi
+	mapfile -t nl < <(plan_names "${plan[@]:0:$(( ${#plan[@]} - ${#rest[@]} ))}")
+	finish_group "${nl[@]}" -- "$d"
+	victim=${plan[$(( ${#plan[@]} - ${#rest[@]} - 1 ))]%%$'\t'*}
+	echo "# ${d#"$outdir"/}: the VM died in $victim; booting again for the ${#rest[@]} tests after it"
+	plan=("${rest[@]}")
+	done
 	echo "# 1vm: $(( $(date +%s) - g0 )) s, tests started $(boot_s "$d") s after the kernel"
 fi
 
@@ -514,16 +554,21 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 if [ ${#t2[@]} -gt 0 ]; then
-	da=$outdir/2vm/a db=$outdir/2vm/b
-	for boot in 1 2; do
-	rm -rf "$outdir/2vm"; mkdir -p "$da" "$db"
-	vm_dirs=("$da" "$db")
-	printf '%s\n' "${t2[@]}" >"$da/plan"
-	cp "$da/plan" "$db/plan"
-	to=$(vm_timeout "${t2[@]}")
 	g0=$(date +%s)
+	plan=("${t2[@]}")
+	for seg in $(seq "$MAX_SEGMENTS"); do
+	pd=$outdir/2vm
+	[ "$seg" = 1 ] || pd+=".$seg"
+	da=$pd/a db=$pd/b
+	for boot in 1 2; do
+	rm -rf "$pd"; mkdir -p "$da" "$db"
+	vm_dirs=("$da" "$db")
+	printf '%s\n' "${plan[@]}" >"$da/plan"
+	cp "$da/plan" "$db/plan"
+	to=$(vm_timeout "${plan[@]}")
 	# The link: a Unix socket (vm.sh says why), or 127.0.0.1 TCP with
 	# XIW_VM_LINK=tcp. Its path must fit sun_path (108 bytes): /tmp.
+	linkdir=
 	if [ "${XIW_VM_LINK:-unix}" = tcp ]; then
 		port=$(free_port)
 	else
@@ -568,16 +613,26 @@ if [ ${#t2[@]} -gt 0 ]; then
 	done
 	wait $pa; echo $? >"$da/vm-status"
 	wait $pb; echo $? >"$db/vm-status"
-	[ -z "${linkdir:-}" ] || rm -rf "$linkdir"
+	[ -z "$linkdir" ] || rm -rf "$linkdir"
 	if [ $boot = 1 ] && { boot_failed "$da" || boot_failed "$db"; }; then
-		boot_again "$outdir/2vm"
+		boot_again "$pd"
 		mkdir -p "$da" "$db"
 		continue
 	fi
 	break
 	done
-	mapfile -t nl < <(plan_names "${t2[@]}")
-	finish_group "${nl[@]}" module_unload_2vm -- "$da" "$db"
+	mapfile -t rest < <(after_crash "$da" "$db" -- "${plan[@]}")
+	mapfile -t nl < <(plan_names "${plan[@]}")
+	if [ ${#rest[@]} = 0 ] || [ "$seg" = "$MAX_SEGMENTS" ]; then
+		finish_group "${nl[@]}" module_unload_2vm -- "$da" "$db"
+		break
+	fi
+	mapfile -t nl < <(plan_names "${plan[@]:0:$(( ${#plan[@]} - ${#rest[@]} ))}")
+	finish_group "${nl[@]}" -- "$da" "$db"
+	victim=${plan[$(( ${#plan[@]} - ${#rest[@]} - 1 ))]%%$'\t'*}
+	echo "# ${pd#"$outdir"/}: a VM died in $victim; booting the pair again for the ${#rest[@]} tests after it"
+	plan=("${rest[@]}")
+	done
 	echo "# 2vm: $(( $(date +%s) - g0 )) s, tests started $(boot_s "$da") s / $(boot_s "$db") s after the kernels"
 fi
 

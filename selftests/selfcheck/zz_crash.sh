@@ -4,11 +4,11 @@
 # timeout: 60
 # expect: fail
 # expect-reason: no result: the VM crashed
-# description: a kernel crash fails this test and the rest of the boot
+# description: a kernel crash fails this test; the tests after it run in a new boot (zzz_after_crash)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-# Runs last (name order). sysrq c panics the kernel; panic=-1 + -no-reboot
-# end the VM at once. module_unload then has no result either.
+# Runs last but one (name order). sysrq c panics the kernel; panic=-1 + -no-reboot
+# end the VM at once; zzz_after_crash and module_unload run in a new boot.
 sync
 echo c >/proc/sysrq-trigger
 sleep 30
