@@ -8,6 +8,7 @@
 #   make check      install what is missing, build, run every test
 #   make check T=name   run one VM test
 #   make check T=name REPEAT=N   run it N times in a row
+#   make check-long the long sweeps (selftests/tests-long/apps_*)
 #   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side;
 #                   xiw_commitlog on DRAM and persistent memory
 #   make fuzz       libFuzzer harnesses, FUZZ_TIME seconds each (FUZZ=names)
@@ -53,7 +54,7 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(KTREE)/kernel CONFIG_RDMA_XIW=m
 KTEST_MAKE = $(MAKE) -C $(KDIR) M=$(KTREE)/selftests/kmod \
 	KBUILD_EXTRA_SYMBOLS=$(KTREE)/kernel/Module.symvers
 
-.PHONY: check-packages all kernel ktest user deps check check-host check-vm demo bench install \
+.PHONY: check-packages check-long all kernel ktest user deps check check-host check-vm demo bench install \
 	clean checkpatch sparse w1 fuzz fuzz-live fuzz-corpus dkms-src dkms-install \
 	dkms-uninstall deb dkms-tarball ktree kernel61 check-6.1
 
@@ -142,6 +143,13 @@ PKG_TESTS = selftests/tests-long/pkg_dkms.sh selftests/tests-long/pkg_deb.sh
 
 check-packages: deps
 	@$(MAKE) --no-print-directory check T="$(PKG_TESTS)"
+
+# Long VM tests that sweep rather than find (make check covers the same
+# paths with data checked): perftest -a from 2 B to 8 MiB, ~4 minutes.
+LONG_TESTS = selftests/tests-long/apps_perftest_sweep.sh
+
+check-long: deps
+	@$(MAKE) --no-print-directory check T="$(LONG_TESTS)"
 
 # Phase times: each phase appends "NAME SECONDS" to $(BUILD)/phases;
 # check.sh adds its own and prints them with the ten slowest VM tests.
