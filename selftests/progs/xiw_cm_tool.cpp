@@ -13,8 +13,20 @@
 //       connect with private data "hello xiw", IRD 4 / ORD 2; on
 //       ESTABLISHED disconnect (or, with "wait", wait for the peer's)
 //
+//   xiw_cm_tool stream-server ADDR PORT [BLOCKS [SECONDS]]
+//   xiw_cm_tool stream-client ADDR PORT SRC [BLOCKS [SECONDS]]
+//       one connection carrying verified traffic both ways until it ends
+//       (see "stream" below); the kill -9 tests run one end and kill
+//       the other. BLOCKS 0 (default): until the peer or a fault ends
+//       the connection; N: disconnect after N verified blocks. SECONDS
+//       (default 60) bounds the run.
+//
 // One line per event: "EVENT status=N pd=\"...\" ird=N ord=N". Exit 0
 // when the flow ran as asked, 1 otherwise, 2 on a setup error.
+#include "verbs_side.h"
+
+#include <endian.h>
+#include <fcntl.h>
 #include <rdma/rdma_cma.h>
 
 #include <cstdio>
@@ -23,6 +35,9 @@
 #include <cstring>
 #include <netdb.h>
 #include <unistd.h>
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
 #include <string>
 #include <string_view>
 
@@ -186,14 +201,335 @@ int client(rdma_event_channel *ch, const char *host, const char *port,
 	return rv;
 }
 
+// stream: both ends RDMA-Write 4 KiB blocks into the other's inbox (its
+// region, told in the private data of connect and accept) and Read each
+// block back into a third buffer once posted, so every block crosses the
+// wire twice and is checked word by word when its Read completes (a
+// Read behind a Write on the same QP returns what the Write placed).
+// Writes are unsignaled; the Read after each is signaled and covers it,
+// so the last WR posted is always signaled. 16 receives stay posted and
+// are never consumed (no Sends): they must come back flushed when the
+// connection ends. When the connection ends (DISCONNECTED, an error CQE),
+// posting stops and every WR posted must complete, success or flush,
+// within 20 s: "# sq posted ..." and one "ok"/"FAIL" line per check.
+struct StreamInfo {	// private data, big-endian
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t magic;
+};
+constexpr uint32_t kStreamMagic = 0x78697773;	// "xiws"
+constexpr uint32_t kBlk = 4096, kSlots = 128;
+constexpr uint32_t kWin = 32;	// WRs in flight: 16 Write + Read pairs
+constexpr uint32_t kRecvs = 16;
+constexpr uint64_t kRecvTag = 1ULL << 63;
+constexpr uint8_t kDepth = 16;	// IRD and ORD: every Read of the window
+
+enum { IN = 0, OUT = 1, BACK = 2 };	// the three areas of the buffer
+
+int stream_fails;
+
+void stream_check(bool ok, const std::string &what)
+{
+	std::printf("%s %s\n", ok ? "ok" : "FAIL", what.c_str());
+	std::fflush(stdout);
+	stream_fails += !ok;
+}
+
+uint8_t *area(cm_pair::Side &s, int which, uint64_t seq)
+{
+	return s.mem.data() + (uint64_t(which) * kSlots + seq % kSlots) * kBlk;
+}
+
+uint64_t word(uint64_t seq, uint32_t i, uint64_t side)
+{
+	return ((seq << 16 | i) * 0x9e3779b97f4a7c15ULL) ^ side;
+}
+
+cm_pair::SideOpts stream_opts()
+{
+	cm_pair::SideOpts o;
+
+	o.depth = kWin + 8;
+	o.recv_depth = kRecvs;
+	o.mem_bytes = 3ULL * kSlots * kBlk;
+	return o;
+}
+
+StreamInfo stream_info(cm_pair::Side &s)
+{
+	return { htobe64((uintptr_t)area(s, IN, 0)), htobe32(s.mr->rkey),
+		 htobe32(kStreamMagic) };
+}
+
+bool peer_info(const rdma_cm_event *ev, StreamInfo &pi)
+{
+	if (ev->param.conn.private_data_len < sizeof(pi))
+		return false;
+	std::memcpy(&pi, ev->param.conn.private_data, sizeof(pi));
+	pi.addr = be64toh(pi.addr);
+	pi.rkey = be32toh(pi.rkey);
+	return be32toh(pi.magic) == kStreamMagic;
+}
+
+void stream_conn_param(rdma_conn_param &p, const StreamInfo &mine)
+{
+	p.private_data = &mine;
+	p.private_data_len = sizeof(mine);
+	p.responder_resources = kDepth;
+	p.initiator_depth = kDepth;
+}
+
+int stream(rdma_event_channel *ch, cm_pair::Side &s, const StreamInfo &pi,
+	   uint64_t side, long blocks, int secs)
+{
+	using Clock = std::chrono::steady_clock;
+	uint64_t posted = 0, done = 0, ok = 0, flushed = 0, other = 0;
+	uint64_t seq = 0, verified = 0, bad = 0, rq_done = 0, rq_flushed = 0;
+	bool dead = false, stopping = false, announced = false;
+	const char *why = "";
+	auto t0 = Clock::now(), end = t0 + std::chrono::seconds(secs);
+	Clock::time_point t_end{}, t_ok = t0;
+	auto ms = [](Clock::duration d) {
+		return (long)std::chrono::duration_cast<
+			std::chrono::milliseconds>(d).count();
+	};
+	// the end of the connection: posting stops, 20 s for the rest
+	auto ended = [&](const char *w) {
+		if (dead)
+			return;
+		dead = true;
+		if (stopping)
+			return;
+		why = w;
+		t_end = Clock::now();
+		end = t_end + std::chrono::seconds(20);
+		std::printf("# the end (%s) came %ld ms after the last good completion\n",
+			    w, ms(t_end - t_ok));
+	};
+
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+	while (Clock::now() < end) {
+		rdma_cm_event *ev;
+
+		while (!rdma_get_cm_event(ch, &ev)) {
+			std::printf("# %s status=%d after %ld ms\n",
+				    rdma_event_str(ev->event), ev->status,
+				    ms(Clock::now() - t0));
+			if (ev->event == RDMA_CM_EVENT_DISCONNECTED ||
+			    ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+				ended("peer");
+			rdma_ack_cm_event(ev);
+		}
+		while (!dead && !stopping && posted - done + 2 <= kWin) {
+			auto *w = reinterpret_cast<uint64_t *>(area(s, OUT, seq));
+			uint64_t raddr = pi.addr + (seq % kSlots) * kBlk;
+
+			for (uint32_t i = 0; i < kBlk / 8; i++)
+				w[i] = word(seq, i, side);
+			std::memset(area(s, BACK, seq), 0, kBlk);
+			if (s.post(IBV_WR_RDMA_WRITE, posted, w, kBlk, false,
+				   raddr, pi.rkey)) {
+				ended("post");
+				break;
+			}
+			posted++;
+			if (s.post(IBV_WR_RDMA_READ, posted, area(s, BACK, seq),
+				   kBlk, true, raddr, pi.rkey)) {
+				// the Write is the last WR and unsignaled:
+				// its completion cannot be told apart
+				std::printf("# post of a Read failed after its Write\n");
+				ended("post");
+				break;
+			}
+			posted++;
+			seq++;
+		}
+		ibv_wc wc[16];
+		int n = ibv_poll_cq(s.cq, 16, wc);
+
+		if (n < 0) {
+			stream_check(false, "ibv_poll_cq failed");
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			if (wc[i].wr_id & kRecvTag) {
+				rq_done++;
+				rq_flushed += wc[i].status == IBV_WC_WR_FLUSH_ERR;
+				continue;
+			}
+			uint64_t upto = wc[i].wr_id + 1;
+
+			if (wc[i].status == IBV_WC_SUCCESS) {
+				uint64_t rs = wc[i].wr_id / 2;
+				auto *r = reinterpret_cast<const uint64_t *>(
+					area(s, BACK, rs));
+				uint32_t j = 0;
+
+				ok += upto - done;
+				t_ok = Clock::now();
+				while (j < kBlk / 8 && r[j] == word(rs, j, side))
+					j++;
+				if (j < kBlk / 8 && !bad++)
+					std::printf("# block %" PRIu64 " word %u: %016" PRIx64
+						    ", expected %016" PRIx64 "\n", rs, j,
+						    r[j], word(rs, j, side));
+				verified += j == kBlk / 8;
+			} else {
+				if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
+					flushed++;
+				else
+					other++;
+				if (!dead)
+					std::printf("# first error CQE: %s\n",
+						    ibv_wc_status_str(wc[i].status));
+				ended("error CQE");
+			}
+			done = std::max(done, upto);
+		}
+		if (!announced && verified >= 64) {
+			announced = true;
+			std::printf("TRAFFIC\n");
+			std::fflush(stdout);
+		}
+		if (blocks && !stopping && !dead && verified >= (uint64_t)blocks) {
+			stopping = true;
+			why = "disconnect";
+			t_end = Clock::now();
+			end = t_end + std::chrono::seconds(20);
+			rdma_disconnect(s.id);
+		}
+		if ((dead || stopping) && done == posted && rq_done == kRecvs)
+			break;
+		if (!n)
+			usleep(50);
+	}
+	long tail = dead || stopping ? ms(Clock::now() - t_end) : -1;
+
+	std::printf("# sq: posted %" PRIu64 ", completed %" PRIu64 " (%" PRIu64
+		    " ok, then %" PRIu64 " flushed, %" PRIu64 " other errors);"
+		    " rq: %" PRIu64 " of %u back, %" PRIu64 " flushed\n",
+		    posted, done, ok, flushed, other, rq_done, kRecvs, rq_flushed);
+	std::printf("# %" PRIu64 " blocks verified (%" PRIu64 " KiB each way),"
+		    " %ld ms of traffic, last completion %ld ms after the end (%s)\n",
+		    verified, verified * kBlk / 1024,
+		    ms((dead || stopping ? t_end : Clock::now()) - t0), tail, why);
+	if (blocks)
+		stream_check(stopping && verified >= (uint64_t)blocks,
+			     std::to_string(verified) + " blocks verified, then disconnected"
+			     + (stopping ? "" : std::string(": ended early (") + why + ")"));
+	else
+		stream_check(dead && std::string_view(why) != "post",
+			     std::string("the connection ended (") +
+			     (dead ? why : "it did not, in time") + ")");
+	stream_check(verified > 0 && !bad, std::to_string(verified) +
+		     " blocks read back intact, " + std::to_string(bad) + " corrupt");
+	stream_check(done == posted, "every WR completed (" +
+		     std::to_string(posted - done) + " of " +
+		     std::to_string(posted) + " missing)");
+	stream_check(rq_done == kRecvs && rq_flushed == kRecvs,
+		     "every receive flushed (" + std::to_string(rq_flushed) +
+		     " of " + std::to_string(kRecvs) + ")");
+	s.teardown();
+	std::printf("TORN DOWN\n");
+	return stream_fails ? 1 : 0;
+}
+
+void stream_recvs(cm_pair::Side &s)
+{
+	for (uint32_t i = 0; i < kRecvs; i++)
+		s.post_recv(kRecvTag | i, area(s, BACK, i), kBlk);
+}
+
+// the next event on @ch, which must be @type (else exit 2)
+rdma_cm_event *stream_expect(rdma_event_channel *ch, rdma_cm_event_type type)
+{
+	rdma_cm_event *ev = next_event(ch);
+
+	if (ev->event != type) {
+		std::fprintf(stderr, "expected %s\n", rdma_event_str(type));
+		std::exit(2);
+	}
+	return ev;
+}
+
+int stream_server(rdma_event_channel *ch, const char *host,
+		  const char *port, long blocks, int secs)
+{
+	rdma_cm_id *lid;
+	addrinfo *ai = resolve(host, port);
+	cm_pair::Side s;
+	StreamInfo pi, mine;
+	rdma_conn_param p{};
+
+	if (rdma_create_id(ch, &lid, nullptr, RDMA_PS_TCP))
+		die("rdma_create_id");
+	if (rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, 1))
+		die("bind/listen");
+	freeaddrinfo(ai);
+	std::printf("listening\n");
+	std::fflush(stdout);
+	rdma_cm_event *ev = stream_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+
+	if (!peer_info(ev, pi)) {
+		std::fprintf(stderr, "no stream info from the client\n");
+		return 2;
+	}
+	s.setup(ev->id, stream_opts());
+	rdma_ack_cm_event(ev);
+	stream_recvs(s);
+	mine = stream_info(s);
+	stream_conn_param(p, mine);
+	if (rdma_accept(s.id, &p))
+		die("rdma_accept");
+	rdma_ack_cm_event(stream_expect(ch, RDMA_CM_EVENT_ESTABLISHED));
+	rdma_destroy_id(lid);	// one connection: nothing else may come in
+	return stream(ch, s, pi, 0x5e17e7ULL << 40, blocks, secs);
+}
+
+int stream_client(rdma_event_channel *ch, const char *host, const char *port,
+		  const char *src, long blocks, int secs)
+{
+	rdma_cm_id *id;
+	addrinfo *ai = resolve(host, port), *sai = resolve(src, "0");
+	cm_pair::Side s;
+	StreamInfo pi, mine;
+	rdma_conn_param p{};
+
+	if (rdma_create_id(ch, &id, nullptr, RDMA_PS_TCP))
+		die("rdma_create_id");
+	if (rdma_resolve_addr(id, sai->ai_addr, ai->ai_addr, 2000))
+		die("rdma_resolve_addr");
+	freeaddrinfo(ai);
+	freeaddrinfo(sai);
+	rdma_ack_cm_event(stream_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(id, 2000))
+		die("rdma_resolve_route");
+	rdma_ack_cm_event(stream_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	s.setup(id, stream_opts());
+	stream_recvs(s);
+	mine = stream_info(s);
+	stream_conn_param(p, mine);
+	if (rdma_connect(id, &p))
+		die("rdma_connect");
+	rdma_cm_event *ev = stream_expect(ch, RDMA_CM_EVENT_ESTABLISHED);
+
+	if (!peer_info(ev, pi)) {
+		std::fprintf(stderr, "no stream info from the server\n");
+		return 2;
+	}
+	rdma_ack_cm_event(ev);
+	return stream(ch, s, pi, 0xc11e47ULL << 40, blocks, secs);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s server ADDR PORT accept|accept-close|reject|hold [COUNT] | client ADDR PORT SRC [wait]\n",
-			     argv[0]);
+			     "usage: %s server ADDR PORT accept|accept-close|reject|hold [COUNT] | client ADDR PORT SRC [wait]\n"
+			     "       %s stream-server ADDR PORT [BLOCKS [SECONDS]] | stream-client ADDR PORT SRC [BLOCKS [SECONDS]]\n",
+			     argv[0], argv[0]);
 		return 2;
 	}
 	rdma_event_channel *ch = rdma_create_event_channel();
@@ -207,6 +543,14 @@ int main(int argc, char **argv)
 	else if (role == "client" && argc >= 5)
 		rv = client(ch, argv[2], argv[3], argv[4],
 			    argc > 5 && std::string_view(argv[5]) == "wait");
+	else if (role == "stream-server")
+		rv = stream_server(ch, argv[2], argv[3],
+				   argc > 4 ? std::atol(argv[4]) : 0,
+				   argc > 5 ? std::atoi(argv[5]) : 60);
+	else if (role == "stream-client" && argc >= 5)
+		rv = stream_client(ch, argv[2], argv[3], argv[4],
+				   argc > 5 ? std::atol(argv[5]) : 0,
+				   argc > 6 ? std::atoi(argv[6]) : 60);
 	rdma_destroy_event_channel(ch);
 	return rv;
 }
