@@ -36,12 +36,14 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/inet.h>
+#include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
 #include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
+#include <rdma/rdma_cm.h>
 
 #include "xiw.h"
 #include "xiw_cm.h"
@@ -1177,6 +1179,73 @@ static int xiw_addr_len(const struct sockaddr_storage *ss)
 	}
 }
 
+/*
+ * The rdma_cm id behind @id, or NULL if @id is not rdma_cm's. rdma_cm
+ * creates the iw_cm_id of every connection with its cma_iw_handler
+ * (cma_connect_iw(); for a request iw_conn_req_handler() sets it before
+ * the ULP sees the request), and its context is rdma_cm's private id
+ * struct, whose first member is the rdma_cm_id (cma_priv.h, unchanged
+ * since 2.6.20). ib_core gives a driver no other way to reach it; the
+ * handler is recognised by its symbol name. Any other handler belongs to
+ * a kernel module using iw_cm directly: user space reaches iw_cm only
+ * through rdma_cm (ucma). Without kallsyms every id is taken for
+ * rdma_cm's (the only in-tree user of iw_cm).
+ */
+static struct rdma_cm_id *xiw_cm_rdma_id(struct iw_cm_id *id)
+{
+	static const char name[] = "cma_iw_handler";
+	char sym[KSYM_SYMBOL_LEN];
+	size_t n = sizeof(name) - 1;
+
+	if (!IS_ENABLED(CONFIG_KALLSYMS))
+		return id->context;
+	sprint_symbol_no_offset(sym, (unsigned long)id->cm_handler);
+	/* "cma_iw_handler [rdma_cm]", built in, or an LTO ".suffix" */
+	if (strncmp(sym, name, n) ||
+	    (sym[n] && sym[n] != ' ' && sym[n] != '.'))
+		return NULL;
+	return id->context;
+}
+
+/*
+ * May the connect or accept of @id use @qp (found by the QP number it was
+ * given)? rdma_cm passes a user process's number unchecked (ucma, no QP
+ * bound to its id) and a ULP's own (rdma_create_qp()). So:
+ *  - a user QP only for the process that created it
+ *    (xiw_qp_caller_owns());
+ *  - a kernel QP only for the rdma_cm id it is bound to (id->qp), or for
+ *    a kernel iw_cm consumer that does not use rdma_cm. A ucma id never
+ *    has a QP bound, so no user process can name a kernel QP.
+ * 0 or -EINVAL; the reason is a debug message. See
+ * Documentation/security.md, section 3.10.
+ */
+static int xiw_cm_check_qp(struct iw_cm_id *id, struct xiw_qp *qp,
+			   const char *op)
+{
+	struct rdma_cm_id *rid;
+	struct ib_qp *bound;
+
+	if (qp->user) {
+		if (xiw_qp_caller_owns(qp))
+			return 0;
+		xiw_dbg(id->device, "%s: QP %u belongs to another process\n",
+			op, qp->base.qp_num);
+		return -EINVAL;
+	}
+	rid = xiw_cm_rdma_id(id);
+	if (!rid)
+		return 0;
+	/* set by the ULP's rdma_create_qp() before its connect/accept */
+	bound = READ_ONCE(rid->qp);
+	if (bound == &qp->base)
+		return 0;
+	xiw_dbg(id->device,
+		"%s: QP %u is a kernel QP not bound to this rdma_cm id (%s)\n",
+		op, qp->base.qp_num,
+		bound ? "it has another QP" : "it has none: user space?");
+	return -EINVAL;
+}
+
 int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
 	struct xiw_device *xdev = to_xiw_dev(id->device);
@@ -1201,11 +1270,9 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ibqp = xiw_get_qp(id->device, param->qpn);
 	if (!ibqp)
 		return -EINVAL;
-	if (!xiw_qp_caller_owns(to_xiw_qp(ibqp))) {
-		xiw_dbg(id->device, "connect: QP %u belongs to another process\n",
-			param->qpn);
-		return -EINVAL;
-	}
+	rv = xiw_cm_check_qp(id, to_xiw_qp(ibqp), "connect");
+	if (rv)
+		return rv;
 
 	cep = xiw_cep_alloc(xdev);
 	if (!cep)
@@ -1311,12 +1378,9 @@ int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		rv = -EINVAL;
 		goto abort;
 	}
-	if (!xiw_qp_caller_owns(to_xiw_qp(ibqp))) {
-		xiw_cep_dbg(cep, "accept: QP %u belongs to another process\n",
-			    param->qpn);
-		rv = -EINVAL;
+	rv = xiw_cm_check_qp(id, to_xiw_qp(ibqp), "accept");
+	if (rv)
 		goto abort;
-	}
 	if (cep->enhanced) {
 		/* our ORD may not exceed the initiator's IRD */
 		cep->ord = min_t(u16, param->ord, cep->ord);

@@ -659,10 +659,9 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 }
 
 /*
- * May the caller connect or accept with @qp? rdma_cm lets a process name
- * any QP number: a user QP only by the process that created it. A kernel
- * QP is named by its ULP through rdma_cm's own id (its QP number, never
- * one from user space) - see Documentation/security.md for what is left.
+ * May the caller connect or accept with user QP @qp? rdma_cm lets a
+ * process name any QP number: a user QP only by the process that created
+ * it. Kernel QPs are checked against the rdma_cm id (xiw_cm_check_qp()).
  */
 bool xiw_qp_caller_owns(struct xiw_qp *qp)
 {

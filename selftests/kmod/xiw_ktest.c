@@ -41,6 +41,12 @@
  * roles everything is torn down before init returns, and init fails with
  * -EIO when any check failed: a passing insmod is a passing run (rmmod it
  * afterwards). The server logs its failures and a summary at rmmod.
+ *
+ * @role "idle" (issue #13) is the victim of dp_kqpsteal: init binds an
+ * rdma_cm id to @client_addr, creates its QP with rdma_create_qp() (INIT,
+ * never connected) and publishes the QP number in the read-only
+ * parameter idle_qpn; rmmod checks that nobody moved that QP out of INIT
+ * ("PASS idle_untouched") before destroying it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -79,6 +85,10 @@ static ushort port = 7490;
 module_param(port, ushort, 0444);
 MODULE_PARM_DESC(port, "TCP port of the listener");
 
+static uint idle_qpn;
+module_param(idle_qpn, uint, 0444);
+MODULE_PARM_DESC(idle_qpn, "role idle: the number of the idle kernel QP (output)");
+
 static uint timeout_ms = 10000;
 module_param(timeout_ms, uint, 0444);
 MODULE_PARM_DESC(timeout_ms, "limit of each wait for an event or completion");
@@ -109,6 +119,7 @@ enum kt_role {
 	KT_LOOPBACK,
 	KT_SERVER,
 	KT_CLIENT,
+	KT_IDLE,
 };
 
 enum kt_wr_id {
@@ -194,6 +205,7 @@ struct kt_ctx {
 
 static struct kt_ctx *kt_server;
 static struct task_struct *kt_server_task;
+static struct kt_ctx *kt_idle;		/* role idle: ctx->listen is the QP's end */
 
 static void kt_pass(struct kt_ctx *ctx, const char *name)
 {
@@ -1472,6 +1484,62 @@ static void kt_ctx_free(struct kt_ctx *ctx)
 	kfree(ctx);
 }
 
+/*
+ * Role idle: an rdma_cm id bound to the client address, its PD, CQ and QP
+ * (rdma_create_qp() leaves it in INIT), nothing else.
+ */
+static int kt_idle_setup(struct kt_ctx *ctx)
+{
+	struct kt_ep *ep = &ctx->listen;
+	struct rdma_cm_id *id;
+	int rv;
+
+	ep->name = "idle";
+	id = rdma_create_id(&init_net, kt_cm_handler, ep, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ep->id = id;
+	rv = rdma_bind_addr(id, (struct sockaddr *)&ctx->cli_sa);
+	if (rv)
+		return rv;
+	if (!id->device || !xiw_is_xiw_device(id->device)) {
+		pr_err("%pISc is not the address of an xiw device\n",
+		       &ctx->cli_sa);
+		return -ENODEV;
+	}
+	rv = kt_ep_res(ep);
+	if (rv)
+		return rv;
+	idle_qpn = id->qp->qp_num;
+	pr_info("idle: QP %u on %s\n", idle_qpn, dev_name(&id->device->dev));
+	return 0;
+}
+
+/* Role idle at rmmod: the QP is still in INIT, as init left it. */
+static void kt_idle_check(struct kt_ctx *ctx)
+{
+	struct ib_qp_init_attr init = {};
+	struct ib_qp_attr attr = {};
+	int rv;
+
+	rv = ib_query_qp(ctx->listen.id->qp, &attr, IB_QP_STATE, &init);
+	if (rv)
+		kt_fail(ctx, "idle_untouched", "query_qp: %d", rv);
+	else if (attr.qp_state != IB_QPS_INIT)
+		kt_fail(ctx, "idle_untouched", "QP %u state %d, not INIT",
+			idle_qpn, attr.qp_state);
+	else
+		kt_pass(ctx, "idle_untouched");
+}
+
+static void kt_idle_free(struct kt_ctx *ctx)
+{
+	kt_ep_destroy_qp(&ctx->listen);
+	kt_ep_free(&ctx->listen);
+	kfree(ctx);
+}
+
 static int __init xiw_ktest_init(void)
 {
 	struct task_struct *task;
@@ -1488,8 +1556,10 @@ static int __init xiw_ktest_init(void)
 		ctx->role = KT_SERVER;
 	} else if (!strcmp(role, "client")) {
 		ctx->role = KT_CLIENT;
+	} else if (!strcmp(role, "idle")) {
+		ctx->role = KT_IDLE;
 	} else {
-		pr_err("role %s: not loopback, server or client\n", role);
+		pr_err("role %s: not loopback, server, client or idle\n", role);
 		kfree(ctx);
 		return -EINVAL;
 	}
@@ -1508,6 +1578,16 @@ static int __init xiw_ktest_init(void)
 	else
 		((struct sockaddr_in6 *)&ctx->cli_sa)->sin6_port = 0;
 
+	if (ctx->role == KT_IDLE) {
+		rv = kt_idle_setup(ctx);
+		if (rv) {
+			kt_fail(ctx, "idle", "%pISc: %d", &ctx->cli_sa, rv);
+			kt_idle_free(ctx);
+			return -EIO;
+		}
+		kt_idle = ctx;
+		return 0;
+	}
 	if (ctx->role != KT_CLIENT) {
 		rv = kt_listen(ctx);
 		if (rv) {
@@ -1541,6 +1621,11 @@ static int __init xiw_ktest_init(void)
 
 static void __exit xiw_ktest_exit(void)
 {
+	if (kt_idle) {
+		kt_idle_check(kt_idle);
+		kt_idle_free(kt_idle);
+		return;
+	}
 	if (!kt_server)
 		return;
 	kthread_stop(kt_server_task);
