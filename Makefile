@@ -104,6 +104,9 @@ check-6.1: deps
 	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory user >/dev/null
 	@test -n "$(KVER61)" || { echo "no 6.1 kernel headers (/lib/modules/6.1.0-*-amd64/build): run 'make deps'"; exit 1; }
+	@if [ -n "$(CHECK_DKMS)" ]; then \
+		$(MAKE) --no-print-directory dkms-tarball DKMS_VM_KVER=$(KVER61) >/dev/null || \
+		echo "make dkms-tarball DKMS_VM_KVER=$(KVER61) failed (see $(BUILD)/dkms/$(KVER61).log): pkg_dkms will fail"; fi
 	@KVER61=$(KVER61) bash scripts/check.sh --kver61 $(or $(T),$(CHECK61_TESTS))
 
 # The TRACE_EVENT() layout of the tracepoint header (one macro argument a
@@ -136,13 +139,18 @@ deps:
 # The package tests (selftests/tests-long/pkg_*.sh) take ~15 minutes under
 # TCG, so they have a target of their own, check-packages; pkg_deb installs
 # the packages of "make deb", both load the module of "make dkms-tarball".
-# They can also be named: make check T=selftests/tests-long/pkg_deb.sh
+# They can also be named: make check T=selftests/tests-long/pkg_deb.sh.
+# check-packages then runs pkg_dkms again in a VM booting Debian 12's 6.1
+# (make check-6.1 T=selftests/tests-long/pkg_dkms.sh, with the DKMS
+# tarball built for 6.1).
 CHECK_DEB = $(filter pkg_deb%,$(notdir $(T)))
 CHECK_DKMS = $(filter pkg_d%,$(notdir $(T)))
 PKG_TESTS = selftests/tests-long/pkg_dkms.sh selftests/tests-long/pkg_deb.sh
 
 check-packages: deps
-	@$(MAKE) --no-print-directory check T="$(PKG_TESTS)"
+	@rc=0; $(MAKE) --no-print-directory check T="$(PKG_TESTS)" || rc=1; \
+	$(MAKE) --no-print-directory check-6.1 T=selftests/tests-long/pkg_dkms.sh || rc=1; \
+	exit $$rc
 
 # Long VM tests that sweep rather than find (make check covers the same
 # paths with data checked): perftest -a from 2 B to 8 MiB, ~4 minutes.
@@ -165,7 +173,7 @@ check:
 		echo "make deb failed (see $(BUILD)/deb/build.log): pkg_deb will fail"; fi
 	@if [ -n "$(CHECK_DKMS)" ]; then \
 		$(MAKE) --no-print-directory dkms-tarball >/dev/null || \
-		echo "make dkms-tarball failed (see $(BUILD)/dkms.log): pkg_dkms and pkg_deb will fail"; fi
+		echo "make dkms-tarball failed (see $(BUILD)/dkms/KVER.log): pkg_dkms and pkg_deb will fail"; fi
 	@REPEAT=$(REPEAT) CHECK61_TESTS="$(CHECK61_TESTS)" KVER61=$(KVER61) \
 		bash scripts/check.sh $(T)
 
@@ -224,13 +232,17 @@ DKMS_SRC ?= $(DESTDIR)/usr/src/xiw-$(XIW_VERSION)
 DKMS_KERNELS ?= $(foreach k,$(wildcard /lib/modules/*/build/Makefile),$(notdir $(patsubst %/build/Makefile,%,$(k))))
 XIW_KSRC = $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h) kernel/Kbuild kernel/Kconfig
 
-# The DKMS source tree: dkms.conf, kernel/, include/uapi/rdma/xiw-abi.h.
+# The DKMS source tree: dkms.conf, kernel/ and the headers it includes
+# from include/ (uapi/rdma/xiw-abi.h, xiw-sqe.h; rdma/xiw_kapi.h).
+XIW_KINC_UAPI = $(wildcard include/uapi/rdma/xiw*.h)
+XIW_KINC_RDMA = $(wildcard include/rdma/xiw*.h)
 dkms-src:
 	@test -n "$(XIW_VERSION)" || { echo "no version in debian/changelog"; exit 1; }
 	rm -rf $(DKMS_SRC)
-	install -d $(DKMS_SRC)/kernel $(DKMS_SRC)/include/uapi/rdma
+	install -d $(DKMS_SRC)/kernel $(DKMS_SRC)/include/uapi/rdma $(DKMS_SRC)/include/rdma
 	install -m 0644 $(XIW_KSRC) $(DKMS_SRC)/kernel/
-	install -m 0644 include/uapi/rdma/xiw-abi.h $(DKMS_SRC)/include/uapi/rdma/
+	install -m 0644 $(XIW_KINC_UAPI) $(DKMS_SRC)/include/uapi/rdma/
+	install -m 0644 $(XIW_KINC_RDMA) $(DKMS_SRC)/include/rdma/
 	sed 's/#MODULE_VERSION#/$(XIW_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 	chmod 0644 $(DKMS_SRC)/dkms.conf
 
@@ -253,29 +265,32 @@ dkms-uninstall:
 	rm -rf $(DKMS_SRC)
 
 # For the VM tests (pkg_dkms, pkg_deb): "make dkms-install" into scratch
-# DKMS trees under build/dkms for the kernel the test VM boots, then a DKMS
-# tarball (source + module) that the guest loads with "dkms ldtarball":
-# the module compiles here at native speed (under TCG it takes ~10 min).
-# A private mount namespace gives DKMS a throw-away /var/lib/dkms, so its
-# signing key is not created on the host.
+# DKMS trees under build/dkms/KVER for the kernel the test VM boots
+# (DKMS_VM_KVER: the newest 6.12 unless given, e.g. DKMS_VM_KVER=$(KVER61)),
+# then a DKMS tarball (source + module) that the guest loads with "dkms
+# ldtarball": the module compiles here at native speed (under TCG it takes
+# ~10 min). A private mount namespace gives DKMS a throw-away
+# /var/lib/dkms, so its signing key is not created on the host.
 DKMS_VM_KVER ?= $(shell ls -1 /boot/vmlinuz-6.12.* 2>/dev/null | sed 's|^/boot/vmlinuz-||' | sort -V | tail -n 1)
 DKMS_BENCH = $(BUILD)/dkms
-DKMS_BENCH_FLAGS = --dkmstree $(DKMS_BENCH)/tree --sourcetree $(DKMS_BENCH)/src \
-	--installtree $(DKMS_BENCH)/lib --no-depmod
+DKMS_BENCH_K = $(DKMS_BENCH)/$(DKMS_VM_KVER)
+DKMS_BENCH_FLAGS = --dkmstree $(DKMS_BENCH_K)/tree --sourcetree $(DKMS_BENCH_K)/src \
+	--installtree $(DKMS_BENCH_K)/lib --no-depmod
+DKMS_TARBALL = $(DKMS_BENCH)/xiw-$(XIW_VERSION)-$(DKMS_VM_KVER).dkms.tar.gz
 dkms-tarball:
 	@test -n "$(DKMS_VM_KVER)" || { echo "no /boot/vmlinuz-6.12.*: make deps"; exit 1; }
 	@test -e /lib/modules/$(DKMS_VM_KVER)/build/Makefile || { echo "no headers for $(DKMS_VM_KVER)"; exit 1; }
 	@command -v $(DKMS) >/dev/null || { echo "no dkms: apt-get install dkms (make deps does)"; exit 1; }
-	rm -rf $(DKMS_BENCH)
-	mkdir -p $(DKMS_BENCH)/tree $(DKMS_BENCH)/src $(DKMS_BENCH)/lib/$(DKMS_VM_KVER)
+	rm -rf $(DKMS_BENCH_K) $(DKMS_TARBALL)
+	mkdir -p $(DKMS_BENCH_K)/tree $(DKMS_BENCH_K)/src $(DKMS_BENCH_K)/lib/$(DKMS_VM_KVER)
 	@ns=; unshare -m true 2>/dev/null && [ -d /var/lib/dkms ] && ns="unshare -m"; \
 	$$ns sh -c '[ -z "$$1" ] || mount -t tmpfs dkms /var/lib/dkms || exit 1; \
 		$(MAKE) --no-print-directory dkms-install DKMS_KERNELS=$(DKMS_VM_KVER) \
-			DKMS_SRC=$(DKMS_BENCH)/src/xiw-$(XIW_VERSION) DKMS_FLAGS="$(DKMS_BENCH_FLAGS)" && \
+			DKMS_SRC=$(DKMS_BENCH_K)/src/xiw-$(XIW_VERSION) DKMS_FLAGS="$(DKMS_BENCH_FLAGS)" && \
 		$(DKMS) mktarball $(DKMS_BENCH_FLAGS) xiw/$(XIW_VERSION) -k $(DKMS_VM_KVER) \
-			--archive $(DKMS_BENCH)/xiw-$(XIW_VERSION)-$(DKMS_VM_KVER).dkms.tar.gz' \
-		dkms-tarball "$$ns" >$(DKMS_BENCH).log 2>&1 || { tail -n 30 $(DKMS_BENCH).log; exit 1; }
-	@ls $(DKMS_BENCH)/xiw-$(XIW_VERSION)-$(DKMS_VM_KVER).dkms.tar.gz
+			--archive $(DKMS_TARBALL)' \
+		dkms-tarball "$$ns" >$(DKMS_BENCH_K).log 2>&1 || { tail -n 30 $(DKMS_BENCH_K).log; exit 1; }
+	@ls $(DKMS_TARBALL)
 
 # Debian packages from a clean copy of the tracked (and new, unignored)
 # files: build/deb/xiw-VERSION/, then dpkg-buildpackage; the .debs, .dsc,

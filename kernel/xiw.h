@@ -73,6 +73,10 @@ struct xiw_device {
 	atomic_t num_ctx;
 
 	struct xiw_stats __percpu *stats;	/* xiw_stats.c */
+	/* rdma counters of QPs (`rdma statistic qp`), xiw_stats.c */
+	struct mutex counter_lock;
+	struct xarray counters;		/* counter->id -> struct xiw_counter */
+	u64 counters_released[XIW_STAT_NUM];	/* of counters deallocated */
 };
 
 struct xiw_ucontext {
@@ -180,6 +184,13 @@ struct xiw_qp {
 	 * only with atomic operations.
 	 */
 	struct xiw_doorbell *db;
+
+	/*
+	 * While base.counter is set (`rdma statistic qp bind`, or auto
+	 * mode), events are counted here too; qbase is qstats at bind time.
+	 */
+	atomic64_t qstats[XIW_STAT_NUM];
+	u64 qbase[XIW_STAT_NUM];
 };
 
 /*
@@ -250,6 +261,11 @@ struct rdma_hw_stats *xiw_alloc_hw_port_stats(struct ib_device *ibdev,
 					      u32 port_num);
 int xiw_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		     u32 port_num, int index);
+struct rdma_hw_stats *xiw_counter_alloc_stats(struct rdma_counter *counter);
+int xiw_counter_dealloc(struct rdma_counter *counter);
+int xiw_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
+int xiw_counter_unbind_qp(struct ib_qp *ibqp);
+int xiw_counter_update_stats(struct rdma_counter *counter);
 bool xiw_qp_llp_may_start_locked(struct xiw_qp *qp);
 void xiw_qp_llp_enter_rts_locked(struct xiw_qp *qp);
 bool xiw_qp_llp_closing_locked(struct xiw_qp *qp);
@@ -292,10 +308,18 @@ static inline void xiw_stat_add(struct xiw_device *xdev, enum xiw_stat s,
 	this_cpu_add(xdev->stats->v[s], n);
 }
 
-/* Count @n of @s caused by @qp; any context. */
+/*
+ * Count @n of @s on @qp's device and, while the QP is bound to an rdma
+ * counter, on the QP. Any context. The device always counts first, so a
+ * reader that sums the QPs before the device never sees more on the QPs
+ * (xiw_get_hw_stats()). An event racing with unbind may miss the QP's
+ * counter; the device has it.
+ */
 static inline void xiw_qp_stat_add(struct xiw_qp *qp, enum xiw_stat s, u64 n)
 {
 	xiw_stat_add(to_xiw_dev(qp->base.device), s, n);
+	if (unlikely(READ_ONCE(qp->base.counter)))
+		atomic64_add(n, &qp->qstats[s]);
 }
 
 static inline struct xiw_pd *to_xiw_pd(struct ib_pd *pd)

@@ -81,7 +81,12 @@ static int xiw_qp_check_caps(struct ib_device *ibdev,
 		xiw_dbg(ibdev, "bad sq_sig_type %d\n", attr->sq_sig_type);
 		return -EINVAL;
 	}
-	if (!cap->max_send_wr || cap->max_send_wr > XIW_MAX_QP_WR ||
+	/*
+	 * max_send_wr 0 is a receive-only QP (qperf's server side asks for
+	 * one): it gets a one-slot SQ, as any size is rounded up. RTR and
+	 * Terminate frames and Read Responses never take SQ slots.
+	 */
+	if (cap->max_send_wr > XIW_MAX_QP_WR ||
 	    cap->max_send_sge > XIW_MAX_SGE ||
 	    cap->max_inline_data > XIW_MAX_INLINE) {
 		xiw_dbg(ibdev, "bad SQ caps wr %u sge %u inline %u\n",
