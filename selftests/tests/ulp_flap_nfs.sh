@@ -60,10 +60,16 @@ defer eval "kill $wr 2>/dev/null || true"
 writing() { kill -0 "$wr" 2>/dev/null; }
 wait_for 30 eval '[ "$(cat progress)" -ge 2 ]' || fail "the writer does not move: $(cat writer.log)"
 
-# recovered TAG T0 [WHAT]: the writer moves again (or has ended); logs
-# the time since T0 (WHAT, default: the end of the outage)
+# conn: the client's connection(s) to the server (xiw's TCP sockets),
+# "local peer" each; a reconnect shows as another local port
+conn() { ss -Htn state established "( dport = :20049 )" | awk '{ print $3 }' | sort | tr '\n' ' '; }
+
+# recovered TAG T0 [WHAT] [new]: the writer moves again (or has ended);
+# logs the time since T0 (WHAT, default: the end of the outage) and
+# whether the connection is the one from before the flap (c0); with
+# "new" it must be another one (a netdev went down: xiw aborted it)
 recovered() {
-	local p0 t1
+	local p0 t1 c
 	p0=$(cat progress)
 	t1=$(( $(now_us) + 90000000 ))
 	while writing && [ "$(cat progress)" -le "$p0" ]; do
@@ -71,7 +77,19 @@ recovered() {
 		sleep 0.1
 	done
 	log "$1: writes again $(( ($(now_us) - $2) / 1000 )) ms after ${3:-the link came back} ($(cat progress) MiB written)$(writing || echo ', the writer had ended')"
+	wait_for 30 eval '[ -n "$(conn)" ]' || fail "$1: no connection to the server"
+	c=$(conn)
+	if [ "$c" = "$c0" ]; then
+		log "$1: the connection outlived it ($c)"
+		[ "${4:-}" != new ] || fail "$1: the connection outlived a netdev down ($c)"
+	else
+		log "$1: reconnected ($c0-> $c)"
+	fi
+	c0=$c
 }
+
+c0=$(conn)
+[ -n "$c0" ] || fail "no TCP connection to port 20049: $(ss -Htan | tr '\n' '|')"
 
 # 1. blackout: every frame dropped both ways for 4 s
 modprobe sch_ingress 2>/dev/null || true
@@ -91,14 +109,14 @@ sleep 3
 ip link set "$DEV" up
 t_up=$(now_us)
 wait_port_state xiw0 PORT_ACTIVE 10
-recovered client-down "$t_up"
+recovered client-down "$t_up" "" new
 
 # 3. the server's netdev down for 3 s (a), then up
 writing || log "the writer had ended before the server's netdev went down"
 xiw_barrier flap3 60
 t_dn=$(now_us)
 xiw_barrier flap3-done 60
-recovered server-down "$t_dn" "the server's netdev went down for 3 s"
+recovered server-down "$t_dn" "the server's netdev went down for 3 s" new
 
 wait_for 120 eval '! writing' || fail "the writer still runs 120 s after the flaps"
 rc=0
