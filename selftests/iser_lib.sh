@@ -73,7 +73,12 @@ iser_target_down() {
 		rmdir "$LIO_CFG/core/fileio_0/xiwdisk"
 	[ ! -d "$LIO_CFG/core/fileio_0" ] || rmdir "$LIO_CFG/core/fileio_0"
 	ISER_IQN=
-	modprobe -r ib_isert iscsi_target_mod target_core_file target_core_mod
+	# target_core_mod loads every backstore module when it starts
+	local m
+	for m in ib_isert iscsi_target_mod target_core_file target_core_iblock \
+		 target_core_pscsi target_core_user target_core_mod; do
+		[ ! -d "/sys/module/$m" ] || modprobe -r "$m"
+	done
 }
 
 # iser_initiator_up: iscsid running (its own log iscsid.log), ib_iser and
@@ -87,7 +92,9 @@ iser_initiator_up() {
 	[ -s /etc/iscsi/initiatorname.iscsi ] ||
 		echo "InitiatorName=iqn.2005-03.org.open-iscsi:xiw-test" \
 			>/etc/iscsi/initiatorname.iscsi
-	iscsid -f >iscsid.log 2>&1 &
+	# a session of its own: iscsid's shutdown (SIGTERM) signals its whole
+	# process group, which would otherwise be the test's
+	setsid iscsid -f >iscsid.log 2>&1 &
 	ISCSID_PID=$!
 	defer iser_initiator_down
 	wait_for 20 iscsid_answers ||
@@ -107,7 +114,7 @@ iser_initiator_down() {
 	iscsiadm -m node -u >/dev/null 2>&1 || true
 	iscsiadm -m node -o delete >/dev/null 2>&1 || true
 	kill "$ISCSID_PID" 2>/dev/null || true
-	wait "$ISCSID_PID" 2>/dev/null || true
+	wait_gone 10 kill -0 "$ISCSID_PID" || fail "iscsid does not stop"
 	ISCSID_PID=
 	modprobe -r ib_iser
 }
