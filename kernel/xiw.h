@@ -285,6 +285,15 @@ struct xiw_mr {
 	refcount_t ref;			/* xarray + in-flight data path users */
 	struct completion free;
 	int access;
+	/*
+	 * The STag the device knows the region by: set at registration,
+	 * changed only by the QP's TX engine executing IB_WR_REG_MR.
+	 * base.lkey/rkey belong to the ULP, which moves the key with
+	 * ib_update_fast_reg_key() before it posts the REG_MR (iSER chains
+	 * a LOCAL_INV of the old key in front of it), so lookups must not
+	 * use them.
+	 */
+	u32 stag;
 	bool valid;			/* STag state for invalidate/fast-reg */
 	u8 digest;			/* enum xiw_digest of RDMA Verify */
 	struct ib_umem *umem;		/* XIW_MR_USER */

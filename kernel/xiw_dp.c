@@ -357,7 +357,7 @@ void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr)
 		if (dp) {
 			if (xiw_dp_holds_mr(dp, mr)) {
 				xiw_dp_dbg(dp, "holds STag %#x being deregistered: ending the connection\n",
-					   mr->base.lkey);
+					   READ_ONCE(mr->stag));
 				xiw_dp_fatal(dp, &tc, NULL, 0, -ETIMEDOUT);
 			}
 			xiw_dp_put(dp);

@@ -57,8 +57,9 @@ static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
 		atomic_dec(&xdev->num_mr);
 		return rv;
 	}
-	mr->base.lkey = (idx << XIW_STAG_KEY_BITS) | key;
-	mr->base.rkey = mr->base.lkey;
+	mr->stag = (idx << XIW_STAG_KEY_BITS) | key;
+	mr->base.lkey = mr->stag;
+	mr->base.rkey = mr->stag;
 	return 0;
 }
 
@@ -70,7 +71,7 @@ static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
  */
 static void xiw_mr_remove(struct xiw_device *xdev, struct xiw_mr *mr)
 {
-	xa_erase(&xdev->mr_xa, mr->base.lkey >> XIW_STAG_KEY_BITS);
+	xa_erase(&xdev->mr_xa, mr->stag >> XIW_STAG_KEY_BITS);
 	xiw_mr_put(mr);
 	while (!wait_for_completion_timeout(&mr->free,
 					    msecs_to_jiffies(XIW_MR_DRAIN_MS)))
@@ -84,7 +85,7 @@ struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag)
 
 	rcu_read_lock();
 	mr = xa_load(&xdev->mr_xa, stag >> XIW_STAG_KEY_BITS);
-	if (mr && (READ_ONCE(mr->base.lkey) != stag ||
+	if (mr && (READ_ONCE(mr->stag) != stag ||
 		   !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
@@ -442,7 +443,7 @@ int xiw_mr_fast_reg(struct xiw_mr *mr, struct xiw_pd *pd, u32 key,
 {
 	if (mr->type != XIW_MR_FRMR || mr->pd != pd)
 		return -EINVAL;
-	if ((key ^ mr->base.lkey) >> XIW_STAG_KEY_BITS)
+	if ((key ^ mr->stag) >> XIW_STAG_KEY_BITS)
 		return -EINVAL;
 	if (access & ~XIW_MR_ACCESS_SUPPORTED)
 		return -EINVAL;
@@ -452,8 +453,7 @@ int xiw_mr_fast_reg(struct xiw_mr *mr, struct xiw_pd *pd, u32 key,
 	    (u64)mr->npages * mr->base.page_size)
 		return -EINVAL;
 	WRITE_ONCE(mr->access, access);
-	WRITE_ONCE(mr->base.lkey, key);
-	WRITE_ONCE(mr->base.rkey, key);
+	WRITE_ONCE(mr->stag, key);
 	/* Fields above are visible before the STag becomes valid. */
 	smp_wmb();
 	WRITE_ONCE(mr->valid, true);

@@ -600,7 +600,7 @@ static void xiw_tx_build_atomic(struct xiw_qp_dp *dp)
 	o = xiw_orq_add(dp, XIW_RQ_ATOMIC);
 	o->cidx = tx->cidx;
 	o->req_id = req_id;
-	o->sink_stag = tx->sge[0].mr->base.lkey;
+	o->sink_stag = READ_ONCE(tx->sge[0].mr->stag);
 	o->sink_to = tx->sge[0].addr;
 	o->len = sizeof(u64);
 	spin_unlock_bh(&dp->lock);
@@ -648,7 +648,7 @@ static void xiw_tx_build_commit(struct xiw_qp_dp *dp)
 			    XIW_RQ_VERIFY);
 	o->cidx = tx->cidx;
 	if (s->opcode == XIW_OP_VERIFY && tx->nsge) {
-		o->sink_stag = tx->sge[0].mr->base.lkey;
+		o->sink_stag = READ_ONCE(tx->sge[0].mr->stag);
 		o->sink_to = tx->sge[0].addr;
 		o->len = tx->sge[0].len;
 	}
@@ -748,7 +748,7 @@ static int xiw_tx_build_sq(struct xiw_qp_dp *dp)
 		spin_lock_bh(&dp->lock);
 		o = xiw_orq_add(dp, XIW_RQ_READ);
 		o->cidx = tx->cidx;
-		o->sink_stag = tx->nsge ? tx->sge[0].mr->base.lkey :
+		o->sink_stag = tx->nsge ? READ_ONCE(tx->sge[0].mr->stag) :
 					  XIW_RTR_READ_STAG;
 		o->sink_to = tx->nsge ? tx->sge[0].addr : 0;
 		o->len = tx->len;

@@ -29,6 +29,9 @@ PKGS=(
 	perftest
 	# applications, bench and ULP user space in the VM tests
 	libfabric-bin iperf3 nfs-kernel-server nfs-common libfabric-dev
+	# iSER initiator (iscsid, iscsiadm); the LIO target is set up through
+	# configfs, so targetcli-fb is not needed
+	open-iscsi
 	# make bench: TCP curves (qperf), NVMe-oF rows (fio), pictures (gnuplot)
 	qperf fio gnuplot-nox
 	# persistent memory in the VM (NVDIMM namespaces: pmem tests, commitlog)
