@@ -14,6 +14,9 @@
 #   make fuzz       libFuzzer harnesses, FUZZ_TIME seconds each (FUZZ=names)
 #   make fuzz-live  the wire fuzzer against xiw.ko in the VM (dp_wirefuzz),
 #                   FUZZ_TIME seconds (FUZZ_SEED=n)
+#   make soak       SOAK_QPS QPs (1000) with mixed traffic for SOAK_TIME
+#                   seconds (600) in the VM; slab, page and socket counts
+#                   back to the baseline afterwards (tests-long/soak.sh)
 #   make install    install xiw.ko, libxiw and its libibverbs.d entry
 #   make dkms-install   xiw.ko under DKMS (rebuilt on kernel updates)
 #   make dkms-uninstall
@@ -46,6 +49,8 @@ endif
 JOBS ?= $(shell nproc)
 T ?=
 FUZZ_TIME ?= 60
+SOAK_TIME ?= 600
+SOAK_QPS ?= 1000
 FUZZ ?=
 REPEAT ?=
 
@@ -55,7 +60,7 @@ KTEST_MAKE = $(MAKE) -C $(KDIR) M=$(KTREE)/selftests/kmod \
 	KBUILD_EXTRA_SYMBOLS=$(KTREE)/kernel/Module.symvers
 
 .PHONY: check-packages check-long all kernel ktest user deps check check-host check-vm demo bench install \
-	clean checkpatch sparse w1 fuzz fuzz-live fuzz-corpus dkms-src dkms-install \
+	clean checkpatch sparse w1 fuzz fuzz-live soak fuzz-corpus dkms-src dkms-install \
 	dkms-uninstall deb dkms-tarball ktree kernel61 check-6.1
 
 all: kernel ktest user
@@ -99,7 +104,7 @@ kernel61:
 # The VM tests of "make check-6.1" (and of make check's 6.1 part): device,
 # verbs objects, rping, atomics, Flush/Atomic Write/Verify from user space
 # and from a kernel ULP, zero-copy TX. About 2 minutes under TCG.
-CHECK61_TESTS ?= link_basic objects_cycles dp_rping dp_atomic dp_commitops dp_kapi dp_zcopy
+CHECK61_TESTS ?= link_basic objects_cycles dp_rping dp_atomic dp_commitops dp_kapi dp_kqpsteal dp_zcopy
 check-6.1: deps
 	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory user >/dev/null
@@ -203,6 +208,15 @@ fuzz-live: deps
 	@XIW_WIREFUZZ_TIME=$(FUZZ_TIME) XIW_WIREFUZZ_SEED=$(FUZZ_SEED) \
 		XIW_TEST_TIMEOUT=$$(( $(FUZZ_TIME) + 180 )) \
 		bash scripts/check.sh dp_wirefuzz
+
+# The soak (selftests/tests-long/soak.sh): its timeout is the traffic time
+# plus the setup and teardown of the connections and the measurements.
+soak: deps
+	@bash scripts/need.sh vm
+	@$(MAKE) --no-print-directory all >/dev/null
+	@XIW_SOAK_TIME=$(SOAK_TIME) XIW_SOAK_QPS=$(SOAK_QPS) \
+		XIW_TEST_TIMEOUT=$$(( $(SOAK_TIME) + 600 )) \
+		bash scripts/check.sh selftests/tests-long/soak.sh
 
 # Regenerate the committed seed corpus from the wire encoders.
 fuzz-corpus: user
