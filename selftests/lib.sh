@@ -554,6 +554,19 @@ xiw_barrier() {
 	xiw_sync "$1" . "${2:-60}" >/dev/null || fail "barrier $1 failed"
 }
 
+# link_blackout DEV SECS: DEV drops every frame it sends or receives for
+# SECS seconds, with its link up (a carrier loss that a guest's
+# virtio-net cannot fake; ulp_flap, ulp_flap_nfs).
+link_blackout() {
+	modprobe sch_ingress 2>/dev/null || true
+	tc qdisc add dev "$1" clsact
+	defer eval "tc qdisc del dev $1 clsact 2>/dev/null || true"
+	tc filter add dev "$1" ingress matchall action drop
+	tc filter add dev "$1" egress matchall action drop
+	sleep "$2"
+	tc qdisc del dev "$1" clsact
+}
+
 # rping_2vm NAME SERVER_ROLE SIZE COUNT: rping between the two VMs of a 2vm
 # test, its server on SERVER_ROLE (a or b), with -v (every ping printed,
 # counted on both sides) and -V (the client checks what it reads back).

@@ -91,14 +91,8 @@ defer eval "kill $fio 2>/dev/null || true"
 wait_for 30 eval '[ "$(io_sectors)" -ge 8192 ]' || fail "fio writes nothing: $(cat fio.out)"
 
 # 1. blackout: every frame dropped both ways for 4 s
-modprobe sch_ingress 2>/dev/null || true
-tc qdisc add dev "$DEV" clsact
-defer eval "tc qdisc del dev $DEV clsact 2>/dev/null || true"
 fio_running || fail "fio ended before the flaps"
-tc filter add dev "$DEV" ingress matchall action drop
-tc filter add dev "$DEV" egress matchall action drop
-sleep 4
-tc qdisc del dev "$DEV" clsact
+link_blackout "$DEV" 4
 recovered blackout "$(now_us)"
 sleep 1
 

@@ -92,14 +92,8 @@ c0=$(conn)
 [ -n "$c0" ] || fail "no TCP connection to port 20049: $(ss -Htan | tr '\n' '|')"
 
 # 1. blackout: every frame dropped both ways for 4 s
-modprobe sch_ingress 2>/dev/null || true
-tc qdisc add dev "$DEV" clsact
-defer eval "tc qdisc del dev $DEV clsact 2>/dev/null || true"
 writing || fail "the writer ended before the flaps"
-tc filter add dev "$DEV" ingress matchall action drop
-tc filter add dev "$DEV" egress matchall action drop
-sleep 4
-tc qdisc del dev "$DEV" clsact
+link_blackout "$DEV" 4
 recovered blackout "$(now_us)"
 
 # 2. the client's netdev down for 3 s, then up
