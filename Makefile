@@ -179,7 +179,7 @@ check:
 	@if [ -n "$(CHECK_DKMS)" ]; then \
 		$(MAKE) --no-print-directory dkms-tarball >/dev/null || \
 		echo "make dkms-tarball failed (see $(BUILD)/dkms/KVER.log): pkg_dkms and pkg_deb will fail"; fi
-	@REPEAT=$(REPEAT) CHECK61_TESTS="$(CHECK61_TESTS)" KVER61=$(KVER61) \
+	@XIW_PHASES_CONT=1 REPEAT=$(REPEAT) CHECK61_TESTS="$(CHECK61_TESTS)" KVER61=$(KVER61) \
 		bash scripts/check.sh $(T)
 
 bench: deps

@@ -170,7 +170,10 @@ finish() {
 }
 
 mkdir -p "$BUILD"
-[ -f "$PHASES" ] || : >"$PHASES"
+# The Makefile's check target has written its deps and build phases
+# (XIW_PHASES_CONT=1); any other caller (make soak, fuzz-live, by hand)
+# starts a fresh list.
+[ "${XIW_PHASES_CONT:-}" = 1 ] || : >"$PHASES"
 touch "$BUILD/.check-start"
 if [ "${1:-}" = --kver61 ]; then
 	shift
