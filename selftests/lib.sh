@@ -304,10 +304,22 @@ xiw_refcnt() { cat "/sys/module/$XIW_MOD/refcnt"; }
 # slab_snapshot FILE: "cache objects" of every slab cache, after shrinking
 # each (kmem_cache_shrink flushes the per-CPU slabs, so the counts are
 # the objects really in use, not what the CPUs hold in reserve).
+# The shrink files stay open from the first snapshot to the test's end:
+# every open of a sysfs file allocates a kernfs_open_node (kmalloc-96)
+# that its close frees with kfree_rcu(), seconds later. Opening all ~300
+# per snapshot left ~300 such objects pending in each snapshot, so two
+# snapshots differed by up to a few hundred objects of the measurement's
+# own (dp_verbsfuzz failed once on kmalloc-96:+447 that way).
+xiw_shrink_fds=()
 slab_snapshot() {
-	local f
-	for f in /sys/kernel/slab/*/shrink; do
-		echo 1 >"$f" 2>/dev/null || true
+	local f fd
+	if [ ${#xiw_shrink_fds[@]} = 0 ]; then
+		for f in /sys/kernel/slab/*/shrink; do
+			exec {fd}>"$f" 2>/dev/null && xiw_shrink_fds+=("$fd")
+		done
+	fi
+	for fd in "${xiw_shrink_fds[@]}"; do
+		echo 1 >&"$fd" 2>/dev/null || true
 	done
 	awk 'NR > 2 { print $1, $2 }' /proc/slabinfo >"$1"
 }

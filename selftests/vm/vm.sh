@@ -38,7 +38,8 @@
 # XIW_VM_SMP (2), XIW_KFENCE (KFENCE sample interval in ms, 1; 0 = off),
 # XIW_VM_DIR (initramfs cache dir, <repo>/build/vm), XIW_QEMU
 # (qemu-system-x86_64), XIW_VM_ACCEL (tcg; kvm only when asked, see below),
-# XIW_VM_CPU (max; host with kvm).
+# XIW_VM_CPU (max; host with kvm), XIW_VM_APPEND (extra kernel command line,
+# as -a; e.g. slab_debug=U,kmalloc-8 to find who allocates a cache's objects).
 #
 # Exit status: the guest script's exit status; 124 when the hard timeout
 # fired; 125 when the guest ended without reporting (panic, triple fault,
@@ -49,7 +50,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-out='' timeout=600 net='' mac=52:54:00:77:00:01 append='' console='' verbose=0 pmem=''
+out='' timeout=600 net='' mac=52:54:00:77:00:01 append=${XIW_VM_APPEND:+ $XIW_VM_APPEND} console='' verbose=0 pmem=''
 envs=()
 while [ $# -gt 0 ]; do
 	case $1 in
