@@ -579,6 +579,16 @@ link_blackout() {
 	tc qdisc del dev "$1" clsact
 }
 
+# netdev_flap DEV SECONDS: take DEV down for SECONDS, bring it up and wait
+# until xiw0's port is active again. FLAP_UP_US: when DEV came up (µs).
+netdev_flap() {
+	ip link set "$1" down
+	sleep "$2"
+	ip link set "$1" up
+	FLAP_UP_US=$(now_us)
+	wait_port_state xiw0 PORT_ACTIVE 10
+}
+
 # rping_2vm NAME SERVER_ROLE SIZE COUNT: rping between the two VMs of a 2vm
 # test, its server on SERVER_ROLE (a or b), with -v (every ping printed,
 # counted on both sides) and -V (the client checks what it reads back).

@@ -37,10 +37,7 @@ if [ "$XIW_ROLE" = a ]; then
 	# b flaps the link twice itself, then a takes its own netdev down
 	xiw_barrier flap3 200
 	t0=$(now_us)
-	ip link set "$DEV" down
-	sleep 3
-	ip link set "$DEV" up
-	wait_port_state xiw0 PORT_ACTIVE 10
+	netdev_flap "$DEV" 3
 	log "target's netdev down for $(( ($(now_us) - t0) / 1000 )) ms"
 	xiw_barrier flap3-done 200
 	want=$(xiw_sync nvme-written - 200) || fail "the host VM is gone"
@@ -98,11 +95,8 @@ sleep 1
 
 # 2. the host's netdev down for 3 s, then up
 fio_running || log "fio had ended before the host's netdev went down"
-ip link set "$DEV" down
-sleep 3
-ip link set "$DEV" up
-t_up=$(now_us)
-wait_port_state xiw0 PORT_ACTIVE 10
+netdev_flap "$DEV" 3
+t_up=$FLAP_UP_US
 recovered host-down "$t_up"
 sleep 1
 

@@ -22,10 +22,7 @@ if [ "$XIW_ROLE" = a ]; then
 	xiw_barrier server-up 60
 	xiw_barrier flap3 200
 	t0=$(now_us)
-	ip link set "$DEV" down
-	sleep 3
-	ip link set "$DEV" up
-	wait_port_state xiw0 PORT_ACTIVE 10
+	netdev_flap "$DEV" 3
 	log "server's netdev down for $(( ($(now_us) - t0) / 1000 )) ms"
 	xiw_barrier flap3-done 200
 	want=$(xiw_sync nfs-written - 200) || fail "the client VM is gone"
@@ -98,11 +95,8 @@ recovered blackout "$(now_us)"
 
 # 2. the client's netdev down for 3 s, then up
 writing || log "the writer had ended before the client's netdev went down"
-ip link set "$DEV" down
-sleep 3
-ip link set "$DEV" up
-t_up=$(now_us)
-wait_port_state xiw0 PORT_ACTIVE 10
+netdev_flap "$DEV" 3
+t_up=$FLAP_UP_US
 recovered client-down "$t_up" "" new
 
 # 3. the server's netdev down for 3 s (a), then up
