@@ -92,19 +92,27 @@ addrinfo *resolve(const char *host, const char *port)
 	return res;
 }
 
-int server(rdma_event_channel *ch, const char *host, const char *port,
-	   std::string_view mode, int count)
+// A listening id on host:port; prints "listening" (what the tests wait for).
+rdma_cm_id *listen_on(rdma_event_channel *ch, const char *host,
+		      const char *port, int backlog)
 {
 	rdma_cm_id *lid;
 	addrinfo *ai = resolve(host, port);
 
 	if (rdma_create_id(ch, &lid, nullptr, RDMA_PS_TCP))
 		die("rdma_create_id");
-	if (rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, 8))
+	if (rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, backlog))
 		die("bind/listen");
 	freeaddrinfo(ai);
 	std::printf("listening\n");
 	std::fflush(stdout);
+	return lid;
+}
+
+int server(rdma_event_channel *ch, const char *host, const char *port,
+	   std::string_view mode, int count)
+{
+	rdma_cm_id *lid = listen_on(ch, host, port, 8);
 	int ok = 0;
 	while (ok < count) {
 		rdma_cm_event *ev = next_event(ch);
@@ -455,19 +463,10 @@ rdma_cm_event *stream_expect(rdma_event_channel *ch, rdma_cm_event_type type)
 int stream_server(rdma_event_channel *ch, const char *host,
 		  const char *port, long blocks, int secs)
 {
-	rdma_cm_id *lid;
-	addrinfo *ai = resolve(host, port);
+	rdma_cm_id *lid = listen_on(ch, host, port, 1);
 	cm_pair::Side s;
 	StreamInfo pi, mine;
 	rdma_conn_param p{};
-
-	if (rdma_create_id(ch, &lid, nullptr, RDMA_PS_TCP))
-		die("rdma_create_id");
-	if (rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, 1))
-		die("bind/listen");
-	freeaddrinfo(ai);
-	std::printf("listening\n");
-	std::fflush(stdout);
 	rdma_cm_event *ev = stream_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
 
 	if (!peer_info(ev, pi)) {
