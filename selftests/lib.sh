@@ -579,6 +579,36 @@ link_blackout() {
 	tc qdisc del dev "$1" clsact
 }
 
+# rping_status RC LOG...: the exit status RC of an rping whose output
+# (stdout and stderr) is in LOG..., as a test must judge it. Debian 12's
+# rping (rdma-core 44) races with itself on the way out: main destroys the
+# rdma_cm event channel while its CM thread may still be about to call
+# rdma_get_cm_event(), which then fails with EBADF, and that thread's
+# exit(-1) can beat main's exit(0) (later rdma-core stops the thread
+# through an eventfd first). A finished, clean run then exits 255; under
+# a CPU hog dp_rping saw it in 2 of 5 runs. Only that case becomes 0:
+# status 255, the EBADF line exactly once, and every other line one that
+# rping prints on a clean run (pings, the disconnect event, the server's
+# "wait for RDMA_READ_ADV state 10", i.e. DISCONNECTED, which is how its
+# loop ends) or lib.sh's own ERR-trap line for that status. It is logged
+# as "# tool: ..." (shown under the test's TAP line).
+rping_status() {
+	local rc=$1
+	shift
+	if [ "$rc" = 255 ] &&
+	   [ "$(cat "$@" | grep -cx 'rdma_get_cm_event: Bad file descriptor' || true)" = 1 ] &&
+	   ! cat "$@" | grep -vxE '(server )?ping data: .*|(server|client) DISCONNECT EVENT\.\.\.|wait for RDMA_READ_ADV state 10|rdma_get_cm_event: Bad file descriptor|FAIL: lib\.sh:[0-9]+: `timeout -k 2 "\$t" "\$@"` exited 255|' |
+	   grep -q .; then
+		printf '# tool: rping (%s) exited 255 in its own exit race after a clean run (rdma_get_cm_event: EBADF): taken as 0\n' "$*" >&2
+		rc=0
+	fi
+	echo "$rc"
+}
+
+# CMD || rping_race LOG... || fail ...: rping_status for the status of
+# the command that just failed.
+rping_race() { return "$(rping_status $? "$@")"; }
+
 # netdev_flap DEV SECONDS: take DEV down for SECONDS, bring it up and wait
 # until xiw0's port is active again. FLAP_UP_US: when DEV came up (µs).
 netdev_flap() {
@@ -604,12 +634,14 @@ rping_2vm() {
 		wait_for 10 eval "ss -Hltn 'sport = :$RPING_PORT' | grep -q ." ||
 			fail "$name: rping server does not listen"
 		xiw_barrier "$name-listen" 30
-		wait "$srv" || fail "$name: rping server: $(tail -n 5 rping-srv.log)"
+		wait "$srv" || rping_race rping-srv.log ||
+			fail "$name: rping server: $(tail -n 5 rping-srv.log)"
 		expect_eq "$(grep -c 'ping data: rdma-ping-' rping-srv.log)" "$count" "$name: pings at the server"
 	else
 		xiw_barrier "$name-listen" 30
 		run_timeout 90 rping -c -a "$XIW_PEER_IP" -p $RPING_PORT -v -V \
 			-C "$count" -S "$size" >rping-cli.log 2>&1 ||
+			rping_race rping-cli.log ||
 			fail "$name: rping client: $(tail -n 5 rping-cli.log)"
 		expect_eq "$(grep -c 'ping data: rdma-ping-' rping-cli.log)" "$count" "$name: pings at the client"
 	fi

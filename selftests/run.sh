@@ -216,8 +216,10 @@ echo "TAP version 13"
 echo "${pfx}1..$n_total"
 
 # retries NAME: the "# retry: ..." lines of NAME's logs in the VM dirs of
-# the group being reported ($emit_dirs), as TAP comments ([a]/[b] in 2vm);
-# sets n_retries.
+# the group being reported ($emit_dirs), as TAP comments ([a]/[b] in 2vm),
+# and its "# tool: ..." lines (a named tool-side failure that was not
+# held against the test, e.g. lib.sh's rping_status); sets n_retries (the
+# retries only).
 emit_dirs=()
 retries() {
 	local d side lines
@@ -225,9 +227,9 @@ retries() {
 	for d in "${emit_dirs[@]}"; do
 		side=
 		[ ${#emit_dirs[@]} -gt 1 ] && side="[$(basename "$d")] "
-		lines=$(grep -E '^# retry: ' "$d/tests/$1.log" 2>/dev/null | sed "s/^# /${pfx}# $side/")
+		lines=$(grep -E '^# (retry|tool): ' "$d/tests/$1.log" 2>/dev/null | sed "s/^# /${pfx}# $side/")
 		[ -n "$lines" ] || continue
-		n_retries=$(( n_retries + $(wc -l <<<"$lines") ))
+		n_retries=$(( n_retries + $(grep -c '# retry: ' <<<"$lines" || true) ))
 		retry_lines+="$lines"$'\n'
 	done
 }

@@ -31,7 +31,7 @@ pair() {
 		wait_for 10 eval "ss -Htln | grep -q ':$port '" ||
 			fail "$name: server not listening: $(cat "$LOG" "$ERR")"
 		xiw_barrier "$name-listen" 30
-		wait "$srv" || {
+		wait "$srv" || { [[ $scmd == rping* ]] && rping_race "$LOG" "$ERR"; } || {
 			sed 's/^/#   /' "$LOG" "$ERR" | cut -c 1-200
 			fail "$name: server failed"
 		}
@@ -39,7 +39,7 @@ pair() {
 		LOG=$name-cli.log ERR=$name-cli.err
 		xiw_barrier "$name-listen" 30
 		PEER=$XIW_PEER_IP PORT=$port eval "run_timeout 100 $ccmd" \
-			>"$LOG" 2>"$ERR" || {
+			>"$LOG" 2>"$ERR" || { [[ $ccmd == rping* ]] && rping_race "$LOG" "$ERR"; } || {
 			sed 's/^/#   /' "$LOG" "$ERR" | cut -c 1-200
 			fail "$name: client failed"
 		}

@@ -20,7 +20,10 @@ server_bg() {
 		fail "$name: server not listening: $(cat "$name-srv.log")"
 }
 server_done() {
-	wait "$srv" || { cat "$1-srv.log"; fail "$1: server failed"; }
+	local rc=0
+	wait "$srv" || rc=$?
+	[ "$1" != rping ] || rc=$(rping_status $rc "$1-srv.log")
+	[ $rc = 0 ] || { cat "$1-srv.log"; fail "$1: server failed ($rc)"; }
 }
 
 # rping: Send + RDMA Read + RDMA Write per iteration, payload verified
@@ -29,7 +32,8 @@ for size in 23 1000 4096 65535; do
 	port=$((port + 1))
 	server_bg rping rping -s -a $A -p $port -C 100 -S $size -V
 	run_timeout 120 rping -c -a $A -p $port -C 100 -S $size -V -v \
-		>rping-cli.log 2>&1 || { cat rping-cli.log; fail "rping -S $size"; }
+		>rping-cli.log 2>&1 || rping_race rping-cli.log ||
+		{ cat rping-cli.log; fail "rping -S $size"; }
 	server_done rping
 	n=$(grep -c '^ping data: rdma-ping-' rping-cli.log)
 	[ "$n" = 100 ] || fail "rping -S $size: $n ping lines, expected 100"

@@ -63,8 +63,9 @@ rping_both() {
 		set -- $pair
 		server_rping "$1"
 		rv=0
-		run_timeout 20 rping -c -a "$1" -I "$2" -p $((port + 1)) -C 3 -V >rpc.log 2>&1 || rv=$?
-		wait "$rps" || rv=$?
+		run_timeout 20 rping -c -a "$1" -I "$2" -p $((port + 1)) -C 3 -V >rpc.log 2>&1 ||
+			rping_race rpc.log || rv=$?
+		wait "$rps" || rping_race rps.log || rv=$?
 		port=$((port + 1))
 		[ $rv = 0 ] || fail "rping $2 -> $1 ($*) failed ($rv): $(tail -n 5 rpc.log rps.log)"
 	done

@@ -41,8 +41,8 @@ expect_nomatch "$msgs" 'WARNING|BUG|Oops' "kernel warnings"
 run_timeout 30 rping -s -a 192.0.2.1 -p 7202 -C 3 -S 100 >srv.log 2>&1 &
 srv=$!
 wait_listen 7202 20 $srv
-run_timeout 30 rping -c -a 192.0.2.1 -p 7202 -C 3 -S 100 -V >cli.log 2>&1 || {
+run_timeout 30 rping -c -a 192.0.2.1 -p 7202 -C 3 -S 100 -V >cli.log 2>&1 || rping_race cli.log || {
 	cat cli.log srv.log
 	fail "rping after the error failed"
 }
-wait $srv || { cat srv.log; fail "rping server after the error failed"; }
+wait $srv || rping_race srv.log || { cat srv.log; fail "rping server after the error failed"; }

@@ -52,8 +52,8 @@ again() {
 	local srv=$!
 	wait_listen "$2" 20 $srv
 	run_timeout 60 rping -c -a 192.0.2.1 -I 192.0.2.2 -p "$2" -C 10 -S 4000 -V \
-		>"rc-$1.log" 2>&1 || fail "$1: no new connection: $(cat "rc-$1.log" "rs-$1.log")"
-	wait $srv || fail "$1: rping server: $(cat "rs-$1.log")"
+		>"rc-$1.log" 2>&1 || rping_race "rc-$1.log" || fail "$1: no new connection: $(cat "rc-$1.log" "rs-$1.log")"
+	wait $srv || rping_race "rs-$1.log" || fail "$1: rping server: $(cat "rs-$1.log")"
 }
 
 # 1. the passive side's device is deleted under traffic: the survivor's

@@ -15,11 +15,11 @@ defer eval "echo $crc0 >/sys/module/xiw/parameters/mpa_crc"
 run_timeout 60 rping -s -a 192.0.2.1 -v -C 10 -S 100 >srv.log 2>&1 &
 srv=$!
 wait_listen 7174 20 $srv	# rping's default port
-run_timeout 60 rping -c -a 192.0.2.1 -v -V -C 10 -S 100 >cli.log 2>&1 || {
+run_timeout 60 rping -c -a 192.0.2.1 -v -V -C 10 -S 100 >cli.log 2>&1 || rping_race cli.log || {
 	cat cli.log srv.log
 	fail "rping client failed"
 }
-wait $srv || { cat srv.log; fail "rping server failed"; }
+wait $srv || rping_race srv.log || { cat srv.log; fail "rping server failed"; }
 cat cli.log
 expect_eq "$(grep -c 'ping data: rdma-ping-' cli.log)" 10 "pings seen by the client"
 expect_eq "$(grep -c 'ping data: rdma-ping-' srv.log)" 10 "pings seen by the server"
@@ -35,9 +35,9 @@ for crc in 0 2; do
 	srv=$!
 	wait_listen $port 20 $srv
 	run_timeout 60 rping -c -a 192.0.2.1 -p $port -C 20 -S 65000 -V \
-		>cli2.log 2>&1 || {
+		>cli2.log 2>&1 || rping_race cli2.log || {
 		cat cli2.log srv2.log
 		fail "rping client (65000 bytes, verify, mpa_crc=$crc) failed"
 	}
-	wait $srv || { cat srv2.log; fail "rping server (mpa_crc=$crc) failed"; }
+	wait $srv || rping_race srv2.log || { cat srv2.log; fail "rping server (mpa_crc=$crc) failed"; }
 done

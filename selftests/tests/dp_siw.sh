@@ -29,11 +29,11 @@ ping() {
 	srv=$!
 	wait_listen $port 20 $srv
 	run_timeout 60 rping -c -a "$1" -I "$2" -p $port -C 10 -S "$3" -V \
-		>cli.log 2>&1 || {
+		>cli.log 2>&1 || rping_race cli.log || {
 		cat cli.log srv.log
 		fail "rping $2 -> $1 ($3 bytes, mpa_crc=$crc) failed"
 	}
-	wait $srv || { cat srv.log; fail "rping server $1 failed"; }
+	wait $srv || rping_race srv.log || { cat srv.log; fail "rping server $1 failed"; }
 	log "rping $2 -> $1, $3 bytes, mpa_crc=$crc: ok"
 }
 

@@ -37,8 +37,9 @@ ping() {
 	srv=$!
 	wait_listen $port 20 $srv
 	run_timeout 60 rping -c -a "$dst" -I "$2" -p $port -C 5 -S "$3" -V \
-		>cli.log 2>&1 || fail "rping $2 -> [$1]:$port ($3 bytes): $(tail -n 3 cli.log srv.log)"
-	wait $srv || fail "rping server [$1]: $(tail -n 3 srv.log)"
+		>cli.log 2>&1 || rping_race cli.log ||
+		fail "rping $2 -> [$1]:$port ($3 bytes): $(tail -n 3 cli.log srv.log)"
+	wait $srv || rping_race srv.log || fail "rping server [$1]: $(tail -n 3 srv.log)"
 	log "rping over IPv6 $2 -> [$1]:$port, $3 bytes: ok"
 }
 
@@ -62,8 +63,9 @@ srv=$!
 wait_listen $port 20 $srv
 ip -6 addr add fd00:77:9::11/64 dev d0 nodad
 run_timeout 30 rping -c -a fd00:77:9::11 -I fd00:77:9::11 -p $port -C 3 -V >cli.log 2>&1 ||
+	rping_race cli.log ||
 	fail "rping to an address added after the listen: $(tail -n 3 cli.log srv.log)"
-wait $srv || fail "rping server [::]: $(tail -n 3 srv.log)"
+wait $srv || rping_race srv.log || fail "rping server [::]: $(tail -n 3 srv.log)"
 
 # Several connections at once: ucmatose (rdmacm-utils), 4 RC
 # connections from xiw1 to xiw0, 50 Sends of 4 KiB each way on each.

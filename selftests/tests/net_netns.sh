@@ -56,8 +56,9 @@ rping_ns() {
 	srv=$!
 	wait_for 20 listening "$sns" $port || fail "no rping listener in $sns: $(cat srv.log)"
 	run_timeout 30 "${cx[@]}" rping -c -a $dst -I $src -p $port -C 3 -V >cli.log 2>&1 ||
+		rping_race cli.log ||
 		fail "rping $cns -> $sns ($src -> $dst): $(tail -n 3 cli.log srv.log)"
-	wait "$srv" || fail "rping server in $sns: $(tail -n 3 srv.log)"
+	wait "$srv" || rping_race srv.log || fail "rping server in $sns: $(tail -n 3 srv.log)"
 	log "rping $cns ($src) -> $sns ($dst): ok"
 }
 

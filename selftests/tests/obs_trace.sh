@@ -38,8 +38,9 @@ run_timeout 60 rping -s -a 192.0.2.1 -C 3 -S 100 -v >srv.log 2>&1 &
 srv=$!
 wait_listen 7174 20 $srv
 run_timeout 60 rping -c -a 192.0.2.1 -C 3 -S 100 -v -V >cli.log 2>&1 ||
+	rping_race cli.log ||
 	fail "rping client: $(cat cli.log srv.log)"
-wait $srv || fail "rping server: $(cat srv.log)"
+wait $srv || rping_race srv.log || fail "rping server: $(cat srv.log)"
 # the CM closes asynchronously: wait for both ends' CLOSED
 wait_for 10 eval "[ \"\$(grep -c 'xiw_cm_state:.* -> CLOSED' $inst/trace)\" -ge 2 ]" ||
 	fail "no CLOSED for both ends: $(grep xiw_cm_ $inst/trace)"

@@ -141,10 +141,11 @@ if [ "$XIW_ROLE" = b ]; then
 	rs=$!
 	wait_listen 7622 20 $rs
 	xiw_barrier listening3
-	wait $rs || fail "new server: $(cat rs3.log)"
+	wait $rs || rping_race rs3.log || fail "new server: $(cat rs3.log)"
 else
 	xiw_barrier listening3
 	run_timeout 60 rping -c -a $SRV -p 7622 -C 20 -S 65000 -V >rc3.log 2>&1 ||
+		rping_race rc3.log ||
 		fail "new connection: $(cat rc3.log)"
 	log "new connection to the peer that came back: 20 x 64 KiB verified"
 fi
