@@ -1782,10 +1782,14 @@ void xiw_dp_tx_from_rx(struct xiw_qp_dp *dp)
  */
 void xiw_dp_tx_defer(struct xiw_qp_dp *dp)
 {
-	unsigned int cpu = cpumask_any_but(cpu_online_mask,
-					   raw_smp_processor_id());
+	unsigned int self = raw_smp_processor_id();
+	unsigned int cpu = cpumask_next(self, cpu_online_mask);
 
-	if (cpu >= nr_cpu_ids || !dp->qp->user || !dp->qp->sq.ctrl) {
+	/* the next CPU: posters on different CPUs spread their TX */
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	if (cpu == self || cpu >= nr_cpu_ids || !dp->qp->user ||
+	    !dp->qp->sq.ctrl) {
 		xiw_dp_tx_kick(dp, true);
 		return;
 	}
