@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 2400
-# description: A/B of xiw modules in one boot: XIW_AB_KOS (space-separated .ko paths; "NAME=PATH" names a variant, "NAME=PATH:ENV=VAL" adds a provider environment variable) take turns XIW_AB_ROUNDS times (default 2) through the perf_table rows on xiw0; prints every run and the per-variant medians (ab-table.md)
+# description: A/B of xiw modules in one boot: XIW_AB_KOS (space-separated .ko paths; "NAME=PATH" names a variant, "NAME=PATH:ENV=VAL" adds a provider environment variable) take turns XIW_AB_ROUNDS times (default 2) through the perf_table rows on xiw0 (XIW_AB_ROWS: only these); prints every run and the per-variant medians (ab-table.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 
@@ -20,6 +20,7 @@ declare -A val
 cell() {
 	local key=$1 col r
 	shift
+	case " ${XIW_AB_ROWS:-${rows[*]}} " in *" $key "*) ;; *) return 0 ;; esac
 	case $1 in
 	*_lat) col=5 ;;
 	ib_atomic_bw) col=5 ;;
