@@ -77,7 +77,8 @@ static struct xiw_qp *xiw_doorbell_get_qp(struct xiw_doorbell *db)
 
 /*
  * The doorbell (enum xiw_doorbell_kick in xiw-abi.h): a write of 0 bytes
- * rings the SQ, one of 4 bytes carries the kick bits. Runs in the
+ * rings the SQ, one of 4 bytes carries the kick bits (SQ_BATCH only with
+ * SQ: the poster is in a burst, TX may run on another CPU). Runs in the
  * caller's context like the legacy zero-WR POST_SEND / POST_RECV
  * commands, which stay for providers that predate XIW_FEATURE_DOORBELL.
  * The RQ needs a kick only in ERROR (RX consumes the RQ ring on its own):
@@ -97,7 +98,10 @@ static ssize_t xiw_doorbell_write(struct file *filp, const char __user *buf,
 			return -EINVAL;
 		if (get_user(kick, (const u32 __user *)buf))
 			return -EFAULT;
-		if (!kick || (kick & ~(XIW_DOORBELL_SQ | XIW_DOORBELL_RQ)))
+		if (!kick || (kick & ~(XIW_DOORBELL_SQ | XIW_DOORBELL_RQ |
+					XIW_DOORBELL_SQ_BATCH)) ||
+		    (kick & (XIW_DOORBELL_SQ | XIW_DOORBELL_SQ_BATCH)) ==
+		    XIW_DOORBELL_SQ_BATCH)
 			return -EINVAL;
 	}
 	qp = xiw_doorbell_get_qp(db);
@@ -110,7 +114,7 @@ static ssize_t xiw_doorbell_write(struct file *filp, const char __user *buf,
 		rv = xiw_post_recv(&qp->base, NULL, &bad);
 	}
 	if (kick & XIW_DOORBELL_SQ)
-		xiw_qp_sq_doorbell(qp);
+		xiw_qp_sq_doorbell(qp, kick & XIW_DOORBELL_SQ_BATCH);
 	xiw_qp_put(&qp->base);
 	return rv ? rv : count;
 }

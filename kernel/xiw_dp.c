@@ -414,6 +414,21 @@ void xiw_qp_sq_kick(struct xiw_qp *qp)
 }
 
 /*
+ * New SQ work from a user poster in a burst (XIW_DOORBELL_SQ_BATCH): TX
+ * runs on another CPU, the poster goes on (xiw_dp_tx_defer()).
+ */
+void xiw_qp_sq_defer(struct xiw_qp *qp)
+{
+	struct xiw_qp_dp *dp = xiw_dp_get(qp);
+
+	if (!dp)
+		return;
+	if (!test_bit(XIW_DP_ERROR, &dp->flags))
+		xiw_dp_tx_defer(dp);
+	xiw_dp_put(dp);
+}
+
+/*
  * The data path of a socket's QP, with a reference, or NULL. For the
  * socket callbacks; the caller holds sk_callback_lock (read).
  */

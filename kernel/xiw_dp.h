@@ -152,6 +152,20 @@ enum xiw_tx_kind {
 #define XIW_TX_RX_BURST		32	/* FPDUs RX sends per pass */
 #define XIW_TX_RX_READ_MAX	4096	/* longest Read RX answers itself */
 #define XIW_TX_RX_CORK		256	/* FPDUs RX may batch (MSG_MORE) */
+#define XIW_TX_BATCH_BYTES	2048	/* small FPDUs sent by one sendmsg */
+#define XIW_TX_BATCH_FPDU	256	/* longest FPDU that is batched */
+#define XIW_TX_BATCH_MAX	32	/* FPDUs per batch */
+
+/*
+ * An FPDU in the batch: where it ends, and the SQ WR its sending
+ * completes (cidx valid if @complete).
+ */
+struct xiw_tx_batch_rec {
+	u32 end;
+	u32 cidx;
+	u32 byte_len;
+	bool complete;
+};
 
 struct xiw_tx_ctx {
 	enum xiw_tx_kind kind;		/* what the current FPDU belongs to */
@@ -188,6 +202,19 @@ struct xiw_tx_ctx {
 	u32 bv_off;			/* bytes of it already sent */
 	bool fpdu_active;
 	bool fpdu_last;			/* completes the message */
+
+	/*
+	 * Batch (xiw_qp_tx.c): small copied FPDUs framed back to back and
+	 * handed to TCP by one sendmsg. Holds no references: payload is
+	 * copied in when an FPDU is added. Always sent before the FPDU
+	 * above.
+	 */
+	u32 batch_len;			/* bytes in the batch */
+	u32 batch_sent;			/* of them already in TCP */
+	int batch_n;			/* FPDUs in the batch */
+	int batch_done;			/* of them all in TCP */
+	struct xiw_tx_batch_rec batch_rec[XIW_TX_BATCH_MAX];
+	u8 batch[XIW_TX_BATCH_BYTES];
 };
 
 enum xiw_rx_state {
@@ -311,6 +338,7 @@ void xiw_dp_put(struct xiw_qp_dp *dp);
 void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok);
 void xiw_dp_tx_queue(struct xiw_qp_dp *dp);
 void xiw_dp_tx_from_rx(struct xiw_qp_dp *dp);
+void xiw_dp_tx_defer(struct xiw_qp_dp *dp);
 void xiw_tx_work(struct work_struct *w);
 void xiw_dp_exec_work(struct work_struct *w);
 bool xiw_tx_idle(struct xiw_qp_dp *dp);

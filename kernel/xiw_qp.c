@@ -862,15 +862,18 @@ check:
 /*
  * SQ doorbell of a user QP whose process has written its SQ ring: from the
  * legacy zero-WR POST_SEND (below) or the doorbell file (xiw_doorbell.c).
- * May sleep: TX runs in the caller's context when it can.
+ * May sleep: TX runs in the caller's context when it can, or, for a
+ * poster in a burst (@burst, XIW_DOORBELL_SQ_BATCH), on another CPU.
  */
-void xiw_qp_sq_doorbell(struct xiw_qp *qp)
+void xiw_qp_sq_doorbell(struct xiw_qp *qp, bool burst)
 {
 	enum xiw_qp_state state = READ_ONCE(qp->state);
 
 	xiw_qp_stat_add(qp, XIW_STAT_DOORBELLS, 1);
 	if (state == XIW_QPS_ERROR)
 		xiw_sq_flush(qp, false);
+	else if (state == XIW_QPS_RTS && burst)
+		xiw_qp_sq_defer(qp);
 	else if (state == XIW_QPS_RTS)
 		xiw_qp_sq_kick(qp);
 }
@@ -910,7 +913,7 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		xiw_qp_sq_doorbell(qp);
+		xiw_qp_sq_doorbell(qp, false);
 		return 0;
 	}
 	if (state == XIW_QPS_IDLE_RESET) {

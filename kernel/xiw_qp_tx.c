@@ -13,7 +13,10 @@
  * (preemptible) runs it inline, so a Send goes to TCP in the poster's own
  * context when the socket has room; RX answers short inbound requests at
  * the end of its pass (xiw_dp_tx_from_rx(), responses only); otherwise
- * (softirq, spinlock held, a long Read Response) the TX work item runs it. Every sendmsg is
+ * (softirq, spinlock held, a long Read Response) the TX work item runs it.
+ * A user poster in a burst (XIW_DOORBELL_SQ_BATCH) hands TX to the work
+ * item on another CPU instead and goes on posting without doorbells
+ * (xiw_dp_tx_defer()), so WQEs pile up and leave in batches. Every sendmsg is
  * MSG_DONTWAIT: when TCP is full, TX records its position inside the
  * FPDU, sets XIW_DP_TX_NOSPACE and sk_write_space requeues the work.
  *
@@ -23,7 +26,9 @@
  * only when TCP has released every page (acknowledged, no skb left), so a
  * completion - its own or any later one - always means the buffer is free.
  * The FPDU header and trailer live in the QP's own (slab) memory and are
- * always copied, in separate sendmsg calls. Kernel buffers (DMA MRs,
+ * always copied, in separate sendmsg calls. Small FPDUs are copied whole
+ * into a batch that one sendmsg hands to TCP (see "The batch" below).
+ * Kernel buffers (DMA MRs,
  * fast-reg pages) and Read Responses (nothing tells the responder when its
  * memory may change) are copied.
  */
@@ -206,6 +211,29 @@ static bool xiw_op_needs_ord(u8 opcode)
 	return r && (r->flags & XIW_SQE_ORD);
 }
 
+/*
+ * TCP took nothing (-EAGAIN, or 0): wait for sk_write_space. True if the
+ * socket has room again already (it ran meanwhile): try once more.
+ */
+static bool xiw_tx_nospace(struct xiw_qp_dp *dp)
+{
+	xiw_dp_stat_add(dp, XIW_STAT_TX_NOSPACE, 1);
+	set_bit(XIW_DP_TX_NOSPACE, &dp->flags);
+	/* sk_write_space may have run already */
+	smp_mb__after_atomic();
+	return sk_stream_is_writeable(dp->sk) &&
+	       test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags);
+}
+
+static int xiw_tx_sendmsg(struct xiw_qp_dp *dp, struct msghdr *msg)
+{
+	xiw_dp_stat_add(dp, XIW_STAT_TX_SENDMSG, 1);
+	if (dp->tx.from_rx)
+		/* RX holds the socket lock: see xiw_dp_tx_from_rx() */
+		return tcp_sendmsg_locked(dp->sk, msg, msg_data_left(msg));
+	return sock_sendmsg(dp->sock, msg);
+}
+
 /* Send the current FPDU. 0 when it is all in TCP, -EAGAIN, or an error. */
 static int xiw_tx_push(struct xiw_qp_dp *dp)
 {
@@ -239,22 +267,10 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 			msg.msg_flags |= MSG_ZEROCOPY;
 			msg.msg_ubuf = xiw_tx_zc_uarg(tx->zc);
 		}
-		xiw_dp_stat_add(dp, XIW_STAT_TX_SENDMSG, 1);
-		if (tx->from_rx)
-			/* RX holds the socket lock: see xiw_dp_tx_from_rx() */
-			rv = tcp_sendmsg_locked(dp->sk, &msg,
-						msg_data_left(&msg));
-		else
-			rv = sock_sendmsg(dp->sock, &msg);
+		rv = xiw_tx_sendmsg(dp, &msg);
 		if (rv <= 0) {
 			if (rv == -EAGAIN || rv == 0) {
-				xiw_dp_stat_add(dp, XIW_STAT_TX_NOSPACE, 1);
-				set_bit(XIW_DP_TX_NOSPACE, &dp->flags);
-				/* sk_write_space may have run already */
-				smp_mb__after_atomic();
-				if (sk_stream_is_writeable(dp->sk) &&
-				    test_and_clear_bit(XIW_DP_TX_NOSPACE,
-						       &dp->flags))
+				if (xiw_tx_nospace(dp))
 					continue;
 				return -EAGAIN;
 			}
@@ -1160,8 +1176,11 @@ static int xiw_tx_build_rresp(struct xiw_qp_dp *dp)
 	return 1;
 }
 
-/* The FPDU in the context is all in TCP: account for it. */
-static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
+/*
+ * The FPDU in the context is all in TCP, or (@batched) copied into the
+ * batch, whose sending completes its WR: account for it.
+ */
+static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp, bool batched)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 
@@ -1180,8 +1199,8 @@ static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
 	case XIW_TX_SQ:
 		if (!tx->fpdu_last)
 			break;
-		if (xiw_op_needs_ord(tx->sqe.opcode))
-			xiw_tx_wqe_end(dp);	/* RX completes it */
+		if (batched || xiw_op_needs_ord(tx->sqe.opcode))
+			xiw_tx_wqe_end(dp);	/* the batch or RX completes it */
 		else
 			xiw_tx_wqe_complete(dp, IB_WC_SUCCESS);
 		tx->last_was_irq = false;
@@ -1201,6 +1220,134 @@ static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp)
 		break;
 	}
 	tx->kind = XIW_TX_NONE;
+}
+
+/* ------------------------------------------------------------------------
+ * The batch: many small FPDUs, one sendmsg
+ *
+ * An FPDU of at most XIW_TX_BATCH_FPDU bytes whose payload is copied
+ * anyway (an atomic, Read or commit request, a short Send or Write, any
+ * response on QN 3, a short Read Response) is not pushed on its own: its
+ * bytes are copied into tx->batch, and the batch goes to TCP in one
+ * sendmsg when TX has nothing more to frame, when the next FPDU is not a
+ * small one, or when the batch is full. A burst of small WRs thus leaves
+ * as one TCP segment, and a responder reading it answers all of it in one
+ * RX pass, with one send again (xiw_dp_tx_from_rx()).
+ *
+ * Completion stays exact: a WR that completes when it is sent completes
+ * when the last byte of its last FPDU is in TCP (xiw_tx_batch_done()),
+ * so after a partial send (-EAGAIN) only the WRs wholly in TCP are done
+ * and the rest of the batch is resumed first thing on the next run, as
+ * the rest of a single FPDU is. The batch holds no references (the payload
+ * is copied when the FPDU is added, and the WR's SGEs are released then).
+ * Nothing else is sent while a batch is pending, so the order on the wire
+ * is the order of framing; a Terminate is framed only at an FPDU boundary
+ * and goes after the batch, like an FPDU already framed.
+ */
+
+/* Complete the WRs whose FPDUs are all in TCP now. */
+static void xiw_tx_batch_done(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	while (tx->batch_done < tx->batch_n &&
+	       tx->batch_rec[tx->batch_done].end <= tx->batch_sent) {
+		struct xiw_tx_batch_rec *r = &tx->batch_rec[tx->batch_done++];
+
+		if (r->complete)
+			xiw_dp_cmpl_done(dp, r->cidx, IB_WC_SUCCESS,
+					 r->byte_len);
+	}
+}
+
+static void xiw_tx_batch_reset(struct xiw_tx_ctx *tx)
+{
+	tx->batch_len = 0;
+	tx->batch_sent = 0;
+	tx->batch_n = 0;
+	tx->batch_done = 0;
+}
+
+/*
+ * Add the FPDU just framed to the batch if it is a small copied one and
+ * fits. True if it did: the FPDU is accounted for and TX may frame the
+ * next one.
+ */
+static bool xiw_tx_batch_add(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_tx_batch_rec *r;
+	u32 len = 0;
+	u8 *p;
+	int i;
+
+	if (tx->zcopy || tx->batch_n == XIW_TX_BATCH_MAX ||
+	    (tx->kind != XIW_TX_SQ && tx->kind != XIW_TX_RRESP) ||
+	    (tx->kind == XIW_TX_SQ && tx->zc) || tx->nbv < 2)
+		return false;
+	for (i = 0; i < tx->nbv; i++)
+		len += tx->bv[i].bv_len;
+	if (len > XIW_TX_BATCH_FPDU ||
+	    tx->batch_len + len > XIW_TX_BATCH_BYTES)
+		return false;
+	/* header, payload pieces (pages or the SQE's inline data), trailer */
+	p = tx->batch + tx->batch_len;
+	memcpy(p, &tx->hdr, tx->bv[0].bv_len);
+	p += tx->bv[0].bv_len;
+	for (i = 1; i < tx->nbv - 1; i++) {
+		struct bio_vec *bv = &tx->bv[i];
+		void *va = kmap_local_page(bv->bv_page);
+
+		memcpy(p, va + bv->bv_offset, bv->bv_len);
+		kunmap_local(va);
+		p += bv->bv_len;
+	}
+	memcpy(p, tx->trailer, tx->bv[tx->nbv - 1].bv_len);
+	tx->batch_len += len;
+
+	r = &tx->batch_rec[tx->batch_n++];
+	r->end = tx->batch_len;
+	r->complete = tx->kind == XIW_TX_SQ && tx->fpdu_last &&
+		      !xiw_op_needs_ord(tx->sqe.opcode);
+	r->cidx = tx->cidx;
+	r->byte_len = tx->len;
+	tx->fpdu_active = false;
+	xiw_tx_fpdu_sent(dp, true);
+	return true;
+}
+
+/*
+ * Hand the batch to TCP: 0 when all of it is in TCP (the batch is empty
+ * again), -EAGAIN (TX resumes it on the next run), or an error.
+ */
+static int xiw_tx_batch_push(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	while (tx->batch_sent < tx->batch_len) {
+		struct kvec kv = {
+			.iov_base = tx->batch + tx->batch_sent,
+			.iov_len = tx->batch_len - tx->batch_sent,
+		};
+		struct msghdr msg = {
+			.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
+		};
+		int rv;
+
+		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);
+		rv = xiw_tx_sendmsg(dp, &msg);
+		if (rv <= 0) {
+			if (rv && rv != -EAGAIN)
+				return rv;
+			if (xiw_tx_nospace(dp))
+				continue;
+			return -EAGAIN;
+		}
+		tx->batch_sent += rv;
+		xiw_tx_batch_done(dp);
+	}
+	xiw_tx_batch_reset(tx);
+	return 0;
 }
 
 /* Is the SQ slot TX takes next published? Caller owns TX_BUSY. */
@@ -1350,46 +1497,64 @@ static bool xiw_tx_more(struct xiw_qp_dp *dp, int burst)
 	       XIW_TX_RX_CORK && xiw_tx_rx_head_ok(dp);
 }
 
+/* A sendmsg failed: -EAGAIN waits for space, anything else is fatal. */
+static void xiw_tx_push_failed(struct xiw_qp_dp *dp, int rv)
+{
+	if (rv == -EAGAIN)
+		return;
+	xiw_dp_dbg(dp, "sendmsg: %d\n", rv);
+	dp->tx.fpdu_active = false;
+	xiw_tx_batch_reset(&dp->tx);
+	clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
+	if (!test_and_set_bit(XIW_DP_ERROR, &dp->flags))
+		dp->err_reason = rv;
+	queue_work(xiw_dp_wq, &dp->err_work);
+}
+
 /*
  * The TX loop, run by the owner of XIW_DP_TX_BUSY. Returns 1 if the burst
- * budget ran out with work left.
+ * budget ran out with work left. Small FPDUs go into the batch, which is
+ * sent before any other FPDU and when the loop ends.
  */
 static int xiw_tx_loop(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	int burst = tx->from_rx ? XIW_TX_RX_BURST : XIW_TX_BURST;
-	int rv;
+	int rv, left = 1;
 
 	if (test_bit(XIW_DP_STOPPED, &dp->flags))
 		return 0;
-	while (burst--) {
+	for (;;) {
 		if (!tx->fpdu_active) {
+			if (!burst)
+				break;
 			rv = tx->from_rx ? xiw_tx_next_rx(dp) : xiw_tx_next(dp);
 			if (rv <= 0) {
 				if (rv < 0)
 					xiw_dp_fatal(dp, NULL, NULL, 0, rv);
-				return 0;
+				left = 0;
+				break;
 			}
+			burst--;
+			if (xiw_tx_batch_add(dp))
+				continue;
 			tx->more = xiw_tx_more(dp, burst);
 		}
-		rv = xiw_tx_push(dp);
-		if (rv == -EAGAIN)
-			return 0;
-		if (rv < 0) {
-			xiw_dp_dbg(dp, "sendmsg: %d\n", rv);
-			tx->fpdu_active = false;
-			clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
-			if (test_and_set_bit(XIW_DP_ERROR, &dp->flags)) {
-				queue_work(xiw_dp_wq, &dp->err_work);
-			} else {
-				dp->err_reason = rv;
-				queue_work(xiw_dp_wq, &dp->err_work);
-			}
+		rv = xiw_tx_batch_push(dp);
+		if (!rv)
+			rv = xiw_tx_push(dp);
+		if (rv) {
+			xiw_tx_push_failed(dp, rv);
 			return 0;
 		}
-		xiw_tx_fpdu_sent(dp);
+		xiw_tx_fpdu_sent(dp, false);
 	}
-	return 1;
+	rv = xiw_tx_batch_push(dp);
+	if (rv) {
+		xiw_tx_push_failed(dp, rv);
+		return 0;
+	}
+	return left;
 }
 
 /*
@@ -1521,7 +1686,7 @@ static bool xiw_tx_rx_may_send(struct xiw_qp_dp *dp)
 		  BIT(XIW_DP_RTR_WAIT) | BIT(XIW_DP_EXEC_BUSY) |
 		  BIT(XIW_DP_EXEC_DONE))) &&
 	       dp->rtr == XIW_RTR_NONE && !tx->fpdu_active && !tx->rr_active &&
-	       !(tx->sq_active && tx->done);
+	       !tx->batch_len && !(tx->sq_active && tx->done);
 }
 
 /*
@@ -1548,10 +1713,12 @@ static bool xiw_tx_rx_may_send(struct xiw_qp_dp *dp)
  * the duration, its page fragment is the socket's own (sk_use_task_frag
  * is off for xiw sockets, xiw_qp_llp_start(): in softirq "current" is
  * whoever was interrupted), and each call carries at most one FPDU of at
- * most XIW_TX_RX_READ_MAX payload bytes, far below the 16 new skbs after
- * which tcp_sendmsg_locked() flushes the backlog (which would take the
- * spinlock we hold, or re-enter RX). No MSG_ZEROCOPY: responses are
- * copied. Bounded work: XIW_TX_RX_BURST FPDUs, then the TX work goes on.
+ * most XIW_TX_RX_READ_MAX payload bytes or one batch of small FPDUs (at
+ * most XIW_TX_BATCH_BYTES: every short response of the pass in one
+ * call), far below the 16 new skbs after which tcp_sendmsg_locked()
+ * flushes the backlog (which would take the spinlock we hold, or re-enter
+ * RX). No MSG_ZEROCOPY: responses are copied. Bounded work:
+ * XIW_TX_RX_BURST FPDUs, then the TX work goes on.
  * -EAGAIN parks TX in the FPDU as usual (TX_NOSPACE), and sk_write_space
  * queues the TX work, which resumes it.
  */
@@ -1599,6 +1766,39 @@ void xiw_dp_tx_from_rx(struct xiw_qp_dp *dp)
 }
 
 /*
+ * The doorbell of a user poster in a burst (XIW_DOORBELL_SQ_BATCH: it
+ * posts again before it looks for this WR's completion). Run inline, TX
+ * would do the whole round trip in the poster's syscall - on one host the
+ * peer's answer is processed on the way back - so only one WR would ever
+ * be in flight and every WR would leave alone. Instead the TX work runs
+ * it on another CPU, and XIW_SQ_KERNEL_ACTIVE is set now (that runner
+ * looks at the SQ without a doorbell: the flag's contract, see
+ * xiw_tx_sq_idle()), so the poster's next WQEs need no syscall and TX
+ * finds them piled up and sends them as one batch. On the poster's own
+ * CPU the high-priority work would preempt it at once and nothing would
+ * pile up, so with a single CPU online TX runs inline as for any other
+ * doorbell. The CPU is a hint: bound work queued on a CPU going offline
+ * runs on another one (workqueue unbinds it).
+ */
+void xiw_dp_tx_defer(struct xiw_qp_dp *dp)
+{
+	unsigned int self = raw_smp_processor_id();
+	unsigned int cpu = cpumask_next(self, cpu_online_mask);
+
+	/* the next CPU: posters on different CPUs spread their TX */
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	if (cpu == self || cpu >= nr_cpu_ids || !dp->qp->user ||
+	    !dp->qp->sq.ctrl) {
+		xiw_dp_tx_kick(dp, true);
+		return;
+	}
+	xiw_tx_sq_set_active(dp->qp);
+	if (queue_work_on(cpu, xiw_dp_wq, &dp->tx_work))
+		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
+}
+
+/*
  * Make TX run. @inline_ok: the caller may run TX itself if it can sleep
  * (false from RX, which holds the socket lock, and from error paths).
  */
@@ -1626,7 +1826,8 @@ bool xiw_tx_idle(struct xiw_qp_dp *dp)
 	struct xiw_qp *qp = dp->qp;
 
 	return !test_bit(XIW_DP_TX_BUSY, &dp->flags) && !dp->tx.fpdu_active &&
-	       !dp->tx.sq_active && !dp->tx.rr_active && !xiw_irq_pending(dp) &&
+	       !dp->tx.batch_len && !dp->tx.sq_active && !dp->tx.rr_active &&
+	       !xiw_irq_pending(dp) &&
 	       !atomic_read(&dp->zc_pending) &&
 	       !xiw_wq_published(&qp->sq, READ_ONCE(qp->sq.cons), 0);
 }

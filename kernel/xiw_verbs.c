@@ -188,7 +188,8 @@ int xiw_alloc_ucontext(struct ib_ucontext *ctx, struct ib_udata *udata)
 		.sqe_size = sizeof(struct xiw_sqe),
 		.rqe_size = sizeof(struct xiw_rqe),
 		.cqe_size = sizeof(struct xiw_cqe),
-		.features = XIW_FEATURE_DOORBELL | XIW_FEATURE_REG_MR_ACCESS_EXT,
+		.features = XIW_FEATURE_DOORBELL | XIW_FEATURE_REG_MR_ACCESS_EXT |
+			    XIW_FEATURE_DOORBELL_BATCH,
 	};
 	/* The first ABI 1 response ended at rsvd: its providers still work. */
 	size_t min_len = offsetofend(struct xiw_uresp_alloc_ctx, rsvd);

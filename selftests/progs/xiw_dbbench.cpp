@@ -14,8 +14,9 @@
 //   response layout (see check_ctx_abi); the doorbell file is allocated with the driver's uverbs ioctl
 //   for the client QP and shows as anon_inode:[xiw_doorbell]; a second one
 //   for the same QP is refused (EEXIST); an unknown QP handle is refused;
-//   a zero-length write() (SQ) and a 4-byte one with kick bits succeed,
-//   other lengths and unknown bits fail with EINVAL; after the QP is destroyed a
+//   a zero-length write() (SQ) and a 4-byte one with kick bits succeed
+//   (also SQ with the burst hint SQ_BATCH), other lengths, unknown bits
+//   and SQ_BATCH without SQ fail with EINVAL; after the QP is destroyed a
 //   write fails with ENXIO, and the close after that is clean (also: a
 //   file closed before its QP is destroyed).
 // * cost: N empty doorbells (nothing in the SQ) through the legacy
@@ -146,8 +147,9 @@ void check_ctx_abi(ibv_device *dev)
 		} else {
 			check(w == (ssize_t)sizeof(req) &&
 				      (u.features & XIW_FEATURE_DOORBELL) &&
+				      (u.features & XIW_FEATURE_DOORBELL_BATCH) &&
 				      resp[sizeof(*core) + sizeof(u)] == 0xa5,
-			      what + ": XIW_FEATURE_DOORBELL advertised");
+			      what + ": XIW_FEATURE_DOORBELL(_BATCH) advertised");
 		}
 		if (w == (ssize_t)sizeof(req))
 			close((int)core->async_fd);
@@ -301,7 +303,13 @@ int main(int argc, char **argv)
 	check(write(fd, "", 0) == 0, "zero-length doorbell write (SQ)");
 	uint32_t kick = XIW_DOORBELL_SQ | XIW_DOORBELL_RQ;
 	check(write(fd, &kick, 4) == 4, "4-byte doorbell write: SQ and RQ kick");
-	kick = XIW_DOORBELL_RQ << 1;
+	kick = XIW_DOORBELL_SQ | XIW_DOORBELL_SQ_BATCH;
+	check(write(fd, &kick, 4) == 4, "4-byte doorbell write: SQ burst");
+	kick = XIW_DOORBELL_SQ_BATCH;
+	errno = 0;
+	check(write(fd, &kick, 4) < 0 && errno == EINVAL,
+	      "SQ_BATCH without SQ: EINVAL");
+	kick = XIW_DOORBELL_SQ_BATCH << 1;
 	errno = 0;
 	check(write(fd, &kick, 4) < 0 && errno == EINVAL,
 	      "unknown kick bit: EINVAL");

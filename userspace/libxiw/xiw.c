@@ -577,9 +577,14 @@ static struct verbs_context *xiw_alloc_context(struct ibv_device *ibdev,
 	 * as with a kernel without the doorbell object (comparisons, tests).
 	 */
 	ctx->features = resp.drv.features & (XIW_FEATURE_DOORBELL |
-					     XIW_FEATURE_REG_MR_ACCESS_EXT);
+					     XIW_FEATURE_REG_MR_ACCESS_EXT |
+					     XIW_FEATURE_DOORBELL_BATCH);
 	if (getenv("XIW_LEGACY_DOORBELL"))
-		ctx->features &= ~(uint64_t)XIW_FEATURE_DOORBELL;
+		ctx->features &= ~(uint64_t)(XIW_FEATURE_DOORBELL |
+					     XIW_FEATURE_DOORBELL_BATCH);
+	/* every doorbell runs TX in the poster's syscall (comparisons) */
+	if (getenv("XIW_NO_BATCH_DOORBELL"))
+		ctx->features &= ~(uint64_t)XIW_FEATURE_DOORBELL_BATCH;
 
 	verbs_set_ops(&ctx->vctx, &xiw_context_ops);
 	return &ctx->vctx;

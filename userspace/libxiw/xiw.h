@@ -138,6 +138,11 @@ struct xiw_context {
 	uint32_t dev_id;
 	uint32_t max_inline;		/* min(kernel's, XIW_MAX_INLINE) */
 	uint64_t features;		/* enum xiw_ctx_features we use */
+	/*
+	 * Changed by every poll_cq on the context: a post that finds it as
+	 * the QP's previous post left it is part of a burst (xiw_sq_doorbell).
+	 */
+	uint32_t poll_seq;
 };
 
 struct xiw_cq {
@@ -171,6 +176,7 @@ struct xiw_qp {
 	struct ib_uverbs_post_recv_resp rq_db_resp;
 
 	uint32_t qp_id;
+	uint32_t sq_poll_seq;		/* ctx poll_seq at the last SQ post */
 
 	/* ibv_qp_ex batch, valid under sq_lock from wr_start to wr_complete */
 	uint16_t *wr_flags;		/* flags to publish, per SQ slot */

@@ -211,6 +211,9 @@ void xiw_qp_init_doorbells(struct xiw_qp *qp)
 	uint32_t handle = qp->vqp.qp.handle;
 
 	qp->db_fd = -1;
+	/* the first post is no burst */
+	qp->sq_poll_seq = __atomic_load_n(&to_xctx(ibctx)->poll_seq,
+					  __ATOMIC_RELAXED) - 1;
 	if (to_xctx(ibctx)->features & XIW_FEATURE_DOORBELL) {
 		qp->db_fd = xiw_alloc_doorbell_fd(ibctx, handle);
 		if (qp->db_fd >= 0)
@@ -256,14 +259,31 @@ static void xiw_db_kick(struct xiw_qp *qp, uint32_t kick)
  * (XIW_SQ_KERNEL_ACTIVE). The full barrier orders our VALID stores before
  * the flag load; the kernel clears the flag, issues a full barrier and then
  * re-checks the next SQE, so one of the two sides always sees the new WQE.
+ *
+ * A post with no poll_cq on the context since the QP's previous post is
+ * part of a burst: the process does not wait for each completion. Its
+ * doorbell says so (XIW_DOORBELL_SQ_BATCH), and the kernel may then send
+ * from another CPU and return at once, leaving XIW_SQ_KERNEL_ACTIVE set,
+ * so the next posts of the burst need no syscall and leave together. A
+ * post after a poll rings plainly: the kernel sends in this syscall, the
+ * shortest path for one WR. The sequence is a hint; racing posters at
+ * worst pick the other, equally correct, doorbell.
  */
 void xiw_sq_doorbell(struct xiw_qp *qp)
 {
+	struct xiw_context *ctx = to_xctx(qp->vqp.qp.context);
+	uint32_t seq = __atomic_load_n(&ctx->poll_seq, __ATOMIC_RELAXED);
+	bool burst = __atomic_exchange_n(&qp->sq_poll_seq, seq,
+					 __ATOMIC_RELAXED) == seq;
+
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (xiw_ctrl_flags(&qp->sq) & XIW_SQ_KERNEL_ACTIVE)
 		return;
 	if (qp->db_fd >= 0)
-		xiw_db_kick(qp, XIW_DOORBELL_SQ);
+		xiw_db_kick(qp, burst && (ctx->features &
+					  XIW_FEATURE_DOORBELL_BATCH) ?
+				XIW_DOORBELL_SQ | XIW_DOORBELL_SQ_BATCH :
+				XIW_DOORBELL_SQ);
 	else
 		xiw_db_compat_write(qp, &qp->sq_db);
 }
@@ -594,8 +614,19 @@ static int xiw_poll(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc,
 	return n;
 }
 
+/* A poll: the next post of every QP of the context is no burst. */
+static void xiw_poll_seen(struct ibv_cq *ibcq)
+{
+	struct xiw_context *ctx = to_xctx(ibcq->context);
+
+	__atomic_store_n(&ctx->poll_seq,
+			 __atomic_load_n(&ctx->poll_seq, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
+
 int xiw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
+	xiw_poll_seen(ibcq);
 	return xiw_poll(ibcq, num_entries, wc, NULL);
 }
 
@@ -606,6 +637,7 @@ XIW_EXPORT int xiwdv_poll_cq(struct ibv_cq *ibcq, int num_entries,
 		errno = EOPNOTSUPP;
 		return -1;
 	}
+	xiw_poll_seen(ibcq);
 	return xiw_poll(ibcq, num_entries, wc, imm64);
 }
 

@@ -232,6 +232,8 @@ enum xiw_ctx_features {
 	 * access flags). Without it they go in the access flags.
 	 */
 	XIW_FEATURE_REG_MR_ACCESS_EXT	= 1 << 1,
+	/* The doorbell object takes XIW_DOORBELL_SQ_BATCH. */
+	XIW_FEATURE_DOORBELL_BATCH	= 1 << 2,
 };
 
 /*
@@ -303,6 +305,14 @@ struct xiw_uresp_create_srq {
 enum xiw_doorbell_kick {
 	XIW_DOORBELL_SQ		= 1 << 0,	/* run the SQ; in error, flush it */
 	XIW_DOORBELL_RQ		= 1 << 1,	/* in error, flush the RQ */
+	/*
+	 * With XIW_DOORBELL_SQ only (alone: EINVAL), a hint: the poster is in
+	 * a burst (it posts again before it looks for completions), so the
+	 * kernel may return before the WR is sent and drain the SQ from
+	 * another CPU, keeping XIW_SQ_KERNEL_ACTIVE set meanwhile. Kernels
+	 * with XIW_FEATURE_DOORBELL_BATCH accept it.
+	 */
+	XIW_DOORBELL_SQ_BATCH	= 1 << 2,
 };
 
 enum xiw_objects {

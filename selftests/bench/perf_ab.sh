@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: 1vm
+# timeout: 2400
+# description: A/B of xiw modules in one boot: XIW_AB_KOS (space-separated .ko paths; "NAME=PATH" names a variant, "NAME=PATH:ENV=VAL" adds a provider environment variable) take turns XIW_AB_ROUNDS times (default 2) through the perf_table rows on xiw0 (XIW_AB_ROWS: only these); prints every run and the per-variant medians (ab-table.md)
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+. "$XIW_ROOT/selftests/perftest_lib.sh"
+
+need_cmd ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
+	ib_read_lat ib_atomic_bw ib_atomic_lat ip ss
+N=${XIW_BENCH_ITERS:-2000}
+[ -n "${XIW_AB_KOS:-}" ] || skip "XIW_AB_KOS not set"
+xiw_need_provider
+dummy_add d0
+ip addr add 192.0.2.1/24 dev d0
+
+rows=(atomic_rate atomic_lat read_lat write_lat send_lat write_bw read_bw
+      send_bw)
+declare -A val
+cell() {
+	local key=$1 col r
+	shift
+	case " ${XIW_AB_ROWS:-${rows[*]}} " in *" $key "*) ;; *) return 0 ;; esac
+	case $1 in
+	*_lat) col=5 ;;
+	ib_atomic_bw) col=5 ;;
+	*) col=4 ;;
+	esac
+	if r=$(perftest_local xiw0 192.0.2.1 "$@" 2>perf.err); then
+		r=$(awk -v c=$col '{ print $c }' <<<"$r")
+	else
+		r=n/a
+	fi
+	val[$variant,$key]="${val[$variant,$key]:-} $r"
+	log "$variant round $round $key: $r"
+	PERFTEST_PORT=$((PERFTEST_PORT + 8))
+	pkill -f "^$1 .*-p [0-9]" 2>/dev/null || true
+}
+
+variants=()
+for round in $(seq "${XIW_AB_ROUNDS:-2}"); do
+	for spec in $XIW_AB_KOS; do
+		variant=${spec%%=*}
+		[ "$variant" = "$spec" ] && variant=$(basename "$spec" .ko)
+		[ "$round" = 1 ] && variants+=("$variant")
+		ko=${spec#*=}
+		envset=
+		case $ko in *:*) envset=${ko#*:} ko=${ko%%:*} ;; esac
+		xiw_unload
+		XIW_KO=$ko xiw_load
+		# shellcheck disable=SC2163
+		[ -z "$envset" ] || export "$envset"
+		xiw_link_add xiw0 d0
+		wait_port_state xiw0 PORT_ACTIVE 5
+		cell atomic_rate ib_atomic_bw -A FETCH_AND_ADD -n "$N"
+		cell atomic_lat ib_atomic_lat -A FETCH_AND_ADD -n "$N"
+		cell read_lat ib_read_lat -s 8 -n "$N"
+		cell write_lat ib_write_lat -s 8 -n "$N"
+		cell send_lat ib_send_lat -s 8 -n "$N"
+		cell write_bw ib_write_bw -s 65536 -n "$N"
+		cell read_bw ib_read_bw -s 65536 -n "$N"
+		cell send_bw ib_send_bw -s 65536 -n "$N"
+		[ -z "$envset" ] || unset "${envset%%=*}"
+		rdma link delete xiw0
+		wait_for 5 eval "! ib_dev_exists xiw0" || fail "xiw0 still registered"
+	done
+done
+xiw_unload
+
+median() { tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g |
+	awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2); else print "n/a" }'; }
+{
+	printf '| row |'; printf ' %s |' "${variants[@]}"; echo
+	printf '|---|'; printf -- '---|%.0s' "${variants[@]}"; echo
+	for k in "${rows[@]}"; do
+		printf '| %s |' "$k"
+		for v in "${variants[@]}"; do
+			printf ' %s (%s) |' "$(median <<<"${val[$v,$k]}")" "${val[$v,$k]# }"
+		done
+		echo
+	done
+} | tee ab-table.md | sed 's/^/BENCH /'
+cp ab-table.md "$XIW_TEST_OUT/ab-table.md" 2>/dev/null || true
