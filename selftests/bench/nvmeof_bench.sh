@@ -60,7 +60,7 @@ for dev in ${XIW_BENCH_DEVS:-${devs[@]}}; do
 		fio_read seq128k read 128k >"s-$dev"
 	) 2>err-$dev; then
 		read -r iops[$dev] _ <"r-$dev"
-		read -r _ mbps[$dev] <"s-$dev"
+		read -r _ mbps[$dev] _ <"s-$dev"
 	else
 		sed 's/^/#   /' "err-$dev" | tail -5
 	fi
