@@ -15,18 +15,30 @@ need_cmd fio dd
 T=${XIW_FIO_SECS:-10}
 . "$XIW_ROOT/selftests/bench/bench_devs.sh"
 
-# fio_read NAME RW BS: "IOPS MB/s" of one read job on $NVME_NS (terse v3:
-# field 7 the read bandwidth in KiB/s, field 8 the read IOPS)
+# fio_read NAME RW BS: "IOPS MB/s KiB" of one read job on $NVME_NS (terse
+# v3: field 6 the KiB read, 7 the read bandwidth in KiB/s, 8 the IOPS)
 fio_read() {
 	local t
 	t=$(run_timeout $((T + 60)) fio --name="$1" --filename="$NVME_NS" \
 		--rw="$2" --bs="$3" --iodepth=16 --ioengine=libaio --direct=1 \
 		--time_based --runtime="$T" --size=256M --minimal) ||
 		fail "fio $1 failed"
-	awk -F';' '{ printf "%d %.1f\n", $8, $7 * 1024 / 1e6 }' <<<"$t"
+	awk -F';' '{ printf "%d %.1f %d\n", $8, $7 * 1024 / 1e6, $6 }' <<<"$t"
 }
 
-declare -A iops mbps
+# cost_snap DEV: the VM's context switches so far and, for xiw, the
+# per-op counters of Documentation/observability.md ("name value" lines)
+cost_snap() {
+	local c=/sys/class/infiniband/$1/ports/1/hw_counters f
+	awk '/^ctxt/ { print "ctxt", $2 }' /proc/stat
+	[ "$1" = xiw0 ] || return 0
+	for f in tx_work_queued tx_sendmsg_calls tx_fpdus rx_fpdus; do
+		[ -f "$c/$f" ] && echo "$f $(cat "$c/$f")"
+	done
+	return 0
+}
+
+declare -A iops mbps ctxt
 for dev in ${XIW_BENCH_DEVS:-${devs[@]}}; do
 	dev_up "$dev"
 	# a subshell of its own, with its own deferred cleanup (traps are
@@ -38,15 +50,25 @@ for dev in ${XIW_BENCH_DEVS:-${devs[@]}}; do
 		nvme_host_connect "${addr[$dev]}" "nqn.2026-11.xiw:bench-$dev"
 		run_timeout 300 dd if=/dev/urandom of="$NVME_NS" bs=1M count=256 \
 			oflag=direct status=none || fail "fill failed"
+		cost_snap "$dev" >"c0-$dev"
 		fio_read rand4k randread 4k >"r-$dev"
+		cost_snap "$dev" >"c1-$dev"
+		# per 4 KiB read: the counters' growth over the I/Os done
+		read -r _ _ kib <"r-$dev"
+		paste "c0-$dev" "c1-$dev" | awk -v n=$((kib / 4)) '
+			n > 0 { printf "%s %.2f\n", $1, ($4 - $2) / n }' >"cost-$dev"
 		fio_read seq128k read 128k >"s-$dev"
 	) 2>err-$dev; then
 		read -r iops[$dev] _ <"r-$dev"
-		read -r _ mbps[$dev] <"s-$dev"
+		read -r _ mbps[$dev] _ <"s-$dev"
 	else
 		sed 's/^/#   /' "err-$dev" | tail -5
 	fi
 	log "$dev: 4K randread QD16 ${iops[$dev]:-n/a} IOPS, 128K read ${mbps[$dev]:-n/a} MB/s"
+	[ -s "cost-$dev" ] && {
+		log "$dev: per 4K read: $(tr '\n' ' ' <"cost-$dev")"
+		read -r _ ctxt[$dev] <"cost-$dev"
+	}
 	dev_down "$dev"
 done
 
@@ -64,6 +86,7 @@ best() {
 	echo "| 4 KiB random read, QD16, IOPS | $x | $s | $r | $(ratio "$x" "$(best "$s" "$r")") | >= 1.20 |"
 	x=${mbps[xiw0]:-n/a} s=${mbps[siw0]:-n/a} r=${mbps[rxe0]:-n/a}
 	echo "| 128 KiB sequential read, QD16, MB/s | $x | $s | $r | $(ratio "$x" "$(best "$s" "$r")") | >= 1.20 |"
+	echo "| context switches per 4 KiB read (whole VM) | ${ctxt[xiw0]:-n/a} | ${ctxt[siw0]:-n/a} | ${ctxt[rxe0]:-n/a} | | |"
 } | tee nvmeof-table.md | sed 's/^/BENCH /'
 cp nvmeof-table.md "$XIW_TEST_OUT/nvmeof-table.md"
 [ -n "${iops[xiw0]:-}" ] || fail "no NVMe-oF figure for xiw"
