@@ -86,6 +86,22 @@ uint8_t pattern(uint32_t round, uint32_t i, uint32_t k)
 	return uint8_t(round * 131 + i * 7 + k * 13 + 1);
 }
 
+// One WR's slot: the first LEN bytes the pattern of Write SRC, the rest PAD.
+bool slot_ok(uint32_t round, const char *what, uint32_t i, uint32_t src,
+	     const uint8_t *got, uint32_t len, uint8_t pad)
+{
+	for (uint32_t k = 0; k < kSlot; k++) {
+		uint8_t want = k < len ? pattern(round, src, k) : pad;
+
+		if (got[k] != want) {
+			std::printf("# round %u %s %u (pattern of Write %u) byte %u: %#x, want %#x\n",
+				    round, what, i, src, k, got[k], want);
+			return false;
+		}
+	}
+	return true;
+}
+
 struct Totals {
 	uint64_t fadds = 0, cswaps = 0, wrs = 0;
 	bool ok = true;
@@ -236,35 +252,12 @@ bool burst(uint32_t round, uint32_t n, std::mt19937 &rng, uint64_t raddr,
 
 		switch (w.op) {
 		case WRITE:
-			for (uint32_t k = 0; k < kSlot; k++) {
-				uint8_t want_b = k < w.len ?
-						 pattern(round, i, k) : 0;
-
-				if (sm[kSrvWrite + i * kSlot + k] != want_b) {
-					std::printf("# round %u Write %u byte %u: %#x, want %#x\n",
-						    round, i, k,
-						    sm[kSrvWrite + i * kSlot + k],
-						    want_b);
-					ok = false;
-					break;
-				}
-			}
+			ok = slot_ok(round, "Write", i, i,
+				     sm + kSrvWrite + i * kSlot, w.len, 0);
 			break;
 		case READ:
-			for (uint32_t k = 0; k < kSlot; k++) {
-				uint8_t want_b = k < w.len ?
-						 pattern(round, w.src, k) :
-						 0xee;
-
-				if (cm[kCliSink + i * kSlot + k] != want_b) {
-					std::printf("# round %u Read %u (of Write %d) byte %u: %#x, want %#x\n",
-						    round, i, w.src, k,
-						    cm[kCliSink + i * kSlot + k],
-						    want_b);
-					ok = false;
-					break;
-				}
-			}
+			ok = slot_ok(round, "Read", i, w.src,
+				     cm + kCliSink + i * kSlot, w.len, 0xee);
 			break;
 		case FADD:
 		case CSWAP:
