@@ -145,6 +145,16 @@ run_timeout() {
 	timeout -k 2 "$t" "$@"
 }
 
+# kill_bg PID: stop a command started as `run_timeout SEC CMD ... &`. PID
+# is the background subshell: killing only it leaves GNU timeout and CMD
+# running (a perftest server killed so lived on, holding its cm_ids, and
+# failed apps_2vm's check for leftovers). TERM goes to the subshell's
+# children first; timeout passes it on to CMD.
+kill_bg() {
+	pkill -TERM -P "$1" 2>/dev/null || true
+	kill "$1" 2>/dev/null || true
+}
+
 # now_us: microseconds since the epoch, without a fork.
 now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
 

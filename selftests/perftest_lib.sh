@@ -46,7 +46,7 @@ perftest_local() {
 			>cli.log 2>&1 || rc=$?
 		if [ $rc != 0 ] && perftest_listen_race cli.log; then
 			# the server waits for a data connection that never comes
-			kill "$srv" 2>/dev/null || true
+			kill_bg "$srv"
 			wait "$srv" 2>/dev/null || true
 			retry_note "$t $*: client refused between perftest's listeners (try $try)"
 			continue
@@ -61,7 +61,7 @@ perftest_local() {
 		fi
 		[ $rc != 0 ] || break
 		if ! perftest_r2_noise cli.log srv.log; then
-			kill "$srv" 2>/dev/null || true
+			kill_bg "$srv"
 			sed 's/^/#   /' cli.log srv.log >&2
 			fail "$t $* failed ($rc)"
 		fi
@@ -113,7 +113,7 @@ perftest_2vm() {
 			# this server waiting for a connection that never comes
 			peer=$(xiw_sync "$tag-client" . 120) || fail "$tag: peer lost"
 			if [ "$peer" = race ]; then
-				kill "$srv" 2>/dev/null || true
+				kill_bg "$srv"
 			fi
 			wait "$srv" || rc=$?
 		else
@@ -307,7 +307,7 @@ perftest_2vm_rows() {
 			# never comes
 			peer=$(xiw_sync "$tag-client" . 120) || fail "$tag: peer lost"
 			case $peer in
-			race|fail) kill "$srv" 2>/dev/null || true ;;
+			race|fail) kill_bg "$srv" ;;
 			esac
 			wait "$srv" || rc=$?
 		else
