@@ -401,30 +401,23 @@ void xiw_dp_put(struct xiw_qp_dp *dp)
 		complete(&dp->users_done);
 }
 
-/* New SQ work (post_send, doorbell) or RTS entered: run TX. */
-void xiw_qp_sq_kick(struct xiw_qp *qp)
-{
-	struct xiw_qp_dp *dp = xiw_dp_get(qp);
-
-	if (!dp)
-		return;
-	if (!test_bit(XIW_DP_ERROR, &dp->flags))
-		xiw_dp_tx_kick(dp, true);
-	xiw_dp_put(dp);
-}
-
 /*
- * New SQ work from a user poster in a burst (XIW_DOORBELL_SQ_BATCH): TX
- * runs on another CPU, the poster goes on (xiw_dp_tx_defer()).
+ * New SQ work (post_send, doorbell) or RTS entered: run TX. @burst: a user
+ * poster in a burst (XIW_DOORBELL_SQ_BATCH): TX runs on another CPU and
+ * the poster goes on (xiw_dp_tx_defer()).
  */
-void xiw_qp_sq_defer(struct xiw_qp *qp)
+void xiw_qp_sq_kick(struct xiw_qp *qp, bool burst)
 {
 	struct xiw_qp_dp *dp = xiw_dp_get(qp);
 
 	if (!dp)
 		return;
-	if (!test_bit(XIW_DP_ERROR, &dp->flags))
-		xiw_dp_tx_defer(dp);
+	if (!test_bit(XIW_DP_ERROR, &dp->flags)) {
+		if (burst)
+			xiw_dp_tx_defer(dp);
+		else
+			xiw_dp_tx_kick(dp, true);
+	}
 	xiw_dp_put(dp);
 }
 
@@ -552,7 +545,7 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	lock_sock(sk);
 	xiw_dp_data_ready(sk);
 	release_sock(sk);
-	xiw_qp_sq_kick(qp);
+	xiw_qp_sq_kick(qp, false);
 	return 0;
 }
 

@@ -872,10 +872,8 @@ void xiw_qp_sq_doorbell(struct xiw_qp *qp, bool burst)
 	xiw_qp_stat_add(qp, XIW_STAT_DOORBELLS, 1);
 	if (state == XIW_QPS_ERROR)
 		xiw_sq_flush(qp, false);
-	else if (state == XIW_QPS_RTS && burst)
-		xiw_qp_sq_defer(qp);
 	else if (state == XIW_QPS_RTS)
-		xiw_qp_sq_kick(qp);
+		xiw_qp_sq_kick(qp, burst);
 }
 
 /*
@@ -892,7 +890,7 @@ static void xiw_qp_sq_posted(struct xiw_qp *qp)
 	if (state == XIW_QPS_ERROR)
 		xiw_sq_flush(qp, false);
 	else if (state == XIW_QPS_RTS)
-		xiw_qp_sq_kick(qp);
+		xiw_qp_sq_kick(qp, false);
 }
 
 /*
