@@ -228,6 +228,7 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 		     const struct xiw_llp_params *p);
 void xiw_qp_llp_stop(struct xiw_qp *qp);
 void xiw_qp_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird);
+bool xiw_qp_llp_failed_locked(struct xiw_qp *qp);
 void xiw_qp_sq_kick(struct xiw_qp *qp, bool burst);
 void xiw_qp_sq_doorbell(struct xiw_qp *qp, bool burst);
 

@@ -565,6 +565,22 @@ void xiw_qp_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird)
 }
 
 /*
+ * Has the connection failed for good (a Terminate sent or received, a
+ * socket error)? The QP is then on its way to ERROR: err_work moves it
+ * there, after the completion and the event that tell the consumer why.
+ * The caller holds the QP's state mutex, which keeps qp->dp; llp_stop
+ * sets XIW_DP_ERROR too, but with XIW_DP_STOPPED and under that mutex.
+ */
+bool xiw_qp_llp_failed_locked(struct xiw_qp *qp)
+{
+	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
+				lockdep_is_held(&qp->state_lock));
+
+	return dp && test_bit(XIW_DP_ERROR, &dp->flags) &&
+	       !test_bit(XIW_DP_STOPPED, &dp->flags);
+}
+
+/*
  * Graceful close (QP in CLOSING): what the consumer posted before it asked
  * for the close goes out before the FIN. Bounded: a peer that does not
  * read cannot hold the close forever.

@@ -455,6 +455,21 @@ static bool xiw_qps_transition_ok(struct xiw_qp *qp, enum xiw_qp_state from,
 	IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
 	IB_ACCESS_REMOTE_ATOMIC)
 
+/*
+ * The state query_qp reports, and IB_QP_CUR_STATE is checked against: a
+ * connected QP whose data path failed is in ERROR for its consumer from
+ * the moment the failure is known, before err_work has moved it there. A
+ * requester that polled the Terminate's completion or got QP_FATAL and
+ * then queries its QP sees ERROR, as on an RNIC.
+ */
+static enum ib_qp_state xiw_qp_ib_state_locked(struct xiw_qp *qp)
+{
+	if ((qp->state == XIW_QPS_RTS || qp->state == XIW_QPS_CLOSING) &&
+	    xiw_qp_llp_failed_locked(qp))
+		return IB_QPS_ERR;
+	return xiw_to_ib_qps[qp->state];
+}
+
 int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_udata *udata)
 {
@@ -504,7 +519,7 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	mutex_lock(&qp->state_lock);
 	cur = qp->state;
 	if ((mask & IB_QP_CUR_STATE) &&
-	    attr->cur_qp_state != xiw_to_ib_qps[cur]) {
+	    attr->cur_qp_state != xiw_qp_ib_state_locked(qp)) {
 		xiw_qp_dbg(qp, "current state is %s, not %d\n",
 			   xiw_qps_name[cur], attr->cur_qp_state);
 		rv = -EINVAL;
@@ -595,7 +610,7 @@ int xiw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	memset(init, 0, sizeof(*init));
 
 	mutex_lock(&qp->state_lock);
-	attr->qp_state = xiw_to_ib_qps[qp->state];
+	attr->qp_state = xiw_qp_ib_state_locked(qp);
 	attr->cur_qp_state = attr->qp_state;
 	attr->qp_access_flags = qp->access;
 	attr->max_rd_atomic = qp->ord;

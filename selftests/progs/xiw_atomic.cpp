@@ -645,6 +645,13 @@ void error_case(const sockaddr_storage &dst, Kind kind)
 	      wc.vendor_err, want_vendor);
 	check(c.buf[0] == 0x5555, "%s: result buffer untouched (%#" PRIx64
 	      ")", what, c.buf[0]);
+	// The QP is in ERROR as soon as its consumer can know of the
+	// failure: queried right after the completion, before the event.
+	ibv_qp_attr qa{};
+	ibv_qp_init_attr qi{};
+	ibv_query_qp(c.id->qp, &qa, IBV_QP_STATE, &qi);
+	check(qa.qp_state == IBV_QPS_ERR, "%s: requester QP state %d right "
+	      "after the completion (ERR %d)", what, qa.qp_state, IBV_QPS_ERR);
 
 	// the requester's async event
 	ibv_context *ctx = c.id->verbs;
@@ -667,8 +674,7 @@ void error_case(const sockaddr_storage &dst, Kind kind)
 	}
 	if (!got)
 		check(false, "%s: no requester async event", what);
-	ibv_qp_attr qa{};
-	ibv_qp_init_attr qi{};
+	qa = {};
 	ibv_query_qp(c.id->qp, &qa, IBV_QP_STATE, &qi);
 	check(qa.qp_state == IBV_QPS_ERR, "%s: requester QP state %d (ERR %d)",
 	      what, qa.qp_state, IBV_QPS_ERR);

@@ -111,7 +111,7 @@ else
 		wait "$errc" || erc=$?
 		grep -v '^ok ' err.log | sed 's/^/# /' >&2 || true
 		[ $erc = 0 ] || fail "errors: $(grep -m1 FAIL err.log)"
-		expect_eq "$(grep -c '^ok ' err.log)" 14 "error-case checks passed"
+		expect_eq "$(grep -c '^ok ' err.log)" 16 "error-case checks passed"
 	fi
 	grep -h -E 'us each|per critical' cli1.log | sed 's/^ok /# /'
 	xiw_sync originals "$(moments mine.orig)" 150 >/dev/null ||

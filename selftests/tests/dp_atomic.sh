@@ -55,7 +55,7 @@ grep -h -v '^ok ' srv.log err.log cli*.log | sed 's/^/# /' >&2 || true
 n=$(cat cli*.log | grep -c '^ok ')
 expect_eq "$n" $((conns * 5)) "client checks passed"
 n=$(grep -c '^ok ' err.log)
-expect_eq "$n" 14 "error-case checks passed"
+expect_eq "$n" 16 "error-case checks passed"
 n=$(grep -c '^ok ' srv.log)
 expect_eq "$n" $((6 + 2 * conns + 2)) "server checks passed"
 
