@@ -1167,6 +1167,13 @@ static int xiw_sock_create(struct xiw_device *xdev, int family,
 	return rv;
 }
 
+static u16 xiw_addr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)ss)->sin_port);
+	return ntohs(((struct sockaddr_in6 *)ss)->sin6_port);
+}
+
 static int xiw_addr_len(const struct sockaddr_storage *ss)
 {
 	switch (ss->ss_family) {
@@ -1246,6 +1253,55 @@ static int xiw_cm_check_qp(struct iw_cm_id *id, struct xiw_qp *qp,
 	return -EINVAL;
 }
 
+/*
+ * The active side's socket, bound to the address rdma_cm chose for the
+ * connection (m_local_addr) or, with @any_port, to its IP address and a
+ * port TCP picks.
+ *
+ * rdma_cm picks a source port in its own port space without asking TCP.
+ * The port may be a TCP socket's (a listener, a user-space connection:
+ * bind fails with -EADDRINUSE), or the 4-tuple may still be in TIME_WAIT
+ * from an earlier connection between the same ends (connect fails with
+ * -EADDRNOTAVAIL). xiw_connect() then takes a port TCP grants, as an
+ * iwpmd port mapping would: the connect reply reports the address on the
+ * wire (xiw_cep_addrs()), which iw_cm records as the mapped m_local_addr
+ * while rdma_cm keeps the port it chose.
+ */
+static int xiw_cm_active_sock(struct iw_cm_id *id, bool any_port,
+			      struct socket **sockp)
+{
+	struct sockaddr_storage addr = id->m_local_addr;
+	int alen = xiw_addr_len(&addr), rv;
+	struct socket *sock;
+
+	if (any_port) {
+		if (addr.ss_family == AF_INET)
+			((struct sockaddr_in *)&addr)->sin_port = 0;
+		else
+			((struct sockaddr_in6 *)&addr)->sin6_port = 0;
+	}
+	rv = xiw_sock_create(to_xiw_dev(id->device), addr.ss_family, &sock);
+	if (rv)
+		return rv;
+	sock_set_reuseaddr(sock->sk);
+	if (addr.ss_family == AF_INET6 && id->afonly) {
+		rv = ip6_sock_set_v6only(sock->sk);
+		if (rv)
+			goto err;
+	}
+	rv = kernel_bind(sock, (struct sockaddr *)&addr, alen);
+	if (rv) {
+		xiw_dbg(id->device, "bind %pISpc: %d\n", &addr, rv);
+		goto err;
+	}
+	xiw_cm_sock_opts(sock->sk);
+	*sockp = sock;
+	return 0;
+err:
+	sock_release(sock);
+	return rv;
+}
+
 int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
 	struct xiw_device *xdev = to_xiw_dev(id->device);
@@ -1277,21 +1333,14 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	cep = xiw_cep_alloc(xdev);
 	if (!cep)
 		return -ENOMEM;
-	rv = xiw_sock_create(xdev, raddr->ss_family, &sock);
+	rv = xiw_cm_active_sock(id, false, &sock);
+	if (rv == -EADDRINUSE) {
+		xiw_dbg(id->device, "port of %pISpc taken in TCP: TCP picks one\n",
+			laddr);
+		rv = xiw_cm_active_sock(id, true, &sock);
+	}
 	if (rv)
 		goto err_cep;
-	sock_set_reuseaddr(sock->sk);
-	if (raddr->ss_family == AF_INET6 && id->afonly) {
-		rv = ip6_sock_set_v6only(sock->sk);
-		if (rv)
-			goto err_sock;
-	}
-	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
-	if (rv) {
-		xiw_dbg(id->device, "bind %pISpc: %d\n", laddr, rv);
-		goto err_sock;
-	}
-	xiw_cm_sock_opts(sock->sk);
 
 	mutex_lock(&cep->lock);
 	cep->active = true;
@@ -1313,6 +1362,18 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	xiw_cep_arm_timer(cep, mpa_timeout_init_ms);
 
 	rv = kernel_connect(sock, (struct sockaddr *)raddr, alen, O_NONBLOCK);
+	if (rv == -EADDRNOTAVAIL && xiw_addr_port(laddr)) {
+		/* the 4-tuple is in TIME_WAIT: the same with a port TCP picks */
+		xiw_cep_dbg(cep, "%pISpc -> %pISpc in use: TCP picks a port\n",
+			    laddr, raddr);
+		xiw_cep_sock_release(cep, false);
+		rv = xiw_cm_active_sock(id, true, &sock);
+		if (!rv) {
+			xiw_cep_sock_attach(cep, sock, NULL);
+			rv = kernel_connect(sock, (struct sockaddr *)raddr,
+					    alen, O_NONBLOCK);
+		}
+	}
 	if (rv && rv != -EINPROGRESS) {
 		xiw_cep_dbg(cep, "connect %pISpc -> %pISpc: %d\n", laddr, raddr,
 			    rv);
@@ -1331,8 +1392,6 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	xiw_cep_put(cep);
 	return 0;
 
-err_sock:
-	sock_release(sock);
 err_cep:
 	xiw_cep_put(cep);
 	return rv;
@@ -1470,13 +1529,6 @@ static bool xiw_addr_any(const struct sockaddr_storage *ss)
 	if (ss->ss_family == AF_INET)
 		return ipv4_is_zeronet(((struct sockaddr_in *)ss)->sin_addr.s_addr);
 	return ipv6_addr_any(&((struct sockaddr_in6 *)ss)->sin6_addr);
-}
-
-static u16 xiw_addr_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return ntohs(((struct sockaddr_in *)ss)->sin_port);
-	return ntohs(((struct sockaddr_in6 *)ss)->sin6_port);
 }
 
 /*

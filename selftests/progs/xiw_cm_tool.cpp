@@ -9,9 +9,10 @@
 //       hold: answer nothing for 3 s, then accept: prints "ACCEPT rv=..."
 //             (the provider's accept timeout must have rejected it)
 //       COUNT connection requests (default 1), then exit
-//   xiw_cm_tool client ADDR PORT SRC [wait]
+//   xiw_cm_tool client ADDR PORT SRC[/SPORT] [wait]
 //       connect with private data "hello xiw", IRD 4 / ORD 2; on
-//       ESTABLISHED disconnect (or, with "wait", wait for the peer's)
+//       ESTABLISHED disconnect (or, with "wait", wait for the peer's).
+//       SPORT: the rdma_cm source port (default: rdma_cm picks one)
 //
 //   xiw_cm_tool stream-server ADDR PORT [BLOCKS [SECONDS]]
 //   xiw_cm_tool stream-client ADDR PORT SRC [BLOCKS [SECONDS]]
@@ -166,7 +167,13 @@ int client(rdma_event_channel *ch, const char *host, const char *port,
 	   const char *src, bool wait)
 {
 	rdma_cm_id *id;
-	addrinfo *ai = resolve(host, port), *sai = resolve(src, "0");
+	// SRC or SRC/PORT: rdma_cm binds the source port asked for
+	std::string sa(src), sp = "0";
+	if (auto k = sa.rfind('/'); k != std::string::npos) {
+		sp = sa.substr(k + 1);
+		sa.resize(k);
+	}
+	addrinfo *ai = resolve(host, port), *sai = resolve(sa.c_str(), sp.c_str());
 	rdma_cm_event *ev;
 	int rv = 1;
 
@@ -526,7 +533,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s server ADDR PORT accept|accept-close|reject|hold [COUNT] | client ADDR PORT SRC [wait]\n"
+			     "usage: %s server ADDR PORT accept|accept-close|reject|hold [COUNT] | client ADDR PORT SRC[/SPORT] [wait]\n"
 			     "       %s stream-server ADDR PORT [BLOCKS [SECONDS]] | stream-client ADDR PORT SRC [BLOCKS [SECONDS]]\n",
 			     argv[0], argv[0]);
 		return 2;
