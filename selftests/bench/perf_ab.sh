@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 2400
-# description: A/B of xiw modules in one boot: XIW_AB_KOS (space-separated .ko paths; "NAME=PATH" names a variant, "NAME=PATH:ENV=VAL" adds a provider environment variable) take turns XIW_AB_ROUNDS times (default 2) through the perf_table rows on xiw0 (XIW_AB_ROWS: only these); prints every run and the per-variant medians (ab-table.md)
+# description: A/B of xiw modules in one boot: XIW_AB_KOS (space-separated .ko paths; "NAME=PATH" names a variant, "NAME=PATH:ENV=VAL" adds a provider environment variable, "NAME=PATH:mod.PARAM=VAL" sets a module parameter) take turns XIW_AB_ROUNDS times (default 2) through the perf_table rows on xiw0 (XIW_AB_ROWS: only these); prints every run and the per-variant medians (ab-table.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 
@@ -48,6 +48,13 @@ for round in $(seq "${XIW_AB_ROUNDS:-2}"); do
 		case $ko in *:*) envset=${ko#*:} ko=${ko%%:*} ;; esac
 		xiw_unload
 		XIW_KO=$ko xiw_load
+		case $envset in
+		mod.*)	# a module parameter: mod.NAME=VAL
+			p=${envset#mod.}
+			echo "${p#*=}" >"/sys/module/$XIW_MOD/parameters/${p%%=*}" ||
+				fail "$variant: module parameter ${p%%=*}"
+			envset= ;;
+		esac
 		# shellcheck disable=SC2163
 		[ -z "$envset" ] || export "$envset"
 		xiw_link_add xiw0 d0
@@ -67,7 +74,7 @@ for round in $(seq "${XIW_AB_ROUNDS:-2}"); do
 done
 xiw_unload
 
-median() { tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g |
+median() { tr ' ' '\n' | { grep -E '^[0-9.]+$' || true; } | sort -g |
 	awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2); else print "n/a" }'; }
 {
 	printf '| row |'; printf ' %s |' "${variants[@]}"; echo
