@@ -22,9 +22,7 @@ for p in mpa_timeout_init_ms mpa_timeout_resp_ms mpa_crc mpa_rev mpa_p2p; do
 done
 echo 1500 >"$params/mpa_timeout_init_ms"
 echo 1500 >"$params/mpa_timeout_resp_ms"
-dyndbg=/sys/kernel/debug/dynamic_debug/control
-echo "module $XIW_MOD +p" >"$dyndbg"
-defer eval "echo 'module $XIW_MOD -p' > $dyndbg"
+xiw_dyndbg
 
 port=7100
 # peer_listen MODE [ADDR]: raw MPA responder in the background ($peer_pid,
@@ -42,5 +40,3 @@ client() {
 	log "peer: $(tr '\n' '|' <peer.log)"
 	log "rping: $(grep cma_event cli.log | tr '\n' '|')"
 }
-kmsg_mark() { kmark="$XIW_TEST_NAME-$1-$RANDOM"; echo "$kmark" >/dev/kmsg; }
-kmsg_since() { dmesg | sed -n "/$kmark/,\$p"; }

@@ -238,6 +238,19 @@ need_prog() {
 
 # --- modules and devices ----------------------------------------------------
 
+# xiw_dyndbg: the module's dynamic debug messages (the kernel's reasons the
+# tests check) on for the rest of the test, off again at its end.
+xiw_dyndbg() {
+	local ctl=/sys/kernel/debug/dynamic_debug/control
+	echo "module $XIW_MOD +p" >"$ctl" || fail "dynamic debug of $XIW_MOD"
+	defer eval "echo 'module $XIW_MOD -p' > $ctl"
+}
+
+# kmsg_mark NAME: a marker line in the kernel log; kmsg_since: the kernel
+# log from the latest marker on.
+kmsg_mark() { kmark="xiw-$XIW_TEST_NAME-$1-$RANDOM"; echo "$kmark" >/dev/kmsg; }
+kmsg_since() { dmesg | sed -n "/$kmark/,\$p"; }
+
 # The kernel modules an xiw device needs besides the ones xiw.ko links to.
 XIW_DEP_MODULES="ib_core ib_uverbs iw_cm rdma_cm rdma_ucm"
 

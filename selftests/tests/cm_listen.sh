@@ -23,11 +23,7 @@ wait_port_state xiw1 PORT_ACTIVE 5
 
 params=/sys/module/$XIW_MOD/parameters
 defer eval "echo $(cat "$params/mpa_timeout_resp_ms") > $params/mpa_timeout_resp_ms"
-dyndbg=/sys/kernel/debug/dynamic_debug/control
-echo "module $XIW_MOD +p" >"$dyndbg"
-defer eval "echo 'module $XIW_MOD -p' > $dyndbg"
-kmsg_mark() { kmark="xiw-cm-listen-$1-$RANDOM"; echo "$kmark" >/dev/kmsg; }
-kmsg_since() { dmesg | sed -n "/$kmark/,\$p"; }
+xiw_dyndbg
 # kmsg_us ERE: the kernel time stamp (us) of the first line since the mark
 # that matches ERE; empty if none
 kmsg_us() {

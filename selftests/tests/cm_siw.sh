@@ -24,11 +24,7 @@ params=/sys/module/$XIW_MOD/parameters
 for p in mpa_crc mpa_p2p; do
 	defer eval "echo $(cat "$params/$p") > $params/$p"
 done
-dyndbg=/sys/kernel/debug/dynamic_debug/control
-echo "module $XIW_MOD +p" >"$dyndbg"
-defer eval "echo 'module $XIW_MOD -p' > $dyndbg"
-kmsg_mark() { kmark="xiw-cm-siw-$1-$RANDOM"; echo "$kmark" >/dev/kmsg; }
-kmsg_since() { dmesg | sed -n "/$kmark/,\$p"; }
+xiw_dyndbg
 
 port=7300
 # server ADDR MODE [COUNT]: xiw_cm_tool server in the background ($srv,

@@ -25,9 +25,7 @@ xiw_link_add xiw1 d1
 wait_port_state xiw0 PORT_ACTIVE 5
 wait_port_state xiw1 PORT_ACTIVE 5
 
-dyndbg=/sys/kernel/debug/dynamic_debug/control
-echo "module $XIW_MOD +p" >"$dyndbg"
-defer eval "echo 'module $XIW_MOD -p' > $dyndbg"
+xiw_dyndbg
 # TIME_WAIT blocks a connect from an explicitly bound port only when the
 # connection had no TCP timestamps (with them TCP lets the bound port
 # reuse it: tcp_twsk_unique()); sites that turn timestamps off get it.
@@ -36,8 +34,6 @@ defer eval "echo 'module $XIW_MOD -p' > $dyndbg"
 defer sysctl -qw net.ipv4.tcp_tw_reuse="$(sysctl -n net.ipv4.tcp_tw_reuse)"
 defer sysctl -qw net.ipv4.tcp_timestamps="$(sysctl -n net.ipv4.tcp_timestamps)"
 sysctl -qw net.ipv4.tcp_tw_reuse=0 net.ipv4.tcp_timestamps=0
-kmsg_mark() { kmark="xiw-cm-srcport-$1-$RANDOM"; echo "$kmark" >/dev/kmsg; }
-kmsg_since() { dmesg | sed -n "/$kmark/,\$p"; }
 
 # three connections, each ended by the client (its port goes to TIME_WAIT)
 "$T" server 10.77.4.1 7501 accept 3 >srv.log 2>&1 &

@@ -20,11 +20,7 @@ xiw_link_add xiw1 d1
 wait_port_state xiw0 PORT_ACTIVE 5
 wait_port_state xiw1 PORT_ACTIVE 5
 
-dyndbg=/sys/kernel/debug/dynamic_debug/control
-echo "module $XIW_MOD +p" >"$dyndbg"
-defer eval "echo 'module $XIW_MOD -p' > $dyndbg"
-kmsg_mark() { kmark="xiw-net-ipv6-$1-$RANDOM"; echo "$kmark" >/dev/kmsg; }
-kmsg_since() { dmesg | sed -n "/$kmark/,\$p"; }
+xiw_dyndbg
 
 port=7800
 # ping SERVER_ADDR CLIENT_ADDR SIZE: rping server on SERVER_ADDR (:: =

@@ -20,13 +20,8 @@ xiw_need_provider
 siw_2vm_up
 params=$IW_PARAMS
 if [ "$XIW_ROLE" = a ]; then
-	dyndbg=/sys/kernel/debug/dynamic_debug/control
-	echo "module $XIW_MOD +p" >"$dyndbg"
-	defer eval "echo 'module $XIW_MOD -p' > $dyndbg"
+	xiw_dyndbg
 fi
-
-kmsg_mark() { kmark="siw-cm-2vm-$1-$RANDOM"; echo "$kmark" >/dev/kmsg; }
-kmsg_since() { dmesg | sed -n "/$kmark/,\$p"; }
 
 # cm_case NAME DIR XREV XCRC XP2P SREV SCRCREQ SSTRICT SP2P EXPECT
 #   DIR xs: xiw (a) connects to siw (b); sx: siw connects to xiw.
