@@ -125,7 +125,8 @@ perftest_2vm() {
 			[ $rc != 0 ] && perftest_listen_race cli.log && me=race
 			xiw_sync "$tag-client" "$me" 120 >/dev/null || fail "$tag: peer lost"
 		fi
-		# verdicts: ok, noise (perftest's clock check), race, or fail
+		# verdicts: ok, noise (perftest's clock check), race, bad (no
+		# usable figure in the client's report), or fail
 		me=ok
 		if [ $rc != 0 ]; then
 			me=fail
@@ -135,16 +136,27 @@ perftest_2vm() {
 			elif [ "$peer" = race ]; then
 				me=race		# we killed it
 			fi
+		elif [ "$log" = cli.log ] &&
+			! (perftest_result cli.log "$t $*") >rows.out 2>rows.err; then
+			# a latency tool exits 0 after a failed clock
+			# calibration, with inf in every column
+			me=bad
+			! perftest_r2_noise cli.log || me=noise
 		fi
 		peer=$(xiw_sync "$tag-done" "$me" 120) || fail "$tag: peer lost"
 		if [ "$me" = ok ] && [ "$peer" = ok ]; then
 			if [ "$log" = cli.log ]; then
-				perftest_result cli.log "$t $*"
+				cat rows.out
 			else
 				echo "(server side)"
 			fi
 			return 0
 		fi
+		if [ "$me" = bad ]; then
+			cat rows.err >&2
+			fail "$t $*: bad report"
+		fi
+		[ "$peer" != bad ] || fail "$t $*: the client's report is bad (see its log)"
 		if [ "$me" = fail ] || [ "$peer" = fail ]; then
 			sed 's/^/#   /' "$log" >&2
 			fail "$t $* failed (here: $me, peer: $peer)"
