@@ -28,13 +28,35 @@ nfs_server() {
 	expect_match "$(cat /proc/fs/nfsd/portlist)" '^rdma 20049' "nfsd portlist"
 }
 
+# nfs_server_stop: nfs_server's teardown, deferred by it. Every step must
+# succeed and the modules must unload (a module still in use 30 s after
+# its last user went is a leak); fails with the list of what did not.
 nfs_server_stop() {
-	rpc.nfsd 0 >/dev/null 2>&1 || true
-	exportfs -ua 2>/dev/null || true
-	pkill -x rpc.mountd 2>/dev/null || true
-	wait_gone 5 pgrep -x rpc.mountd || true
-	umount /proc/fs/nfsd 2>/dev/null || true
-	modprobe -r nfsd rpcrdma 2>/dev/null || true
+	local err=
+	rpc.nfsd 0 >/dev/null 2>&1 || err+=" rpc.nfsd 0 failed;"
+	exportfs -ua || err+=" exportfs -ua failed;"
+	pkill -x rpc.mountd || err+=" no rpc.mountd to stop;"
+	wait_gone 5 pgrep -x rpc.mountd || err+=" rpc.mountd still runs after 5 s;"
+	umount /proc/fs/nfsd || err+=" umount /proc/fs/nfsd failed;"
+	nfs_mod_unload nfsd || err+=" nfsd stays loaded: $(nfs_mod_users nfsd);"
+	# the client's transport module, unless a client on this VM still
+	# has it (nfs_umount removes it then)
+	[ -d /sys/module/nfs ] || nfs_mod_unload rpcrdma ||
+		err+=" rpcrdma stays loaded: $(nfs_mod_users rpcrdma);"
+	[ -z "$err" ] || { echo "nfs_server_stop:$err"; return 1; }
+}
+
+# nfs_mod_unload MOD...: modprobe -r, tried for up to 30 s (a module's
+# last user may still be going away: RPC transports close asynchronously)
+nfs_mod_unload() {
+	wait_for 30 modprobe -r "$@"
+}
+
+# nfs_mod_users MOD: its reference count and the modules holding it
+nfs_mod_users() {
+	[ -d "/sys/module/$1" ] || { echo "(not loaded)"; return 0; }
+	echo "refcnt $(cat "/sys/module/$1/refcnt"), held by" \
+	     "$(ls "/sys/module/$1/holders" | tr '\n' ' ')"
 }
 
 # nfs_mount ADDR DIR: NFSv4.2 over RDMA; unmounted at exit. Fails unless
@@ -48,10 +70,15 @@ nfs_mount() {
 	expect_match "$(grep " $PWD/$2 " /proc/mounts)" 'proto=rdma' "mount options"
 }
 
+# nfs_umount DIR: nfs_mount's teardown, deferred by it: the unmount and
+# the client's modules (rpcrdma too, unless this VM's nfsd still has it)
 nfs_umount() {
 	mountpoint -q "$1" || return 0
 	run_timeout 60 umount "$1" || fail "umount $1"
-	modprobe -r nfsv4 nfs rpcrdma 2>/dev/null || true
+	nfs_mod_unload nfsv4 nfs ||
+		fail "the NFS client stays loaded: nfsv4 $(nfs_mod_users nfsv4), nfs $(nfs_mod_users nfs)"
+	[ -d /sys/module/nfsd ] || nfs_mod_unload rpcrdma ||
+		fail "rpcrdma stays loaded: $(nfs_mod_users rpcrdma)"
 }
 
 # nfs_rw_check DIR MB: write MB MiB of random data to DIR/data with O_DIRECT,

@@ -76,7 +76,7 @@ run_timeout 120 mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 \
 	"$DISK" || fail "mkfs.ext4 on the iSER LUN failed"
 mkdir mnt
 mount -t ext4 "$DISK" mnt
-defer eval 'mountpoint -q '"$PWD"'/mnt && umount '"$PWD"'/mnt || true'
+defer eval '! mountpoint -q '"$PWD"'/mnt || umount '"$PWD"'/mnt'
 head -c $((16 * 1048576)) /dev/urandom >mnt/big
 mkdir mnt/small
 for i in $(seq 1 24); do
