@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 600
-# description: data path: NVMe-oF (nvmet-rdma + nvme-rdma) over xiw, 256 MiB of random data written, read back and hashed on the host and in the target's null_blk, with 2 I/O queues (xiw's fast registrations, remote invalidations (Send with Invalidate) and local ones (Read with Invalidate or Local Invalidate) counted with kprobes, each must occur), then again with the target on a shared receive queue
+# description: data path: NVMe-oF (nvmet-rdma + nvme-rdma) over xiw, 256 MiB of random data written, read back and hashed on the host and in the target's null_blk, with 2 I/O queues (xiw's fast registrations, remote invalidations (Send with Invalidate) and local ones by a Read with Invalidate's response (nvmet-rdma's rdma_rw reads on iWARP) counted with kprobes, each must occur; Local Invalidates are counted apart), then again with the target on a shared receive queue
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/nvmet_lib.sh"
 
@@ -15,28 +15,31 @@ wait_port_state xiw0 PORT_ACTIVE 5
 
 # Count what nvme-rdma and nvmet-rdma make xiw do: fast registrations
 # (IB_WR_REG_MR) and invalidations of an STag, remote (an incoming Send
-# with Invalidate) or local (Read with Invalidate, Local Invalidate);
-# xiw_mr_invalidate's 4th argument (remote) is in %cx on x86-64.
+# with Invalidate), by the last Read Response of a Read with Invalidate
+# (nvmet-rdma's rdma_rw reads into an MR it registered; both come from
+# xiw_qp_rx.c) or by a Local Invalidate WR (xiw_qp_tx.c). On x86-64 at
+# xiw_mr_invalidate's entry, its 4th argument (remote) is in %cx and the
+# return address, in the function that called it, on top of the stack.
 TR=/sys/kernel/tracing
 mountpoint -q $TR || mount -t tracefs none $TR
 kprobes_off() {
 	echo 0 >$TR/events/xiw_t/enable
-	echo '!hist:keys=remote' >$TR/events/xiw_t/inval/trigger
+	echo '!hist:keys=remote,caller.sym' >$TR/events/xiw_t/inval/trigger
 	echo '!hist:keys=common_pid' >$TR/events/xiw_t/frmr/trigger
 	echo -:xiw_t/inval >>$TR/kprobe_events
 	echo -:xiw_t/frmr >>$TR/kprobe_events
 }
 echo "p:xiw_t/frmr $XIW_MOD:xiw_mr_fast_reg" >>$TR/kprobe_events
-echo "p:xiw_t/inval $XIW_MOD:xiw_mr_invalidate remote=%cx:u8" >>$TR/kprobe_events
+echo "p:xiw_t/inval $XIW_MOD:xiw_mr_invalidate remote=%cx:u8 caller=+0(\$stack):x64" >>$TR/kprobe_events
 defer kprobes_off
 echo 'hist:keys=common_pid' >$TR/events/xiw_t/frmr/trigger
-echo 'hist:keys=remote' >$TR/events/xiw_t/inval/trigger
+echo 'hist:keys=remote,caller.sym' >$TR/events/xiw_t/inval/trigger
 echo 1 >$TR/events/xiw_t/enable
-# hits EVENT KEY=VALUE: the hit count of one key of EVENT's histogram
-# (every key summed when KEY=VALUE is empty)
+# hits EVENT [ERE]: the hit count of the keys of EVENT's histogram whose
+# line matches ERE (every key when it is empty)
 hits() {
-	awk -v k="${2:-}" '/^\{ / { l = $0; gsub(/[ \t]+/, " ", l)
-		if (k == "" || index(l, "{ " k " }"))
+	awk -v re="${2:-}" '/^\{ / { l = $0; gsub(/[ \t]+/, " ", l)
+		if (re == "" || l ~ re)
 			for (i = 1; i <= NF; i++) if ($i == "hitcount:") n += $(i + 1) }
 		END { print n + 0 }' $TR/events/xiw_t/$1/hist
 }
@@ -46,10 +49,15 @@ nvme_host_connect 192.0.2.1 xiw-dp-nvmeof nr_io_queues=2,queue_size=64
 nvme_rw_check "${XIW_NVME_MB:-256}"
 expect_eq "$(nvmet_stored_sha "${XIW_NVME_MB:-256}")" "$NVME_RW_SHA" \
 	"sha256 of what the target's null_blk stored"
-frmr=$(hits frmr) rinv=$(hits inval 'remote: 1') linv=$(hits inval 'remote: 0')
-log "xiw: $frmr fast registrations, $rinv remote and $linv local invalidations"
-[ "$frmr" -gt 0 ] && [ "$rinv" -gt 0 ] && [ "$linv" -gt 0 ] ||
-	fail "NVMe-oF did not use fast registration and both invalidations: $(cat $TR/events/xiw_t/*/hist | grep -v '^#')"
+frmr=$(hits frmr) rinv=$(hits inval 'remote: 1,')
+rdinv=$(hits inval 'remote: 0,.* (xiw_rx_|xiw_dp_data_ready)')
+lwr=$(hits inval 'remote: 0,.* (xiw_tx_|xiw_dp_tx)')
+all=$(hits inval)
+log "xiw: $frmr fast registrations; invalidations: $rinv remote, $rdinv by a Read with Invalidate, $lwr by a Local Invalidate WR"
+[ "$((rinv + rdinv + lwr))" = "$all" ] ||
+	fail "invalidations from an unknown caller ($all in all): $(grep -v '^#' $TR/events/xiw_t/inval/hist)"
+[ "$frmr" -gt 0 ] && [ "$rinv" -gt 0 ] && [ "$rdinv" -gt 0 ] ||
+	fail "NVMe-oF did not use fast registration, Send with Invalidate and Read with Invalidate: $(cat $TR/events/xiw_t/*/hist | grep -v '^#')"
 nvme_host_disconnect
 nvmet_target_down
 
