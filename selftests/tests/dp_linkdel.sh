@@ -94,9 +94,10 @@ wait_listen 7615 20 $rs
 rping -c -a 192.0.2.1 -I 192.0.2.2 -p 7615 -C 1000000 -S 4000 -V >rc-rp.log 2>&1 &
 rc=$!
 defer eval "kill $rc 2>/dev/null || true"
-# rping prints nothing without -v: wait for the connection
-wait_for 20 eval "ss -tn state established '( sport = :7615 )' | grep -q 7615"
-sleep 1
+# rping prints nothing without -v: wait for the connection to carry
+# 256 KiB (about 30 of its 4000-byte rounds)
+wait_for 20 eval "[ \$(tcp_bytes_acked 7615) -ge 262144 ]" ||
+	fail "rping moves no data: $(cat rs-rp.log rc-rp.log)"
 rdma link delete xiw0
 for p in $rs $rc; do
 	wait_for 30 ended "$p" ||

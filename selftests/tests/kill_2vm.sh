@@ -87,11 +87,15 @@ survive() {
 	    "$(grep -E '^# (sq|[0-9]+ blocks|the end)' "$3" | tr '\n' ' ')"
 }
 
-# victim TAG PID LOG: kill -9 PID once both ends move data
+# victim TAG PID LOG PORT: kill -9 PID once both ends move data and its
+# connection (on TCP PORT) has carried another 512 KiB since
 victim() {
+	local b0
 	wait_for 30 grep -q '^TRAFFIC' "$3" || fail "$1: no traffic: $(cat "$3")"
 	xiw_barrier "$1-flowing" 40
-	sleep 1
+	b0=$(tcp_bytes_acked "$4")
+	wait_for 30 eval "[ \$(tcp_bytes_acked $4) -ge $((b0 + 524288)) ]" ||
+		fail "$1: the traffic stopped: $(tcp_bytes_acked "$4") bytes acked, $b0 before"
 	kill -9 "$2"
 	wait "$2" 2>/dev/null || true
 	xiw_barrier "$1-killed" 40
@@ -113,7 +117,7 @@ if [ "$XIW_ROLE" = a ]; then
 else
 	xiw_barrier listening1
 	start client 7631 c1.log
-	victim kill-client $sp c1.log
+	victim kill-client $sp c1.log 7631
 fi
 clean kill-client 7631
 xiw_barrier clean1 60
@@ -122,7 +126,7 @@ xiw_barrier clean1 60
 if [ "$XIW_ROLE" = a ]; then
 	start server 7632 s2.log
 	xiw_barrier listening2
-	victim kill-server $sp s2.log
+	victim kill-server $sp s2.log 7632
 else
 	xiw_barrier listening2
 	start client 7632 c2.log

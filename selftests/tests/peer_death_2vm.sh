@@ -95,8 +95,10 @@ else
 	rping -c -a $SRV -p 7620 -C 1000000 -S 65000 -V >rc1.log 2>&1 &
 	rc=$!
 	defer eval "kill -9 $rc 2>/dev/null || true"
-	wait_for 20 eval "ss -tn state established '( dport = :7620 )' | grep -q 7620"
-	sleep 2		# transfers running
+	# transfers running: 2 MiB through the connection (16 of rping's
+	# 65000-byte rounds)
+	wait_for 20 eval "[ \$(tcp_bytes_acked 7620) -ge 2097152 ]" ||
+		fail "rping client moves no data: $(cat rc1.log)"
 	ended $rc && fail "rping client ended early: $(cat rc1.log)"
 	xiw_barrier die1 60
 	a_gone "rping client (transfer)" $rc rc1.log 2500

@@ -344,6 +344,14 @@ END {
 }
 '
 
+# fins PCAP: from how many ends (source ports) the capture file holds a
+# TCP FIN so far (dumpcap may be in the middle of writing it; netem may
+# have duplicated a FIN)
+fins() {
+	{ tshark -n -r "$1" -Y 'tcp.flags.fin == 1' -T fields -e tcp.srcport 2>/dev/null || true; } |
+		sort -u | grep -c . || true
+}
+
 # one NAME MPA_REV MPA_CRC LO_MTU PORT [NETEM...]: capture one xiw_wiregen
 # run, then decode and check it. NETEM: lo's root qdisc during the run.
 one() {
@@ -363,7 +371,11 @@ one() {
 	wait_for 30 grep -q "^Capturing on" "$name.dumpcap" ||
 		fail "$name: dumpcap did not start: $(cat "$name.dumpcap")"
 	run_timeout 60 "$GEN" 192.0.2.1 "$port" >"$name.gen" 2>&1 || rc=$?
-	sleep 1	# let dumpcap read the last frames
+	# the last frame each end sends in an orderly close is its FIN (xiw
+	# shuts the socket down for writing): dumpcap has written every frame
+	# once a FIN of each end is in its file (it writes blocks of frames)
+	[ "$rc" != 0 ] || wait_for 30 eval "[ \$(fins $name.pcap) -ge 2 ]" ||
+		fail "$name: the connection's two FINs never reached the capture ($(fins "$name.pcap") found)"
 	kill -INT "$pid"
 	wait "$pid" || true
 	[ $# = 0 ] || tc qdisc del dev lo root

@@ -217,11 +217,6 @@ cmdline+=" kfence.sample_interval=${XIW_KFENCE:-1} sysctl.kernel.hung_task_timeo
 cmdline+=" tsc=reliable"
 cmdline+=" xiw_script=$script$append"
 
-tailpid=
-if [ $verbose = 1 ]; then
-	tail -n +1 -F "$console" >&2 2>/dev/null &
-	tailpid=$!
-fi
 rc=0 t0=$SECONDS
 # In the background so that OUT/qemu.pid can stop the VM (TERM to timeout,
 # which passes it on to qemu).
@@ -229,13 +224,18 @@ timeout -k 10 "$timeout" "${qemu[@]}" -append "$cmdline" </dev/null \
 	>"$out/qemu.log" 2>&1 &
 qpid=$!
 echo $qpid >"$out/qemu.pid"
+# -v: the console as it comes; tail reads the file once more after
+# qemu's timeout has ended, then exits by itself
+tailpid=
+if [ $verbose = 1 ]; then
+	tail -n +1 -F --pid=$qpid "$console" >&2 2>/dev/null &
+	tailpid=$!
+fi
 trap 'kill -TERM $qpid 2>/dev/null' INT TERM HUP
 wait $qpid || rc=$?
 while kill -0 $qpid 2>/dev/null; do wait $qpid || rc=$?; done	# a trapped signal interrupts wait
 rm -f "$out/qemu.pid"
-if [ -n "$tailpid" ]; then
-	sleep 0.3; kill "$tailpid" 2>/dev/null || true; wait "$tailpid" 2>/dev/null || true
-fi
+[ -z "$tailpid" ] || wait "$tailpid" 2>/dev/null || true
 if [ $rc = 124 ] || [ $rc = 137 ]; then
 	echo "vm.sh: VM killed after ${timeout}s (console: $console)" >&2
 	exit 124
