@@ -217,9 +217,10 @@ echo "${pfx}1..$n_total"
 
 # retries NAME: the "# retry: ..." lines of NAME's logs in the VM dirs of
 # the group being reported ($emit_dirs), as TAP comments ([a]/[b] in 2vm),
-# and its "# tool: ..." lines (a named tool-side failure that was not
-# held against the test, e.g. lib.sh's rping_status); sets n_retries (the
-# retries only).
+# its "# tool: ..." lines (a named tool-side failure that was not held
+# against the test, e.g. lib.sh's rping_status) and its "# left: ..." line
+# (processes the test left running, killed by the guest's runner); sets
+# n_retries (the retries only).
 emit_dirs=()
 retries() {
 	local d side lines
@@ -227,7 +228,7 @@ retries() {
 	for d in "${emit_dirs[@]}"; do
 		side=
 		[ ${#emit_dirs[@]} -gt 1 ] && side="[$(basename "$d")] "
-		lines=$(grep -E '^# (retry|tool): ' "$d/tests/$1.log" 2>/dev/null | sed "s/^# /${pfx}# $side/")
+		lines=$(grep -E '^# (retry|tool|left): ' "$d/tests/$1.log" 2>/dev/null | sed "s/^# /${pfx}# $side/")
 		[ -n "$lines" ] || continue
 		n_retries=$(( n_retries + $(grep -c '# retry: ' <<<"$lines" || true) ))
 		retry_lines+="$lines"$'\n'
@@ -581,15 +582,22 @@ if [ ${#t2[@]} -gt 0 ]; then
 		"${envargs[@]}" -e XIW_ROLE=a -e XIW_LOCAL_IP=10.77.0.1 -e XIW_PEER_IP=10.77.0.2 \
 		"$here/vm/guest-suite.sh" >"$da/vm.out" 2>&1 &
 	pa=$!
-	# B connects once A's qemu listens.
-	for _ in $(seq 100); do
+	# B connects once A's qemu listens (qemu starts in well under a
+	# second; 60 s allows for a loaded host). If A's qemu ended or never
+	# listened, B is started all the same: its connect fails, and the
+	# dead-VM handling below reports the pair.
+	a_listens=0
+	for _ in $(seq 600); do
 		case $port in
-		/*) ss -Hlx 2>/dev/null | grep -qF " $port " && break ;;
-		*) ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break ;;
+		/*) ss -Hlx 2>/dev/null | grep -qF " $port " && a_listens=1 ;;
+		*) ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && a_listens=1 ;;
 		esac
+		[ $a_listens = 0 ] || break
 		kill -0 $pa 2>/dev/null || break
 		sleep 0.1
 	done
+	[ $a_listens = 1 ] ||
+		echo "run.sh: VM a's qemu is not listening on $port (it ended, or 60 s passed): VM b cannot connect" >&2
 	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$db" -t "$to" -n "connect:$port" -m 52:54:00:77:00:02 \
 		"${envargs[@]}" -e XIW_ROLE=b -e XIW_LOCAL_IP=10.77.0.2 -e XIW_PEER_IP=10.77.0.1 \
 		"$here/vm/guest-suite.sh" >"$db/vm.out" 2>&1 &

@@ -234,6 +234,20 @@ kill_session() {
 	return 0
 }
 
+# session_procs SID: "comm(pid)" of every process of session SID, one line
+session_procs() {
+	local p st f c
+	for p in /proc/[0-9]*; do
+		st=
+		read -r st 2>/dev/null <"$p/stat" || continue
+		c=${st#*(} c=${c%%) *}
+		st=${st##*) }
+		read -r -a f <<<"$st"
+		[ "${f[3]:-}" = "$1" ] && printf '%s(%s) ' "$c" "${p#/proc/}"
+	done
+	return 0
+}
+
 # --- run one test -------------------------------------------------------------
 # Sets status and reason.
 run_test() {
@@ -309,7 +323,14 @@ run_test() {
 	t1=$(now)
 	# Whatever the test left behind in its session goes: its process
 	# group and every other group of the session (GNU timeout, for one,
-	# puts its command in a process group of its own).
+	# puts its command in a process group of its own). What a test that
+	# ended by itself left running is named under its TAP line ("# left:
+	# ..."); the leak checks after it (tidy, cm_ids, rmmod) judge whether
+	# any of it held something.
+	if [ -z "$killed" ]; then
+		n=$(session_procs "$pid")
+		[ -z "$n" ] || echo "# left: processes still running when the test ended, killed: $n" >>"$log"
+	fi
 	kill -KILL -- -"$pid" 2>/dev/null
 	kill_session "$pid"
 	# Retried tool-side failures ("# retry: ..." lines, lib.sh's
