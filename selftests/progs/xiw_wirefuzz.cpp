@@ -2,8 +2,8 @@
 // xiw_wirefuzz: a wire fuzzer against the live module.
 //
 // A raw TCP peer (no RDMA stack) that connects to xiw_target (an rdma_cm
-// server on xiw), completes MPA revision 2 by hand exactly as xiw_badpeer
-// does (frames from kernel/xiw_wire.h), sends the RTR and then streams
+// server on xiw), completes MPA revision 2 by hand as xiw_badpeer does,
+// sends the RTR and then streams
 // FPDUs built from the committed seed corpus of the host fuzz harnesses
 // (selftests/fuzz/corpus: ddp_hdr, term, atomic, fpdu_stream), mutated with
 // a seeded PRNG:
@@ -30,7 +30,11 @@
 //
 // A PROGRESS line with the same counters every 10 s. No check here can
 // fail on xiw's answers: the test judges the module (kernel log, the
-// target's regions, leaks). Exit 0 when the budget ran out, 2 on a usage
+// target's regions, leaks). Unlike xiw_badpeer and xiw_mpa_peer, whose
+// frames come from progs/rfc_wire.h (the RFCs' layouts written out
+// independently, so that they check xiw's wire constants), the fuzzer
+// builds its frames and CRCs with kernel/xiw_wire.h: it checks robustness,
+// not the wire format, and mutates most fields anyway. Exit 0 when the budget ran out, 2 on a usage
 // or system error, 1 when no connection could be made at all.
 //
 // Usage: xiw_wirefuzz ADDR PORT --corpus DIR [--seed N] [--time SEC]
