@@ -50,10 +50,14 @@ connect() {
 
 # 1. A user-space TCP connection holds the port (no SO_REUSEADDR): bash's
 #    /dev/tcp to the xiw listener (which never sees an MPA Request on
-#    it), from 10.77.4.1 (a local destination is its own source).
+#    it), from 10.77.4.1 (a local destination is its own source). Its
+#    port is found by its owner (this shell's fd 3): an earlier connection
+#    to 7501 may still be in TIME_WAIT (a repeat in the same boot), and
+#    its port is no user-space connection's.
 exec 3<>/dev/tcp/10.77.4.1/7501 || fail "no TCP connection to 10.77.4.1:7501"
-held=$(ss -Htan "( dport = :7501 )" | awk '{ sub(/.*:/, "", $4); print $4 }' | head -n 1)
-[ -n "$held" ] || fail "no local port for the TCP connection: $(ss -tan)"
+held=$(ss -Htnp state established "( dport = :7501 )" | { grep "pid=$BASHPID," || true; } |
+       awk '{ sub(/.*:/, "", $3); print $3 }' | head -n 1)
+[ -n "$held" ] || fail "no local port for this shell's TCP connection: $(ss -tanp)"
 log "user-space TCP connection from port $held"
 kmsg_mark held
 connect held "10.77.4.1/$held"
