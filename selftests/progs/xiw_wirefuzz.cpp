@@ -3,8 +3,8 @@
 //
 // A raw TCP peer (no RDMA stack) that connects to xiw_target (an rdma_cm
 // server on xiw), completes MPA revision 2 by hand as xiw_badpeer does,
-// sends the RTR and then streams
-// FPDUs built from the committed seed corpus of the host fuzz harnesses
+// sends the RTR and then streams FPDUs built from the committed seed
+// corpus of the host fuzz harnesses
 // (selftests/fuzz/corpus: ddp_hdr, term, atomic, fpdu_stream), mutated with
 // a seeded PRNG:
 //
@@ -34,8 +34,9 @@
 // frames come from progs/rfc_wire.h (the RFCs' layouts written out
 // independently, so that they check xiw's wire constants), the fuzzer
 // builds its frames and CRCs with kernel/xiw_wire.h: it checks robustness,
-// not the wire format, and mutates most fields anyway. Exit 0 when the budget ran out, 2 on a usage
-// or system error, 1 when no connection could be made at all.
+// not the wire format, and mutates most fields anyway. Exit 0 when the
+// budget ran out, 2 on a usage or system error, 1 when no connection could
+// be made at all.
 //
 // Usage: xiw_wirefuzz ADDR PORT --corpus DIR [--seed N] [--time SEC]
 //                     [--crc-every N] [--max-fpdus N]
