@@ -338,7 +338,10 @@ slab_snapshot() {
 	local f fd
 	if [ ${#xiw_shrink_fds[@]} = 0 ]; then
 		for f in /sys/kernel/slab/*/shrink; do
-			exec {fd}>"$f" 2>/dev/null && xiw_shrink_fds+=("$fd")
+			# the braces keep 2>/dev/null to this open: on a bare
+			# exec it would silence the test's stderr (its FAIL
+			# line included) for good
+			{ exec {fd}>"$f"; } 2>/dev/null && xiw_shrink_fds+=("$fd")
 		done
 	fi
 	for fd in "${xiw_shrink_fds[@]}"; do
