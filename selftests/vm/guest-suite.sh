@@ -221,30 +221,27 @@ tidy() {
 	tidy_left=$left
 }
 
-# kill_session SID: SIGKILL to every process of session SID (no fork).
-kill_session() {
-	local p st f
-	for p in /proc/[0-9]*; do
-		st=
-		read -r st 2>/dev/null <"$p/stat" || continue
-		st=${st##*) }
-		read -r -a f <<<"$st"	# state ppid pgrp session ...
-		[ "${f[3]:-}" = "$1" ] && kill -KILL "${p#/proc/}" 2>/dev/null
-	done
-	return 0
-}
-
-# session_procs SID: "comm(pid)" of every process of session SID, one line
+# session_procs SID: the processes of session SID, found by walking /proc
+# (no fork): their pids in session_pids, "comm(pid)" each in session_names.
 session_procs() {
 	local p st f c
+	session_pids=() session_names=()
 	for p in /proc/[0-9]*; do
 		st=
 		read -r st 2>/dev/null <"$p/stat" || continue
 		c=${st#*(} c=${c%%) *}
 		st=${st##*) }
-		read -r -a f <<<"$st"
-		[ "${f[3]:-}" = "$1" ] && printf '%s(%s) ' "$c" "${p#/proc/}"
+		read -r -a f <<<"$st"	# state ppid pgrp session ...
+		[ "${f[3]:-}" = "$1" ] || continue
+		session_pids+=("${p#/proc/}")
+		session_names+=("$c(${p#/proc/})")
 	done
+}
+
+# kill_session SID: SIGKILL to every process of session SID (no fork).
+kill_session() {
+	session_procs "$1"
+	[ ${#session_pids[@]} = 0 ] || kill -KILL "${session_pids[@]}" 2>/dev/null
 	return 0
 }
 
@@ -328,8 +325,9 @@ run_test() {
 	# ..."); the leak checks after it (tidy, cm_ids, rmmod) judge whether
 	# any of it held something.
 	if [ -z "$killed" ]; then
-		n=$(session_procs "$pid")
-		[ -z "$n" ] || echo "# left: processes still running when the test ended, killed: $n" >>"$log"
+		session_procs "$pid"
+		[ ${#session_names[@]} = 0 ] ||
+			echo "# left: processes still running when the test ended, killed: ${session_names[*]}" >>"$log"
 	fi
 	kill -KILL -- -"$pid" 2>/dev/null
 	kill_session "$pid"
