@@ -86,86 +86,6 @@ perftest_result() {
 	echo "$line"
 }
 
-# perftest_2vm SERVER_ROLE DEV TOOL ARGS...: TOOL with -R between the two
-# VMs of a 2vm test, its server on SERVER_ROLE (a or b) and its client
-# towards it, both on device DEV of their own VM. Both VMs call it with the
-# same arguments, in the same order. They agree on every try over xiw_sync,
-# so both retry perftest's own failures (above) together and fail together.
-# Prints the client's result line on the client, "(server side)" on the
-# server.
-PERFTEST_2VM_N=0
-perftest_2vm() {
-	local srole=$1 dev=$2 t=$3 try srv rc me peer tag log
-	shift 3
-	PERFTEST_2VM_N=$((PERFTEST_2VM_N + 1))
-	for try in 1 2 3 4 5 6; do
-		PERFTEST_PORT=$((PERFTEST_PORT + 1))
-		tag=pt$PERFTEST_2VM_N-$try
-		rc=0
-		if [ "$XIW_ROLE" = "$srole" ]; then
-			log=srv.log
-			run_timeout 90 "$t" -R -d "$dev" -p "$PERFTEST_PORT" "$@" \
-				>srv.log 2>&1 &
-			srv=$!
-			wait_listen "$PERFTEST_PORT" 30 "$srv"
-			xiw_barrier "$tag-listen" 30
-			# the client's outcome first: a refused client leaves
-			# this server waiting for a connection that never comes
-			peer=$(xiw_sync "$tag-client" . 120) || fail "$tag: peer lost"
-			if [ "$peer" = race ]; then
-				kill_bg "$srv"
-			fi
-			wait "$srv" || rc=$?
-		else
-			log=cli.log
-			xiw_barrier "$tag-listen" 30
-			run_timeout 80 "$t" -R -d "$dev" -p "$PERFTEST_PORT" "$@" \
-				"$XIW_PEER_IP" >cli.log 2>&1 || rc=$?
-			me=.
-			[ $rc != 0 ] && perftest_listen_race cli.log && me=race
-			xiw_sync "$tag-client" "$me" 120 >/dev/null || fail "$tag: peer lost"
-		fi
-		# verdicts: ok, noise (perftest's clock check), race, bad (no
-		# usable figure in the client's report), or fail
-		me=ok
-		if [ $rc != 0 ]; then
-			me=fail
-			perftest_r2_noise "$log" && me=noise
-			if [ "$log" = cli.log ]; then
-				perftest_listen_race cli.log && me=race
-			elif [ "$peer" = race ]; then
-				me=race		# we killed it
-			fi
-		elif [ "$log" = cli.log ] &&
-			! (perftest_result cli.log "$t $*") >rows.out 2>rows.err; then
-			# a latency tool exits 0 after a failed clock
-			# calibration, with inf in every column
-			me=bad
-			! perftest_r2_noise cli.log || me=noise
-		fi
-		peer=$(xiw_sync "$tag-done" "$me" 120) || fail "$tag: peer lost"
-		if [ "$me" = ok ] && [ "$peer" = ok ]; then
-			if [ "$log" = cli.log ]; then
-				cat rows.out
-			else
-				echo "(server side)"
-			fi
-			return 0
-		fi
-		if [ "$me" = bad ]; then
-			cat rows.err >&2
-			fail "$t $*: bad report"
-		fi
-		[ "$peer" != bad ] || fail "$t $*: the client's report is bad (see its log)"
-		if [ "$me" = fail ] || [ "$peer" = fail ]; then
-			sed 's/^/#   /' "$log" >&2
-			fail "$t $* failed (here: $me, peer: $peer)"
-		fi
-		retry_note "$t $*: here $me, peer $peer (perftest's clock calibration or relisten race) (try $try)"
-	done
-	fail "$t $*: failed 6 times (clock calibration or listener race)"
-}
-
 # perftest_check FILE TOOL ARGS...: FILE is the client's report of TOOL
 # ARGS (ARGS as given to perftest_local or perftest_2vm_rows); every
 # result row it should have is there, in order, and sane. Prints the rows.
@@ -285,21 +205,68 @@ perftest_local_rows() {
 	fail "$t $*: unusable reports 4 times (clock calibration)"
 }
 
-# perftest_2vm_rows SERVER_ROLE DEV TOOL ARGS...: perftest_2vm, but the
-# client checks its whole report with perftest_check before both sides
-# agree on the outcome (a bad report fails both VMs at once, and is never
-# retried). Call it directly, not in $(...), so that the port and sync
-# tag counters advance; the client's checked rows end up in
-# PERFTEST_ROWS ("" on the server).
+# perftest_2vm SERVER_ROLE DEV TOOL ARGS...: TOOL with -R between the two
+# VMs of a 2vm test, its server on SERVER_ROLE (a or b) and its client
+# towards it, both on device DEV of their own VM. Both VMs call it with the
+# same arguments, in the same order. They agree on every try over xiw_sync,
+# so both retry perftest's own failures (above) together and fail together.
+# Prints the client's result line (perftest_result) on the client, "(server
+# side)" on the server.
+#
+# perftest_2vm_rows SERVER_ROLE DEV TOOL ARGS...: the same, but the client
+# checks its whole report with perftest_check. Call it directly, not in
+# $(...), so that the port and sync tag counters advance; the client's
+# checked rows end up in PERFTEST_ROWS ("" on the server).
+#
+# Both are perftest_2vm_run CHECK ... (CHECK: result or rows). The client
+# judges its report before both sides agree on the outcome, so a bad report
+# fails both VMs at once and is never retried.
+PERFTEST_2VM_N=0
 PERFTEST_ROWS=
-perftest_2vm_rows() {
-	local srole=$1 dev=$2 t=$3 try srv rc me peer tag log
-	shift 3
+perftest_2vm() {
+	perftest_2vm_run result "$@"
+	if [ -n "$PERFTEST_ROWS" ]; then
+		echo "$PERFTEST_ROWS"
+	else
+		echo "(server side)"
+	fi
+}
+
+perftest_2vm_rows() { perftest_2vm_run rows "$@"; }
+
+# perftest_2vm_judge CHECK TOOL ARGS...: the client's report (cli.log) by
+# CHECK; the rows on stdout, the reason on stderr.
+perftest_2vm_judge() {
+	local check=$1 t=$2
+	shift 2
+	if [ "$check" = rows ]; then
+		(perftest_check cli.log "$t" "$@")
+	else
+		(perftest_result cli.log "$t $*")
+	fi
+}
+
+# perftest_2vm_noise CHECK: the report perftest_2vm_judge rejected is
+# perftest's clock noise (a latency tool exits 0 after a failed clock
+# calibration, with inf in every column).
+perftest_2vm_noise() {
+	if [ "$1" = rows ]; then
+		perftest_inf_report
+	else
+		perftest_r2_noise cli.log
+	fi
+}
+
+# perftest_2vm_run CHECK SERVER_ROLE DEV TOOL ARGS...: both of the above.
+perftest_2vm_run() {
+	local check=$1 srole=$2 dev=$3 t=$4 try srv rc me peer tag log prefix=pt
+	shift 4
+	[ "$check" = result ] || prefix=ptr
 	PERFTEST_2VM_N=$((PERFTEST_2VM_N + 1))
 	PERFTEST_ROWS=
 	for try in 1 2 3 4 5 6; do
 		PERFTEST_PORT=$((PERFTEST_PORT + 1))
-		tag=ptr$PERFTEST_2VM_N-$try
+		tag=$prefix$PERFTEST_2VM_N-$try
 		rc=0
 		peer=.
 		if [ "$XIW_ROLE" = "$srole" ]; then
@@ -336,7 +303,7 @@ perftest_2vm_rows() {
 			xiw_sync "$tag-client" "$me" 120 >/dev/null || fail "$tag: peer lost"
 		fi
 		# verdicts: ok, noise (perftest's clock check), race, bad (a
-		# report perftest_check rejects), or fail
+		# report perftest_2vm_judge rejects), or fail
 		me=ok
 		if [ $rc != 0 ]; then
 			me=fail
@@ -353,9 +320,9 @@ perftest_2vm_rows() {
 				me=noise
 			fi
 		elif [ "$log" = cli.log ] &&
-			! (perftest_check cli.log "$t" "$@") >rows.out 2>rows.err; then
+			! perftest_2vm_judge "$check" "$t" "$@" >rows.out 2>rows.err; then
 			me=bad
-			! perftest_inf_report || me=noise
+			! perftest_2vm_noise "$check" || me=noise
 		fi
 		peer=$(xiw_sync "$tag-done" "$me" 120) || fail "$tag: peer lost"
 		if [ "$me" = ok ] && [ "$peer" = ok ]; then
