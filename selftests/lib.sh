@@ -206,6 +206,29 @@ wait_listen() {
 	done
 }
 
+# server_bg NAME SEC CMD...: a server CMD in the background under
+# run_timeout SEC, its output in NAME-srv.log, its pid in $srv (for
+# server_done, or kill_bg); returns once something listens on TCP port
+# $port (wait_listen), fails with the server's output if CMD ends first
+# or nothing listens within 20 s.
+server_bg() {
+	local name=$1 t=$2
+	shift 2
+	run_timeout "$t" "$@" >"$name-srv.log" 2>&1 &
+	srv=$!
+	(wait_listen "$port" 20 "$srv") ||
+		fail "$name: server not listening: $(cat "$name-srv.log")"
+}
+
+# server_done NAME: the server_bg server ends with status 0 (rping's exit
+# race let through by rping_status); its output shown when it does not.
+server_done() {
+	local rc=0
+	wait "$srv" || rc=$?
+	[ "$1" != rping ] || rc=$(rping_status $rc "$1-srv.log")
+	[ "$rc" = 0 ] || { cat "$1-srv.log"; fail "$1: server exited $rc"; }
+}
+
 # tcp_bytes_acked PORT: bytes acknowledged by the peers of the TCP sockets
 # on local or remote PORT, summed (ss -ti; kernel sockets of xiw included).
 tcp_bytes_acked() {

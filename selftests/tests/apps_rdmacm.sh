@@ -10,27 +10,11 @@ xiw_loopback
 A=192.0.2.1
 port=7600
 
-# server_bg NAME CMD...: start a server, wait until its port listens
-server_bg() {
-	local name=$1
-	shift
-	run_timeout 120 "$@" >"$name-srv.log" 2>&1 &
-	srv=$!
-	wait_for 10 eval "ss -Htln | grep -q ':$port '" ||
-		fail "$name: server not listening: $(cat "$name-srv.log")"
-}
-server_done() {
-	local rc=0
-	wait "$srv" || rc=$?
-	[ "$1" != rping ] || rc=$(rping_status $rc "$1-srv.log")
-	[ $rc = 0 ] || { cat "$1-srv.log"; fail "$1: server failed ($rc)"; }
-}
-
 # rping: Send + RDMA Read + RDMA Write per iteration, payload verified
 # (-V) and printed (-v): every ping line must be there and intact.
 for size in 23 1000 4096 65535; do
 	port=$((port + 1))
-	server_bg rping rping -s -a $A -p $port -C 100 -S $size -V
+	server_bg rping 120 rping -s -a $A -p $port -C 100 -S $size -V
 	run_timeout 120 rping -c -a $A -p $port -C 100 -S $size -V -v \
 		>rping-cli.log 2>&1 || rping_race rping-cli.log ||
 		{ cat rping-cli.log; fail "rping -S $size"; }
@@ -45,7 +29,7 @@ done
 
 # ucmatose: 4 connections, 50 sends of 1000 bytes each way.
 port=$((port + 1))
-server_bg ucmatose ucmatose -b $A -p $port -c 4 -C 50 -S 1000
+server_bg ucmatose 120 ucmatose -b $A -p $port -c 4 -C 50 -S 1000
 run_timeout 120 ucmatose -s $A -p $port -c 4 -C 50 -S 1000 >ucm-cli.log 2>&1 ||
 	{ cat ucm-cli.log; fail "ucmatose client"; }
 server_done ucmatose
@@ -56,7 +40,7 @@ done
 
 # rdma_server / rdma_client (librdmacm's rdma_* verbs helpers).
 port=$((port + 1))
-server_bg rdma_server rdma_server -s $A -p $port
+server_bg rdma_server 120 rdma_server -s $A -p $port
 run_timeout 60 rdma_client -s $A -p $port >rc-cli.log 2>&1 ||
 	{ cat rc-cli.log; fail "rdma_client"; }
 server_done rdma_server
@@ -70,7 +54,7 @@ expect_match "$(cat rdma_server-srv.log)" 'rdma_server: end 0' "rdma_server"
 for ep in "-p verbs -e msg" "-p verbs;ofi_rxm -e rdm"; do
 	port=$((port + 1))
 	# shellcheck disable=SC2086
-	server_bg fi fi_pingpong $ep -B $port -I 200 -S 4096 -c
+	server_bg fi 120 fi_pingpong $ep -B $port -I 200 -S 4096 -c
 	# shellcheck disable=SC2086
 	run_timeout 90 fi_pingpong $ep -P $port -I 200 -S 4096 -c $A \
 		>fi-cli.log 2>&1 || { cat fi-cli.log fi-srv.log; fail "fi_pingpong $ep"; }

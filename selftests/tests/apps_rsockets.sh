@@ -23,21 +23,6 @@ sane_number() {
 	awk -v v="$2" 'BEGIN { exit !(v > 0) }' || fail "$1: $2 is not above 0"
 }
 
-# server_bg NAME CMD...: start a server in the background, wait for its
-# listener (a kernel TCP socket for an rdma_cm listen on xiw)
-server_bg() {
-	local name=$1
-	shift
-	run_timeout 200 "$@" >"$name-srv.log" 2>&1 &
-	srv=$!
-	wait_listen "$port" 20 "$srv"
-}
-server_done() {
-	local rc=0
-	wait "$srv" || rc=$?
-	[ $rc = 0 ] || { cat "$1-srv.log"; fail "$1 server exited $rc"; }
-}
-
 # stream_line LOG WHAT: check rstream/riostream's result line
 # ("custom SIZE XFERS ITERS TOTAL TIMEs GB/SEC USEC/XFER") and log it
 stream_line() {
@@ -65,7 +50,7 @@ size=65536 count=20 iters=4
 for mode in b n a; do
 	port=$((port + 1))
 	before=$(snap)
-	server_bg rstream rstream -b $A -p $port -S $size -C $count -I $iters -T v -T $mode
+	server_bg rstream 200 rstream -b $A -p $port -S $size -C $count -I $iters -T v -T $mode
 	cmode=$mode
 	[ $mode != a ] || cmode=n
 	rc=0
@@ -93,7 +78,7 @@ done
 size=16384 count=8 iters=10
 port=$((port + 1))
 before=$(snap)
-server_bg riostream riostream -b $A -p $port -S $size -C $count -I $iters -T v -T b
+server_bg riostream 200 riostream -b $A -p $port -S $size -C $count -I $iters -T v -T b
 rc=0
 run_timeout 120 riostream -s $A -p $port -S $size -C $count -I $iters -T v -T b \
 	>riostream-cli.log 2>&1 || rc=$?
@@ -112,7 +97,7 @@ log "riostream: $((t0n - t0)) B through xiw0"
 # The qperf server listens on TCP port 19765 for its control connection and
 # opens an rdma_cm listener (wildcard address) for each test.
 port=19765
-server_bg qperf qperf -lp $port
+server_bg qperf 200 qperf -lp $port
 # qperf_test TEST UNIT: one test (2 s), its result checked; prints the value
 qperf_test() {
 	local out v u rc=0
@@ -132,7 +117,8 @@ done
 results+=("$(qperf_test rc_lat latency)")
 read -r r0 t0 _ _ <<<"$before"
 read -r r0n t0n _ _ <<<"$(snap)"
-kill "$srv" 2>/dev/null || true
+# qperf's server runs until stopped: TERM to it and its timeout (kill_bg)
+kill_bg "$srv"
 wait "$srv" 2>/dev/null || true
 bw_sum=0
 for r in "${results[@]}"; do
