@@ -408,15 +408,19 @@ boot_s() {
 
 # boot_failed OUTDIR: the guest died before its suite started (xiw was never
 # loaded: an emulator or early-boot failure, e.g. TCG's occasional int3 Oops
-# in patched kernel text).
+# in patched kernel text, or a qemu assertion).
 boot_failed() {
 	[ "$(cat "$1/vm-status")" != 0 ] && [ -z "$(boot_s "$1")" ]
 }
 # boot_again OUTDIR: keep the failed boot as OUTDIR.boot1 and say so.
 boot_again() {
 	local why
-	why=$(tr -d '\r' <"$1/console.log" 2>/dev/null |
+	# (not the command line's panic=-1)
+	why=$(tr -d '\r' <"$1/console.log" 2>/dev/null | grep -v 'ommand line:' |
 		grep -m1 -E 'Oops|BUG|panic|Kernel panic|KVM internal error' || true)
+	# qemu's own end (TCG once asserted in its MSI-X table emulation
+	# while the kernel was still decompressing) is in qemu.log
+	[ -n "$why" ] || why=$(grep -m1 -E 'Assertion|qemu-system' "$1/qemu.log" 2>/dev/null || true)
 	echo "# ${1#"$outdir"/}: the guest died before its suite started (${why:-no console}); booting once more (${1#"$outdir"/}.boot1 keeps the failed boot)"
 	rm -rf "$1.boot1"
 	mv "$1" "$1.boot1"
