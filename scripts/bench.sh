@@ -6,7 +6,9 @@
 # then the curves (bandwidth and latency vs message size, the latency
 # distribution of 8-byte Reads and FetchAdds: PNGs under build/, drawn by
 # scripts/bench_plot.sh), NVMe-oF with fio on each device, and write
-# bandwidth and read latency between two VMs (xiw, siw, TCP);
+# bandwidth and read latency between two VMs (xiw, siw, TCP), and where
+# the CPU time of a small op goes on xiw (profile_ops: per-op counters,
+# context switches and perf's hottest symbols);
 # then xiw_commitlog (a remote commit log: push with Flush and Atomic
 # Write against Send/Recv) on DRAM and emulated persistent memory, in a
 # VM of its own with an NVDIMM; then a 1 GiB RDMA Verify (crc32c) in the
@@ -28,7 +30,7 @@ export XIW_VM_MEM=${XIW_VM_MEM:-3072}
 bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
 	selftests/bench/perf_table.sh selftests/bench/perf_sweep.sh \
 	selftests/bench/nvmeof_bench.sh selftests/bench/perf_2vm.sh \
-	selftests/bench/commitlog.sh \
+	selftests/bench/profile_ops.sh selftests/bench/commitlog.sh \
 	selftests/tests/dp_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"
 	exit 1
@@ -51,6 +53,14 @@ if [ -f "$ttable" ]; then
 	echo
 	cat "$ttable"
 	{ echo; cat "$ttable"; } >>"$BUILD/bench-table.md"
+fi
+ptable=$run/1vm/tests/profile-table.md
+if [ -f "$ptable" ]; then
+	echo
+	echo "Per-op costs of small ops on xiw0 (profile_ops: requester and" \
+	     "responder in one VM; hottest symbols in $run/1vm/tests/profile-*.txt):"
+	cat "$ptable"
+	{ echo; cat "$ptable"; } >>"$BUILD/bench-table.md"
 fi
 # the pictures, linked from the table
 if bash scripts/bench_plot.sh "$run/1vm/tests" "$BUILD" >"$out.links"; then

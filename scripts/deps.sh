@@ -32,8 +32,9 @@ PKGS=(
 	# iSER initiator (iscsid, iscsiadm); the LIO target is set up through
 	# configfs, so targetcli-fb is not needed
 	open-iscsi
-	# make bench: TCP curves (qperf), NVMe-oF rows (fio), pictures (gnuplot)
-	qperf fio gnuplot-nox
+	# make bench: TCP curves (qperf), NVMe-oF rows (fio), pictures
+	# (gnuplot), per-op profiles (perf)
+	qperf fio gnuplot-nox linux-perf
 	# persistent memory in the VM (NVDIMM namespaces: pmem tests, commitlog)
 	ndctl daxctl
 	# DKMS and Debian packages (make dkms-install, make deb, pkg_* tests)
