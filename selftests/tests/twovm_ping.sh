@@ -17,12 +17,17 @@ b) expect_match "$peer_host" '^from-a-' "peer message" ;;
 esac
 # A byte stream across the link, server on a, client on b.
 if [ "$XIW_ROLE" = a ]; then
-	# (busybox nc quits when its stdin ends: give it one that lasts)
-	busybox nc -l -p 7710 >"$XIW_TEST_TMP/got" < <(sleep 120) &
+	# (busybox nc quits when its stdin ends: give it one that lasts, a
+	# FIFO held open by a sleep that goes once nc is done)
+	mkfifo "$XIW_TEST_TMP/in"
+	sleep 120 >"$XIW_TEST_TMP/in" &
+	hold=$!
+	busybox nc -l -p 7710 >"$XIW_TEST_TMP/got" <"$XIW_TEST_TMP/in" &
 	srv=$!
 	wait_listen 7710 10 $srv
 	xiw_barrier listening
 	wait $srv
+	kill $hold
 	log "received $(wc -c <"$XIW_TEST_TMP/got") bytes"
 	expect_eq "$(sha256sum <"$XIW_TEST_TMP/got" | cut -d' ' -f1)" \
 		"$(xiw_sync sum .)" "sha256 of the stream"
