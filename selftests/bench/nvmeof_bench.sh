@@ -13,6 +13,7 @@
 
 need_cmd fio dd
 T=${XIW_FIO_SECS:-10}
+. "$XIW_ROOT/selftests/bench/bench_lib.sh"
 . "$XIW_ROOT/selftests/bench/bench_devs.sh"
 
 # fio_read NAME RW BS: "IOPS MB/s KiB" of one read job on $NVME_NS (terse
@@ -26,16 +27,11 @@ fio_read() {
 	awk -F';' '{ printf "%d %.1f %d\n", $8, $7 * 1024 / 1e6, $6 }' <<<"$t"
 }
 
-# cost_snap DEV: the VM's context switches so far and, for xiw, the
-# per-op counters of Documentation/observability.md ("name value" lines)
+# cost_snap DEV: the VM's context switches so far and DEV's per-op
+# counters (xiw's; none for siw and rxe), "name value" lines
 cost_snap() {
-	local c=/sys/class/infiniband/$1/ports/1/hw_counters f
 	awk '/^ctxt/ { print "ctxt", $2 }' /proc/stat
-	[ "$1" = xiw0 ] || return 0
-	for f in tx_work_queued tx_sendmsg_calls tx_fpdus rx_fpdus; do
-		[ -f "$c/$f" ] && echo "$f $(cat "$c/$f")"
-	done
-	return 0
+	xiw_op_counters "$1"
 }
 
 declare -A iops mbps ctxt
