@@ -28,6 +28,9 @@ if [ "$XIW_ROLE" = a ]; then
 	want=$(xiw_sync nfs-written - 200) || fail "the client VM is gone"
 	got=$(sha256sum <"$NFS_EXPORT/data")
 	expect_eq "${got%% *}" "$want" "sha256 of the file the NFS server stored"
+	# b removes the file only after this (it did so right after the
+	# sync above, and beside a CPU hog the hash found no file)
+	xiw_barrier nfs-hashed 60
 	# the server stays until the client has unmounted (a hard mount
 	# whose server went away would hang in umount)
 	xiw_barrier client-done 120
@@ -117,6 +120,7 @@ expect_eq "${got%% *}" "$want" "sha256 of the file read back over NFS/RDMA"
 expect_match "$(grep " $PWD/mnt " /proc/mounts)" 'proto=rdma' "still mounted over RDMA"
 log "NFS/RDMA: $MB MiB written across three flaps, read back: equal"
 xiw_sync nfs-written "$want" 200 >/dev/null || fail "the server VM is gone"
+xiw_barrier nfs-hashed 200
 rm mnt/data
 nfs_umount "$PWD/mnt"
 xiw_barrier client-done 120
