@@ -99,7 +99,7 @@ record() {
 	p=$!
 	exec 7<>ctl 8<>ack 9<>tick
 	read -r base </sys/class/infiniband/xiw0/ports/1/hw_counters/rx_fpdus
-	lo=$((base + exp / 10)) hi=$((base + exp * 9 / 10))
+	lo=$((base + exp / 10)) hi=$((base + exp * 9 / 10)) v=$base
 	# shellcheck disable=SC2086
 	perftest_local xiw0 192.0.2.1 ${cmd[$row]} -n "$n" >res.txt &
 	t=$!
