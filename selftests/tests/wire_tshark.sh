@@ -406,11 +406,17 @@ analyze() {
 	# only bytes seen before are left out of the analysis; the run with
 	# netem duplicating segments must have some. A retransmission that
 	# also carries new bytes stays in.
+	# A FIN sent again (the same sequence number) is such a
+	# retransmission too; it carries no bytes and stays in.
 	tshark -r "$name.pcap" -o tcp.relative_sequence_numbers:TRUE -T fields \
-		-e frame.number -e tcp.srcport -e tcp.seq -e tcp.len \
+		-e frame.number -e tcp.srcport -e tcp.seq -e tcp.len -e tcp.flags.fin \
 		>"$name.seq" 2>"$name.err" || fail "$name: tshark: $(cat "$name.err")"
 	awk '$4 > 0 { if ($3 + $4 <= top[$2]) print $1; else top[$2] = $3 + $4 }' \
 		"$name.seq" >"$name.dups"
+	awk '$5 == 1 { if (($2, $3) in fin) print $1; fin[$2, $3] = 1 }' \
+		"$name.seq" >"$name.finrtx"
+	[ ! -s "$name.finrtx" ] ||
+		log "$name: FIN sent again in frame(s) $(tr '\n' ' ' <"$name.finrtx")"
 	if [ -s "$name.dups" ]; then
 		log "$name: $(wc -l <"$name.dups") TCP retransmission(s) of bytes already captured left out"
 		# shellcheck disable=SC2046
@@ -438,8 +444,9 @@ analyze() {
 		other=$(grep -vE "$allowed" "$name.expert" || true)
 	fi
 	# The receiver's D-SACKs of the retransmissions left out above (the
-	# ACK frames stay in). Any other TCP sequence warning still fails.
-	if [ -s "$name.dups" ]; then
+	# ACK frames stay in) or of a FIN sent again. Any other TCP sequence
+	# warning still fails.
+	if [ -s "$name.dups" ] || [ -s "$name.finrtx" ]; then
 		other=$(grep -vE '^Warns: +[0-9]+ +Sequence +TCP +D-SACK Sequence$' <<<"$other" || true)
 	fi
 	[ -z "$other" ] || fail "$name: tshark expert info: $(head -n 5 <<<"$other")"
