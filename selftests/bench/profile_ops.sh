@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 1800
-# description: where the CPU time of one small op goes on xiw0: for each row of XIW_PROF_ROWS (default atomic_rate atomic_lat read_lat write_lat) perftest (XIW_PROF_ITERS iterations, default 20000) runs three times on loopback, twice under perf stat (N/4 and N iterations: context switches and busy CPU time from /proc/stat per op as the difference between the two, without perftest's setup and teardown; all CPUs) and once with 2N iterations under perf record (cpu-clock samples with call chains, all CPUs), enabled only for the middle 80% of the ops (by xiw0's FPDU counter); prints the per-op costs, the busy samples by DSO and the hottest symbols (profile-ROW.txt, profile-ROW-all.txt, profile-table.md)
+# description: where the CPU time of one small op goes on xiw0: for each row of XIW_PROF_ROWS (default atomic_rate atomic_lat read_lat write_lat) perftest (XIW_PROF_ITERS iterations, default 20000) runs three times on loopback, twice under perf stat (N/4 and N iterations: context switches and busy CPU time from /proc/stat per op as the difference between the two, without perftest's setup and teardown; all CPUs) and once for about XIW_PROF_REC_SECS (default 5) seconds of ops under perf record (cpu-clock samples with call chains, all CPUs), enabled only for the middle 80% of the ops (by xiw0's FPDU counter); prints the per-op costs, the busy samples by DSO and the hottest symbols (profile-ROW.txt, profile-ROW-all.txt, profile-table.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 . "$XIW_ROOT/selftests/bench/bench_lib.sh"
@@ -159,9 +159,17 @@ for row in ${XIW_PROF_ROWS:-atomic_rate atomic_lat read_lat write_lat}; do
 	# of its pass (it is logged as "# retry:")
 	cs=$(awk -v a="$cs0" -v b="$cs1" -v m=$m 'BEGIN { printf "%.2f", (b - a) / m }')
 	us=$(awk -v a=$((b1 - b0)) -v b=$((b2 - b1)) -v m=$m 'BEGIN { printf "%.1f", (b - a) / m }')
-	# the record run is twice as long: its middle 80% is recorded
+	# the record run lasts about XIW_PROF_REC_SECS (default 5) seconds at
+	# the pace just measured (the figure: Mpps for the rate row, us per
+	# op for the latency rows), at least 2N ops and at most 10N; its middle 80% is
+	# recorded (xiw0's counter is polled every 10 ms or so: a run of a
+	# fraction of a second would slip through)
+	r=$(awk -v f="$fig" -v s="${XIW_PROF_REC_SECS:-5}" -v n=$((2 * N)) \
+		-v rate="$([ "$row" = atomic_rate ] && echo 1 || echo 0)" 'BEGIN {
+		o = rate ? f * 1e6 * s : s * 1e6 / f
+		printf "%d", o < n ? n : o > 5 * n ? 5 * n : o }')
 	rx=$(paste <(echo "$c0") <(echo "$c1") | awk 'NR == 4 { print $2 - $1 }')
-	record "$row" $((2 * N)) $((2 * rx))
+	record "$row" "$r" $((rx * r / N))
 	perf report -i prof.data --stdio --no-children --sort dso,sym -g none \
 		2>/dev/null | grep -v '^#' | sed '/^$/d' >prof.all || true
 	awk '{ p = $1; sub(/%/, "", p) } p + 0 >= 1' prof.all >"profile-$row.txt"
