@@ -2,10 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 1800
-# description: where the CPU time of one small op goes on xiw0: for each row of XIW_PROF_ROWS (default atomic_rate atomic_lat read_lat write_lat) perftest (XIW_PROF_ITERS iterations, default 20000) runs three times on loopback, twice under perf stat (N/4 and N iterations: context switches and busy CPU time from /proc/stat per op as the difference between the two, without perftest's setup and teardown; all CPUs) and once for about XIW_PROF_REC_SECS (default 5) seconds of ops under perf record (cpu-clock samples with call chains, all CPUs), enabled only for the middle 80% of the ops (by xiw0's FPDU counter); prints the per-op costs, the busy samples by DSO and the hottest symbols (profile-ROW.txt, profile-ROW-all.txt, profile-table.md)
+# description: where the CPU time of one small op goes on xiw0: for each row of XIW_PROF_ROWS (default atomic_rate atomic_lat read_lat write_lat) perftest (XIW_PROF_ITERS iterations, default 20000) runs three times on loopback, twice under perf stat (N/4 and N iterations: context switches and busy CPU time from /proc/stat per op as the difference between the two, without perftest's setup and teardown; all CPUs) and once under perf record (cpu-clock samples with call chains, all CPUs); prints the per-op costs and the hottest symbols (profile-ROW.txt, profile-table.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
-. "$XIW_ROOT/selftests/bench/bench_lib.sh"
 
 need_cmd perf ib_atomic_bw ib_atomic_lat ib_read_lat ib_write_lat ip ss
 # /proc/stat counts CPU time in 10 ms ticks: enough iterations that a
@@ -73,67 +72,19 @@ busy_us() {
 		printf "%.0f", ($2 + $3 + $4 + $7 + $8 + $9) * 1e6 / hz }' /proc/stat
 }
 
-# counters: xiw0's per-op counters, one value per line in the order of
-# xiw_op_counter_names
+# counters: xiw0's per-op counters (Documentation/observability.md), one
+# value per line in the order of cnames
+cnames=(tx_work_queued tx_sendmsg_calls tx_fpdus rx_fpdus tx_fpdus_from_rx)
 counters() {
-	local c
-	c=$(xiw_op_counters xiw0)
-	[ "$(wc -l <<<"$c")" = ${#xiw_op_counter_names[@]} ] ||
-		fail "xiw0 lacks per-op counters: $c"
-	awk '{ print $2 }' <<<"$c"
-}
-
-# record ROW ITERS FPDUS: perf record of ROW's perftest (ITERS
-# iterations), enabled only while the ops run: from a tenth to nine
-# tenths of the FPDUS that xiw0 is expected to receive (the per-op count
-# of the stat runs times ITERS), so perftest's start, connection setup,
-# report and teardown stay out of the profile. xiw0's counter is read
-# every 10 ms by this shell (a read builtin, no fork; its cost is in the
-# profile, as bash).
-record() {
-	local row=$1 n=$2 exp=$3 p t base lo hi v on=0
-	rm -f ctl ack tick
-	mkfifo ctl ack tick
-	perf record -g -e cpu-clock -F 997 -o prof.data -a -D -1 \
-		--control fifo:ctl,ack -- sleep 900 >perf.out 2>&1 &
-	p=$!
-	exec 7<>ctl 8<>ack 9<>tick
-	read -r base </sys/class/infiniband/xiw0/ports/1/hw_counters/rx_fpdus
-	lo=$((base + exp / 10)) hi=$((base + exp * 9 / 10)) v=$base
-	# shellcheck disable=SC2086
-	perftest_local xiw0 192.0.2.1 ${cmd[$row]} -n "$n" >res.txt &
-	t=$!
-	while kill -0 "$t" 2>/dev/null; do
-		read -r v </sys/class/infiniband/xiw0/ports/1/hw_counters/rx_fpdus
-		if [ $on = 0 ] && [ "$v" -ge $lo ]; then
-			echo enable >&7
-			read -r -t 60 _ <&8 || true
-			on=1
-		elif [ $on = 1 ] && [ "$v" -ge $hi ]; then
-			break
-		fi
-		read -r -t 0.01 _ <&9 || true
+	local f
+	for f in "${cnames[@]}"; do
+		cat "/sys/class/infiniband/xiw0/ports/1/hw_counters/$f" ||
+			fail "no counter $f"
 	done
-	[ $on = 1 ] && { echo disable >&7; read -r -t 60 _ <&8 || true; }
-	wait "$t" || { perf_end "$p"; fail "$row: perftest failed"; }
-	PERFTEST_PORT=$((PERFTEST_PORT + 8))
-	perf_end "$p"
-	exec 7>&- 8>&- 9>&-
-	[ $on = 1 ] || fail "$row: xiw0 received $((v - base)) FPDUs, the recording waited for $((lo - base))"
 }
 
-# busy_split FILE: where the samples that are not idle went, by DSO:
-# "share%% DSO" of the five largest, from perf report's "PCT DSO [x] SYM"
-# lines (every symbol); idle is the halt of an idle vCPU
-busy_split() {
-	awk '$1 ~ /%$/ && $NF !~ /safe_halt|default_idle|cpu_idle|poll_idle/ {
-		p = $1; sub(/%/, "", p); b[$2] += p; t += p }
-	END { for (d in b) printf "%.1f %s\n", t ? b[d] * 100 / t : 0, d }' "$1" |
-		sort -rn | head -5 | awk '{ printf "%s%s%% %s", s, $1, $2; s = ", " }'
-}
-
-echo "| row | figure | ops | context switches / op | busy CPU us / op | TX work items / op | sendmsg / op | FPDUs sent / op | FPDUs received / op | FPDUs sent by RX / op | busy samples by DSO | top symbols |" >profile-table.md
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|" >>profile-table.md
+echo "| row | figure | ops | context switches / op | busy CPU us / op | TX work items / op | sendmsg / op | FPDUs sent / op | FPDUs received / op | FPDUs sent by RX / op | top symbols |" >profile-table.md
+echo "|---|---|---|---|---|---|---|---|---|---|---|" >>profile-table.md
 for row in ${XIW_PROF_ROWS:-atomic_rate atomic_lat read_lat write_lat}; do
 	[ -n "${cmd[$row]:-}" ] || fail "unknown row $row"
 	# perf stat twice, N/4 and N iterations: the difference is what the
@@ -159,31 +110,18 @@ for row in ${XIW_PROF_ROWS:-atomic_rate atomic_lat read_lat write_lat}; do
 	# of its pass (it is logged as "# retry:")
 	cs=$(awk -v a="$cs0" -v b="$cs1" -v m=$m 'BEGIN { printf "%.2f", (b - a) / m }')
 	us=$(awk -v a=$((b1 - b0)) -v b=$((b2 - b1)) -v m=$m 'BEGIN { printf "%.1f", (b - a) / m }')
-	# the record run lasts about XIW_PROF_REC_SECS (default 5) seconds at
-	# the pace just measured (the figure: Mpps for the rate row, us per
-	# op for the latency rows), at least 2N ops and at most 10N; its middle 80% is
-	# recorded (xiw0's counter is polled every 10 ms or so: a run of a
-	# fraction of a second would slip through)
-	r=$(awk -v f="$fig" -v s="${XIW_PROF_REC_SECS:-5}" -v n=$((2 * N)) \
-		-v rate="$([ "$row" = atomic_rate ] && echo 1 || echo 0)" 'BEGIN {
-		o = rate ? f * 1e6 * s : s * 1e6 / f
-		printf "%d", o < n ? n : o > 5 * n ? 5 * n : o }')
-	rx=$(paste <(echo "$c0") <(echo "$c1") | awk 'NR == 4 { print $2 - $1 }')
-	record "$row" "$r" $((rx * r / N))
+	under "$row" "$N" record -g -e cpu-clock -F 997 -o prof.data
 	perf report -i prof.data --stdio --no-children --sort dso,sym -g none \
-		2>/dev/null | grep -v '^#' | sed '/^$/d' >prof.all || true
-	awk '{ p = $1; sub(/%/, "", p) } p + 0 >= 1' prof.all >"profile-$row.txt"
+		--percent-limit 1 2>/dev/null | grep -v '^#' | sed '/^$/d' \
+		>"profile-$row.txt" || true
 	[ -s "profile-$row.txt" ] || fail "$row: empty profile"
 	top=$(head -5 "profile-$row.txt" | awk '{ printf "%s%s %s (%s)", s, $1, $NF, $2; s = ", " }')
-	split=$(busy_split prof.all)
-	printf '| %s | %s | %d | %s | %s | %s | %s | %s |\n' \
-		"$row" "$fig" "$N" "$cs" "$us" "$per" "$split" "$top" \
-		>>profile-table.md
-	head -200 prof.all >"$XIW_TEST_OUT/profile-$row-all.txt" 2>/dev/null || true
+	printf '| %s | %s | %d | %s | %s | %s | %s |\n' \
+		"$row" "$fig" "$N" "$cs" "$us" "$per" "$top" >>profile-table.md
 	log "$row: $(tail -1 profile-table.md)"
 	sed "s/^/# $row: /" "profile-$row.txt" | head -40
 	cp "profile-$row.txt" "$XIW_TEST_OUT/" 2>/dev/null || true
-	rm -f prof.data prof.data.old prof.all
+	rm -f prof.data prof.data.old
 done
 sed 's/^/BENCH /' profile-table.md
 cp profile-table.md "$XIW_TEST_OUT/" 2>/dev/null || true
