@@ -5,6 +5,7 @@
 # description: where the CPU time of one small op goes on xiw0: for each row of XIW_PROF_ROWS (default atomic_rate atomic_lat read_lat write_lat) perftest (XIW_PROF_ITERS iterations, default 20000) runs three times on loopback, twice under perf stat (N/4 and N iterations: context switches and busy CPU time from /proc/stat per op as the difference between the two, without perftest's setup and teardown; all CPUs) and once under perf record (cpu-clock samples with call chains, all CPUs); prints the per-op costs and the hottest symbols (profile-ROW.txt, profile-table.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
+. "$XIW_ROOT/selftests/bench/bench_lib.sh"
 
 need_cmd perf ib_atomic_bw ib_atomic_lat ib_read_lat ib_write_lat ip ss
 # /proc/stat counts CPU time in 10 ms ticks: enough iterations that a
@@ -72,15 +73,14 @@ busy_us() {
 		printf "%.0f", ($2 + $3 + $4 + $7 + $8 + $9) * 1e6 / hz }' /proc/stat
 }
 
-# counters: xiw0's per-op counters (Documentation/observability.md), one
-# value per line in the order of cnames
-cnames=(tx_work_queued tx_sendmsg_calls tx_fpdus rx_fpdus tx_fpdus_from_rx)
+# counters: xiw0's per-op counters (bench_lib.sh), one value per line in
+# the order of xiw_op_counter_names; every one must exist
 counters() {
-	local f
-	for f in "${cnames[@]}"; do
-		cat "/sys/class/infiniband/xiw0/ports/1/hw_counters/$f" ||
-			fail "no counter $f"
-	done
+	local c
+	c=$(xiw_op_counters xiw0)
+	[ "$(wc -l <<<"$c")" = ${#xiw_op_counter_names[@]} ] ||
+		fail "xiw0 lacks per-op counters, it has: $(tr '\n' ' ' <<<"$c")"
+	awk '{ print $2 }' <<<"$c"
 }
 
 echo "| row | figure | ops | context switches / op | busy CPU us / op | TX work items / op | sendmsg / op | FPDUs sent / op | FPDUs received / op | FPDUs sent by RX / op | top symbols |" >profile-table.md
