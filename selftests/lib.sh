@@ -593,6 +593,16 @@ xiw_sync() {
 		exec {fd}>&-
 		wait "$_XIW_NC_PID" 2>/dev/null || true
 	else
+		# a closes first: b waits (up to 5 s) for a's end of the
+		# connection before it closes its own. Whoever closes first
+		# keeps the connection in TIME_WAIT for a minute: on a, that
+		# is port $XIW_SYNC_PORT; on b it was an ephemeral port, in
+		# the range rdma_cm picks its source ports from. A TIME_WAIT
+		# of this socket (no SO_REUSEADDR) makes bind() of that port
+		# fail, and siw binds its connecting socket to rdma_cm's port
+		# with no fallback: a siw client on b failed rdma_connect()
+		# with EADDRINUSE (seen once in siw_data_2vm).
+		[ -z "$line" ] || read -r -t 5 part <&"$fd" || true
 		exec {fd}>&-
 	fi
 	case $line in
@@ -668,6 +678,17 @@ netdev_flap() {
 	wait_port_state xiw0 PORT_ACTIVE 10
 }
 
+# addrinuse_note LOG: for a client whose LOG says "Address already in use"
+# (a stack that binds its TCP socket to rdma_cm's source port and fails
+# when TCP holds that port: siw; xiw takes another), the TIME_WAIT
+# sockets of this VM, and how many are xiw_sync's (see there).
+addrinuse_note() {
+	grep -q "Address already in use" "$1" || return 0
+	printf ' (EADDRINUSE: %s sockets in TIME_WAIT here, %s of them xiw_sync connections)' \
+		"$(ss -Htan state time-wait | wc -l)" \
+		"$(ss -Htan state time-wait "( sport = :$XIW_SYNC_PORT or dport = :$XIW_SYNC_PORT )" | wc -l)"
+}
+
 # rping_2vm NAME SERVER_ROLE SIZE COUNT: rping between the two VMs of a 2vm
 # test, its server on SERVER_ROLE (a or b), with -v (every ping printed,
 # counted on both sides) and -V (the client checks what it reads back).
@@ -691,7 +712,7 @@ rping_2vm() {
 		run_timeout 90 rping -c -a "$XIW_PEER_IP" -p $RPING_PORT -v -V \
 			-C "$count" -S "$size" >rping-cli.log 2>&1 ||
 			rping_race rping-cli.log ||
-			fail "$name: rping client: $(tail -n 5 rping-cli.log)"
+			fail "$name: rping client: $(tail -n 5 rping-cli.log)$(addrinuse_note rping-cli.log)"
 		expect_eq "$(grep -c 'ping data: rdma-ping-' rping-cli.log)" "$count" "$name: pings at the client"
 	fi
 	xiw_barrier "$name-end" 30

@@ -362,9 +362,7 @@ perftest_2vm_run() {
 		fi
 		if [ "$me" = fail ] || [ "$peer" = fail ]; then
 			sed 's/^/#   /' "$log" >&2
-			! grep -q "Address already in use" "$log" ||
-				log "EADDRINUSE: xiw_connect binds the TCP socket to rdma_cm's source port, which rdma_cm picks without regard to this VM's TCP sockets ($(ss -Htan state time-wait | wc -l) in TIME_WAIT)" >&2
-			fail "$t $* failed (here: $me, peer: $peer)"
+			fail "$t $* failed (here: $me, peer: $peer)$(addrinuse_note "$log")"
 		fi
 		retry_note "$t $*: here $me, peer $peer (perftest's clock calibration or relisten race) (try $try)"
 	done

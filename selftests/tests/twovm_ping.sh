@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 90
-# description: two VMs on the private virtual link: ping, sync with a payload, TCP
+# description: two VMs on the private virtual link: ping, sync with a payload (no sync connection left in TIME_WAIT on b), TCP
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 log "role $XIW_ROLE: $XIW_NETDEV $XIW_LOCAL_IP -> $XIW_PEER_IP"
@@ -36,5 +36,11 @@ else
 	xiw_barrier listening
 	busybox nc "$XIW_PEER_IP" 7710 <"$XIW_TEST_TMP/data"
 	xiw_sync sum "$(sha256sum <"$XIW_TEST_TMP/data" | cut -d' ' -f1)" >/dev/null
+	# xiw_sync's connections end in TIME_WAIT on a (port
+	# $XIW_SYNC_PORT), never on b, where they would hold ephemeral
+	# ports that a siw client's bind to rdma_cm's port trips over
+	tw=$(ss -Htan state time-wait "dport = :$XIW_SYNC_PORT")
+	[ -z "$tw" ] ||
+		fail "xiw_sync connections in TIME_WAIT on b: $(echo $tw | cut -c1-300)"
 fi
 log "ok"
