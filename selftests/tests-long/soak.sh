@@ -79,7 +79,8 @@ wait_for 30 eval '[ "$(tcp_inuse)" -le "$(cat base.inuse)" ]' ||
 # dp_soak_short without a leak: single caches +157..+314 objects, all
 # filtered caches +486, free pages -333..-950): slab objects (but the
 # caches slab_filter leaves out) at most max(2 per QP, 1500) more than
-# before, no single cache grown by max(3/4 per QP, 400) objects (a leak
+# before, no single cache grown by max(3/4 per QP, 400) objects (and two
+# slabs per CPU of that cache, what slab_snapshot can tell apart) (a leak
 # of one object per QP shows at 1000 QPs, of two per QP at 200); free
 # pages at most 1024 (4 MiB) fewer (a leak of two pages per QP shows at
 # 1000 QPs; rings are vmalloc'ed and counted exactly); xiw's vmalloc
