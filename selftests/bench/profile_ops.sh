@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 1800
-# description: where the CPU time of one small op goes on xiw0: for each row of XIW_PROF_ROWS (default atomic_rate atomic_lat read_lat write_lat) perftest (XIW_PROF_ITERS iterations, default 20000) runs three times on loopback, twice under perf stat (N/4 and N iterations: context switches and busy CPU time from /proc/stat per op as the difference between the two, without perftest's setup and teardown; all CPUs) and once under perf record (cpu-clock samples with call chains, all CPUs); prints the per-op costs and the hottest symbols (profile-ROW.txt, profile-table.md)
+# description: where the CPU time of one small op goes on xiw0: for each row of XIW_PROF_ROWS (default atomic_rate atomic_lat read_lat write_lat) perftest (XIW_PROF_ITERS iterations, default 200000: the ops then outweigh perftest's start and teardown in the recorded run too) runs three times on loopback, twice under perf stat (N/4 and N iterations: context switches and busy CPU time from /proc/stat per op as the difference between the two, without perftest's setup and teardown; all CPUs) and once under perf record (cpu-clock samples with call chains, all CPUs); prints the per-op costs and the hottest symbols (profile-ROW.txt, profile-table.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 . "$XIW_ROOT/selftests/bench/bench_lib.sh"
@@ -10,7 +10,7 @@
 need_cmd perf ib_atomic_bw ib_atomic_lat ib_read_lat ib_write_lat ip ss
 # /proc/stat counts CPU time in 10 ms ticks: enough iterations that a
 # row runs for seconds
-N=${XIW_PROF_ITERS:-20000}
+N=${XIW_PROF_ITERS:-200000}
 xiw_need_provider
 dummy_add d0
 ip addr add 192.0.2.1/24 dev d0
@@ -89,7 +89,8 @@ for row in ${XIW_PROF_ROWS:-atomic_rate atomic_lat read_lat write_lat}; do
 	[ -n "${cmd[$row]:-}" ] || fail "unknown row $row"
 	# perf stat twice, N/4 and N iterations: the difference is what the
 	# ops cost, without perftest's start, connection setup and teardown
-	# (a few seconds of CPU under TCG, 200-300 us per op of 20000)
+	# (a few seconds of CPU under TCG: 200-300 us per op of 20000, 20-30
+	# of 200000)
 	q=$((N / 4))
 	b0=$(busy_us)
 	under "$row" $q stat -x, -e context-switches
