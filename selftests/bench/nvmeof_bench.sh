@@ -27,14 +27,51 @@ fio_read() {
 	awk -F';' '{ printf "%d %.1f %d\n", $8, $7 * 1024 / 1e6, $6 }' <<<"$t"
 }
 
-# cost_snap DEV: the VM's context switches so far and DEV's per-op
-# counters (xiw's; none for siw and rxe), "name value" lines
+# cost_snap DEV: the VM's context switches, busy CPU time (us: every
+# CPU's time but idle and iowait, USER_HZ ticks), TCP segments sent (data
+# and pure ACKs; xiw and siw) and UDP datagrams sent (rxe) so far, and
+# DEV's per-op counters (xiw's; none for siw and rxe), "name value" lines
 cost_snap() {
-	awk '/^ctxt/ { print "ctxt", $2 }' /proc/stat
+	awk -v hz="$(getconf CLK_TCK)" '
+		/^ctxt/ { print "ctxt", $2 }
+		/^cpu / { b = 0; for (i = 2; i <= NF; i++) if (i != 5 && i != 6) b += $i
+			  printf "busy_us %.0f\n", b * 1e6 / hz }' /proc/stat
+	awk '$1 == "Tcp:" || $1 == "Udp:" {
+		if (!h[$1]++) { for (i = 2; i <= NF; i++) k[$1, i] = $i; next }
+		for (i = 2; i <= NF; i++)
+			if (k[$1, i] == "OutSegs" || k[$1, i] == "OutDatagrams")
+				print ($1 == "Tcp:" ? "tcp_segs" : "udp_dgrams"), $i
+	}' /proc/net/snmp
 	xiw_op_counters "$1"
 }
 
-declare -A iops mbps ctxt
+# nvme_profile DEV (XIW_NVME_PROFILE=1): one more 4 KiB random read run,
+# under perf record (all CPUs, cpu-clock samples: TCG has no PMU), after
+# the measured ones; the symbols above 0.5% of the samples go to
+# nvme-profile-DEV.txt and the log
+nvme_profile() {
+	need_cmd perf
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	perf record -a -g -e cpu-clock -F 997 -o nvprof.data -- \
+		fio --name=prof --filename="$NVME_NS" --rw=randread --bs=4k \
+		--iodepth=16 --ioengine=libaio --direct=1 --time_based \
+		--runtime="$T" --size=256M --minimal >/dev/null 2>nvprof.err ||
+		{ cat nvprof.err; fail "perf record of fio failed"; }
+	perf report -i nvprof.data --stdio --no-children --sort dso,sym \
+		--percent-limit 0.5 2>/dev/null | grep -v '^#' | sed '/^$/d' \
+		>"nvme-profile-$1.txt" || true
+	# inclusive: which paths (RX, TX work, the ULPs, fio) hold the time
+	perf report -i nvprof.data --stdio --children --sort sym -g none \
+		--percent-limit 3 2>/dev/null | grep -v '^#' | sed '/^$/d' \
+		>"nvme-paths-$1.txt" || true
+	cp "nvme-paths-$1.txt" "$XIW_TEST_OUT/" 2>/dev/null || true
+	sed "s/^/# $1 profile: /" "nvme-profile-$1.txt" | head -60 >&2
+	cp "nvme-profile-$1.txt" "$XIW_TEST_OUT/" 2>/dev/null || true
+	rm -f nvprof.data
+}
+
+declare -A iops mbps ctxt busy segs
 for dev in ${XIW_BENCH_DEVS:-${devs[@]}}; do
 	dev_up "$dev"
 	# a subshell of its own, with its own deferred cleanup (traps are
@@ -54,6 +91,7 @@ for dev in ${XIW_BENCH_DEVS:-${devs[@]}}; do
 		paste "c0-$dev" "c1-$dev" | awk -v n=$((kib / 4)) '
 			n > 0 { printf "%s %.2f\n", $1, ($4 - $2) / n }' >"cost-$dev"
 		fio_read seq128k read 128k >"s-$dev"
+		[ -z "${XIW_NVME_PROFILE:-}" ] || nvme_profile "$dev"
 	) 2>err-$dev; then
 		read -r iops[$dev] _ <"r-$dev"
 		read -r _ mbps[$dev] _ <"s-$dev"
@@ -63,7 +101,10 @@ for dev in ${XIW_BENCH_DEVS:-${devs[@]}}; do
 	log "$dev: 4K randread QD16 ${iops[$dev]:-n/a} IOPS, 128K read ${mbps[$dev]:-n/a} MB/s"
 	[ -s "cost-$dev" ] && {
 		log "$dev: per 4K read: $(tr '\n' ' ' <"cost-$dev")"
-		read -r _ ctxt[$dev] <"cost-$dev"
+		ctxt[$dev]=$(awk '$1 == "ctxt" { print $2 }' "cost-$dev")
+		busy[$dev]=$(awk '$1 == "busy_us" { print $2 }' "cost-$dev")
+		segs[$dev]=$(awk '$1 == "tcp_segs" { t = $2 } $1 == "udp_dgrams" { u = $2 }
+			END { printf "%s", (t + 0 >= u + 0 ? t " TCP" : u " UDP") }' "cost-$dev")
 	}
 	dev_down "$dev"
 done
@@ -83,6 +124,8 @@ best() {
 	x=${mbps[xiw0]:-n/a} s=${mbps[siw0]:-n/a} r=${mbps[rxe0]:-n/a}
 	echo "| 128 KiB sequential read, QD16, MB/s | $x | $s | $r | $(ratio "$x" "$(best "$s" "$r")") | >= 1.20 |"
 	echo "| context switches per 4 KiB read (whole VM) | ${ctxt[xiw0]:-n/a} | ${ctxt[siw0]:-n/a} | ${ctxt[rxe0]:-n/a} | | |"
+	echo "| busy CPU us per 4 KiB read (whole VM, 2 vCPUs) | ${busy[xiw0]:-n/a} | ${busy[siw0]:-n/a} | ${busy[rxe0]:-n/a} | | |"
+	echo "| packets sent per 4 KiB read (TCP segments or UDP datagrams) | ${segs[xiw0]:-n/a} | ${segs[siw0]:-n/a} | ${segs[rxe0]:-n/a} | | |"
 } | tee nvmeof-table.md | sed 's/^/BENCH /'
 cp nvmeof-table.md "$XIW_TEST_OUT/nvmeof-table.md"
 [ -n "${iops[xiw0]:-}" ] || fail "no NVMe-oF figure for xiw"

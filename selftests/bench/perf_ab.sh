@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 2400
-# description: A/B of xiw modules in one boot: XIW_AB_KOS (space-separated .ko paths; "NAME=PATH" names a variant, "NAME=PATH:ENV=VAL" adds a provider environment variable, "NAME=PATH:mod.PARAM=VAL" sets a module parameter) take turns XIW_AB_ROUNDS times (default 2) through the perf_table rows on xiw0 (XIW_AB_ROWS: only these); prints every run and the per-variant medians (ab-table.md)
+# description: A/B of xiw modules in one boot: XIW_AB_KOS (space-separated .ko paths; "NAME=PATH" names a variant, "NAME=PATH:ENV=VAL" adds a provider environment variable, "NAME=PATH:mod.PARAM=VAL" sets a module parameter) take turns XIW_AB_ROUNDS times (default 2) through the perf_table rows and 4 KiB Write and Send bandwidth (write_bw_4k, send_bw_4k) on xiw0 (XIW_AB_ROWS: only these); prints every run and the per-variant medians (ab-table.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 
@@ -15,7 +15,7 @@ dummy_add d0
 ip addr add 192.0.2.1/24 dev d0
 
 rows=(atomic_rate atomic_lat read_lat write_lat send_lat write_bw read_bw
-      send_bw)
+      send_bw write_bw_4k send_bw_4k)
 declare -A val
 cell() {
 	local key=$1 col r
@@ -55,6 +55,11 @@ for round in $(seq "${XIW_AB_ROUNDS:-2}"); do
 				fail "$variant: module parameter ${p%%=*}"
 			envset= ;;
 		esac
+		# the variable's value before this variant (e.g. RDMAV_DRIVERS,
+		# which lib.sh set to the built provider), restored after it
+		envname=${envset%%=*}
+		envold=
+		[ -z "$envset" ] || envold=$(declare -p "$envname" 2>/dev/null) || true
 		# shellcheck disable=SC2163
 		[ -z "$envset" ] || export "$envset"
 		xiw_link_add xiw0 d0
@@ -67,7 +72,13 @@ for round in $(seq "${XIW_AB_ROUNDS:-2}"); do
 		cell write_bw ib_write_bw -s 65536 -n "$N"
 		cell read_bw ib_read_bw -s 65536 -n "$N"
 		cell send_bw ib_send_bw -s 65536 -n "$N"
-		[ -z "$envset" ] || unset "${envset%%=*}"
+		# storage's block size (NVMe-oF, iSER, NFS pages)
+		cell write_bw_4k ib_write_bw -s 4096 -n "$N"
+		cell send_bw_4k ib_send_bw -s 4096 -n "$N"
+		if [ -n "$envset" ]; then
+			unset "$envname"
+			[ -z "$envold" ] || eval "$envold"
+		fi
 		rdma link delete xiw0
 		wait_for 5 eval "! ib_dev_exists xiw0" || fail "xiw0 still registered"
 	done
@@ -80,6 +91,7 @@ median() { tr ' ' '\n' | { grep -E '^[0-9.]+$' || true; } | sort -g |
 	printf '| row |'; printf ' %s |' "${variants[@]}"; echo
 	printf '|---|'; printf -- '---|%.0s' "${variants[@]}"; echo
 	for k in "${rows[@]}"; do
+		case " ${XIW_AB_ROWS:-${rows[*]}} " in *" $k "*) ;; *) continue ;; esac
 		printf '| %s |' "$k"
 		for v in "${variants[@]}"; do
 			printf ' %s (%s) |' "$(median <<<"${val[$v,$k]}")" "${val[$v,$k]# }"
