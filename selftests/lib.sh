@@ -181,12 +181,13 @@ wait_gone() {
 	done
 }
 
-# wait_listen PORT [SEC] [PID]: wait until something listens on PORT: a
-# TCP socket (an rdma_cm listen on an iWARP device is a kernel TCP
+# wait_listen PORT [SEC] [PID] [LOG]: wait until something listens on
+# PORT: a TCP socket (an rdma_cm listen on an iWARP device is a kernel TCP
 # listener, which `ss` shows like any other) or an rdma_cm ID in LISTEN on
 # that port (`rdma resource show cm_id`: RoCE devices such as rxe have no
 # TCP listener); fails the test after SEC (default 20 s), or at once when
-# PID (the server expected to listen) has ended.
+# PID (the server expected to listen) has ended, showing LOG (the server's
+# output) first.
 xiw_port_listening() {
 	ss -Htln "sport = :$1" 2>/dev/null | grep -q . ||
 		rdma resource show cm_id 2>/dev/null | awk -v p=":$1\$" '
@@ -194,14 +195,18 @@ xiw_port_listening() {
 			END { exit !f }'
 }
 wait_listen() {
-	local port=$1 t=${2:-20} pid=${3:-} end
+	local port=$1 t=${2:-20} pid=${3:-} log=${4:-} end why=
 	end=$(( ${EPOCHREALTIME/./} + t * 1000000 ))
 	until xiw_port_listening "$port"; do
 		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
-			fail "the server (pid $pid) ended without listening on TCP port $port"
+			why="the server (pid $pid) ended without listening on TCP port $port"
+		elif [ "${EPOCHREALTIME/./}" -ge $end ]; then
+			why="nothing listens on TCP port $port after ${t}s"
 		fi
-		[ "${EPOCHREALTIME/./}" -lt $end ] ||
-			fail "nothing listens on TCP port $port after ${t}s"
+		if [ -n "$why" ]; then
+			[ -z "$log" ] || sed 's/^/#   /' "$log" >&2
+			fail "$why"
+		fi
 		sleep 0.1
 	done
 }
@@ -216,8 +221,7 @@ server_bg() {
 	shift 2
 	run_timeout "$t" "$@" >"$name-srv.log" 2>&1 &
 	srv=$!
-	(wait_listen "$port" 20 "$srv") ||
-		fail "$name: server not listening: $(cat "$name-srv.log")"
+	wait_listen "$port" 20 "$srv" "$name-srv.log"
 }
 
 # server_done NAME: the server_bg server ends with status 0 (rping's exit

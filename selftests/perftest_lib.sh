@@ -27,17 +27,6 @@ perftest_listen_race() {
 	grep -q "Event: RDMA_CM_EVENT_REJECTED; error: -111" "$1"
 }
 
-# perftest_wait_listen PID WHAT: the perftest server PID (output in
-# srv.log) listens on $PERFTEST_PORT within 30 s; if it ends first or does
-# not listen, the test fails with the server's output.
-perftest_wait_listen() {
-	# a subshell: wait_listen's fail would end this shell before the
-	# server's output is shown
-	(wait_listen "$PERFTEST_PORT" 30 "$1") && return
-	kill_bg "$1"
-	sed 's/^/#   /' srv.log >&2
-	fail "$2: the server did not listen on TCP port $PERFTEST_PORT"
-}
 
 # perftest_local DEV ADDR TOOL ARGS...: server and client of TOOL on this
 # host (-R, rdma_cm), client towards ADDR. The client's output ends up in
@@ -53,7 +42,7 @@ perftest_local() {
 		srv=$!
 		# the listener must exist before the client starts: a refusal
 		# is then perftest's relisten race, not a missing listener
-		perftest_wait_listen "$srv" "$t $*"
+		wait_listen "$PERFTEST_PORT" 30 "$srv" srv.log
 		rc=0
 		run_timeout 80 "$t" -R -d "$dev" -p "$PERFTEST_PORT" "$@" "$addr" \
 			>cli.log 2>&1 || rc=$?
@@ -287,7 +276,7 @@ perftest_2vm_run() {
 			run_timeout 90 "$t" -R -d "$dev" -p "$PERFTEST_PORT" "$@" \
 				>srv.log 2>&1 &
 			srv=$!
-			perftest_wait_listen "$srv" "$t $*"
+			wait_listen "$PERFTEST_PORT" 30 "$srv" srv.log
 			xiw_barrier "$tag-listen" 30
 			# Let the server end before the next sync (up to 30 s:
 			# a refused client leaves it waiting): a long wait

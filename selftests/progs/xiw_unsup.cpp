@@ -34,6 +34,7 @@
 #include <netdb.h>
 #include <poll.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -263,8 +264,16 @@ int main(int argc, char **argv)
 
 			if (t == RDMA_CM_EVENT_DISCONNECTED)
 				disconnected = true;
+		} else if (wcs == 3) {
+			// only the asynchronous event is still awaited: wait
+			// on its fd (non-blocking, see above) instead of spinning
+			pollfd pfd{ id->verbs->async_fd, POLLIN, 0 };
+
+			if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
+				die("poll(async_fd)");
 		} else {
-			// only the event is still awaited: do not spin
+			// completions still due: the CQ has no channel, poll it
+			// again soon
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
 		}
 	}

@@ -19,6 +19,21 @@ if run_timeout 1 sleep 10; then fail "run_timeout did not stop sleep"; fi
 touch "$XIW_TEST_TMP/flag"
 wait_for 3 test -e "$XIW_TEST_TMP/flag" || fail "wait_for missed an existing file"
 if wait_for 1 test -e "$XIW_TEST_TMP/never"; then fail "wait_for invented a file"; fi
+# wait_listen: a listener is found; a server that ended, or nothing
+# listening in time, fails with the server's log shown first.
+python3 -c 'import socket, time; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 7999)); s.listen(); time.sleep(30)' &
+lp=$!
+wait_listen 7999 10 $lp
+kill $lp
+echo "server says: bind failed" >"$XIW_TEST_TMP/srv.log"
+out=$( (wait_listen 7998 10 "$(sh -c 'echo $$')" "$XIW_TEST_TMP/srv.log") 2>&1) &&
+	fail "wait_listen passed for a server that had ended"
+expect_match "$out" '^#   server says: bind failed$'
+expect_match "$out" '^FAIL: the server .* ended without listening on TCP port 7998$'
+out=$( (wait_listen 7998 1 "" "$XIW_TEST_TMP/srv.log") 2>&1) &&
+	fail "wait_listen passed with nothing listening"
+expect_match "$out" '^#   server says: bind failed$'
+expect_match "$out" '^FAIL: nothing listens on TCP port 7998 after 1s$'
 # defer runs at exit: a dummy netdev must be gone after the test (checked by
 # sc_cleanup_check, which runs next).
 dummy_add scdummy0
