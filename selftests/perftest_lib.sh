@@ -27,7 +27,6 @@ perftest_listen_race() {
 	grep -q "Event: RDMA_CM_EVENT_REJECTED; error: -111" "$1"
 }
 
-
 # perftest_local DEV ADDR TOOL ARGS...: server and client of TOOL on this
 # host (-R, rdma_cm), client towards ADDR. The client's output ends up in
 # cli.log, the server's in srv.log; the client's result line is printed.

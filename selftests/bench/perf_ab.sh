@@ -17,10 +17,15 @@ ip addr add 192.0.2.1/24 dev d0
 rows=(atomic_rate atomic_lat read_lat write_lat send_lat write_bw read_bw
       send_bw write_bw_4k send_bw_4k)
 declare -A val
+# row_selected KEY: KEY is one of XIW_AB_ROWS (default: every row)
+row_selected() {
+	case " ${XIW_AB_ROWS:-${rows[*]}} " in *" $1 "*) return 0 ;; esac
+	return 1
+}
 cell() {
 	local key=$1 col r
 	shift
-	case " ${XIW_AB_ROWS:-${rows[*]}} " in *" $key "*) ;; *) return 0 ;; esac
+	row_selected "$key" || return 0
 	case $1 in
 	*_lat) col=5 ;;
 	ib_atomic_bw) col=5 ;;
@@ -91,7 +96,7 @@ median() { tr ' ' '\n' | { grep -E '^[0-9.]+$' || true; } | sort -g |
 	printf '| row |'; printf ' %s |' "${variants[@]}"; echo
 	printf '|---|'; printf -- '---|%.0s' "${variants[@]}"; echo
 	for k in "${rows[@]}"; do
-		case " ${XIW_AB_ROWS:-${rows[*]}} " in *" $k "*) ;; *) continue ;; esac
+		row_selected "$k" || continue
 		printf '| %s |' "$k"
 		for v in "${variants[@]}"; do
 			printf ' %s (%s) |' "$(median <<<"${val[$v,$k]}")" "${val[$v,$k]# }"
