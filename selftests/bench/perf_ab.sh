@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 2400
-# description: A/B of xiw modules in one boot: XIW_AB_KOS (space-separated .ko paths; "NAME=PATH" names a variant, "NAME=PATH:ENV=VAL" adds a provider environment variable, "NAME=PATH:mod.PARAM=VAL" sets a module parameter) take turns XIW_AB_ROUNDS times (default 2) through the perf_table rows and 4 KiB Write and Send bandwidth (write_bw_4k, send_bw_4k) on xiw0 (XIW_AB_ROWS: only these); prints every run and the per-variant medians (ab-table.md)
+# description: A/B of xiw modules in one boot: XIW_AB_KOS (space-separated .ko paths; "NAME=PATH" names a variant, "NAME=PATH:ENV=VAL" adds a provider environment variable, "NAME=PATH:mod.PARAM=VAL" sets a module parameter) take turns XIW_AB_ROUNDS times (default 2) through the perf_table rows and 4 KiB Write and Send bandwidth (write_bw_4k, send_bw_4k) and the copied sizes below a page (write_bw_2k, send_bw_1k) on xiw0 (XIW_AB_ROWS: only these); prints every run and the per-variant medians (ab-table.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 
@@ -15,7 +15,7 @@ dummy_add d0
 ip addr add 192.0.2.1/24 dev d0
 
 rows=(atomic_rate atomic_lat read_lat write_lat send_lat write_bw read_bw
-      send_bw write_bw_4k send_bw_4k)
+      send_bw write_bw_4k send_bw_4k write_bw_2k send_bw_1k)
 declare -A val
 # row_selected KEY: KEY is one of XIW_AB_ROWS (default: every row)
 row_selected() {
@@ -80,6 +80,9 @@ for round in $(seq "${XIW_AB_ROUNDS:-2}"); do
 		# storage's block size (NVMe-oF, iSER, NFS pages)
 		cell write_bw_4k ib_write_bw -s 4096 -n "$N"
 		cell send_bw_4k ib_send_bw -s 4096 -n "$N"
+		# below a page a user QP's payload is copied (no zero-copy)
+		cell write_bw_2k ib_write_bw -s 2048 -n "$N"
+		cell send_bw_1k ib_send_bw -s 1024 -n "$N"
 		if [ -n "$envset" ]; then
 			unset "$envname"
 			[ -z "$envold" ] || eval "$envold"
