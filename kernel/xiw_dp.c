@@ -456,6 +456,7 @@ static void xiw_dp_write_space(struct sock *sk)
 static void xiw_dp_free(struct xiw_qp_dp *dp)
 {
 	xiw_tx_zc_free(dp);
+	kvfree(dp->tx.batch);
 	kvfree(dp->cmpl);
 	kfree(dp->orq);
 	kfree(dp->irq);
@@ -505,7 +506,9 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	dp->orq = kcalloc(n, sizeof(*dp->orq), GFP_KERNEL);
 	n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
 	dp->irq = kcalloc(n, sizeof(*dp->irq), GFP_KERNEL);
-	if (!dp->cmpl || !dp->orq || !dp->irq || xiw_tx_zc_attach(dp)) {
+	dp->tx.batch = kvmalloc(XIW_TX_BATCH_BYTES, GFP_KERNEL);
+	if (!dp->cmpl || !dp->orq || !dp->irq || !dp->tx.batch ||
+	    xiw_tx_zc_attach(dp)) {
 		xiw_dp_free(dp);
 		return -ENOMEM;
 	}

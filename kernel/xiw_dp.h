@@ -152,8 +152,8 @@ enum xiw_tx_kind {
 #define XIW_TX_RX_BURST		32	/* FPDUs RX sends per pass */
 #define XIW_TX_RX_READ_MAX	4096	/* longest Read RX answers itself */
 #define XIW_TX_RX_CORK		256	/* FPDUs RX may batch (MSG_MORE) */
-#define XIW_TX_BATCH_BYTES	2048	/* small FPDUs sent by one sendmsg */
-#define XIW_TX_BATCH_FPDU	256	/* longest FPDU that is batched */
+#define XIW_TX_BATCH_BYTES	16384	/* copied FPDUs sent by one sendmsg */
+#define XIW_TX_BATCH_FPDU	4352	/* longest FPDU that is batched */
 #define XIW_TX_BATCH_MAX	32	/* FPDUs per batch */
 
 /*
@@ -207,14 +207,15 @@ struct xiw_tx_ctx {
 	 * Batch (xiw_qp_tx.c): small copied FPDUs framed back to back and
 	 * handed to TCP by one sendmsg. Holds no references: payload is
 	 * copied in when an FPDU is added. Always sent before the FPDU
-	 * above.
+	 * above. XIW_TX_BATCH_BYTES of its own (kvmalloc, so that the QP's
+	 * context stays a small allocation).
 	 */
 	u32 batch_len;			/* bytes in the batch */
 	u32 batch_sent;			/* of them already in TCP */
 	int batch_n;			/* FPDUs in the batch */
 	int batch_done;			/* of them all in TCP */
 	struct xiw_tx_batch_rec batch_rec[XIW_TX_BATCH_MAX];
-	u8 batch[XIW_TX_BATCH_BYTES];
+	u8 *batch;
 };
 
 enum xiw_rx_state {

@@ -26,8 +26,9 @@
  * only when TCP has released every page (acknowledged, no skb left), so a
  * completion - its own or any later one - always means the buffer is free.
  * The FPDU header and trailer live in the QP's own (slab) memory and are
- * always copied, in separate sendmsg calls. Small FPDUs are copied whole
- * into a batch that one sendmsg hands to TCP (see "The batch" below).
+ * always copied, in separate sendmsg calls. Copied FPDUs of up to a page
+ * of payload go whole into a batch that one sendmsg hands to TCP (see
+ * "The batch" below).
  * Kernel buffers (DMA MRs,
  * fast-reg pages) and Read Responses (nothing tells the responder when its
  * memory may change) are copied.
@@ -1226,13 +1227,18 @@ static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp, bool batched)
  * The batch: many small FPDUs, one sendmsg
  *
  * An FPDU of at most XIW_TX_BATCH_FPDU bytes whose payload is copied
- * anyway (an atomic, Read or commit request, a short Send or Write, any
- * response on QN 3, a short Read Response) is not pushed on its own: its
- * bytes are copied into tx->batch, and the batch goes to TCP in one
- * sendmsg when TX has nothing more to frame, when the next FPDU is not a
- * small one, or when the batch is full. A burst of small WRs thus leaves
- * as one TCP segment, and a responder reading it answers all of it in one
- * RX pass, with one send again (xiw_dp_tx_from_rx()).
+ * anyway (an atomic, Read or commit request, any FPDU of a Send or Write
+ * not sent by reference: a message of up to a page, or a segment of a
+ * longer one where the MSS is small; any response on QN 3, a Read
+ * Response RX answers) is not pushed on its own: its bytes are copied
+ * into tx->batch, and the batch goes to TCP in one sendmsg when TX has
+ * nothing more to frame, when the next FPDU does not go in, or when the
+ * batch is full. A burst of small WRs thus leaves as one TCP segment, and
+ * a responder reading it answers all of it in one RX pass, with one send
+ * again (xiw_dp_tx_from_rx()). A page is batched too: a kernel ULP's
+ * 4 KiB Write and the Send that follows it (an NVMe-oF read's data and
+ * response) cost one sendmsg instead of two, which is worth more than
+ * the page's second copy (Documentation/testing.md).
  *
  * Completion stays exact: a WR that completes when it is sent completes
  * when the last byte of its last FPDU is in TCP (xiw_tx_batch_done()),
@@ -1713,11 +1719,11 @@ static bool xiw_tx_rx_may_send(struct xiw_qp_dp *dp)
  * the duration, its page fragment is the socket's own (sk_use_task_frag
  * is off for xiw sockets, xiw_qp_llp_start(): in softirq "current" is
  * whoever was interrupted), and each call carries at most one FPDU of at
- * most XIW_TX_RX_READ_MAX payload bytes or one batch of small FPDUs (at
+ * most XIW_TX_RX_READ_MAX payload bytes or one batch of copied FPDUs (at
  * most XIW_TX_BATCH_BYTES: every short response of the pass in one
- * call), far below the 16 new skbs after which tcp_sendmsg_locked()
- * flushes the backlog (which would take the spinlock we hold, or re-enter
- * RX). No MSG_ZEROCOPY: responses are copied. Bounded work:
+ * call; 12 skbs of an MSS of 1448 even without GSO), below the 16 new
+ * skbs after which tcp_sendmsg_locked() flushes the backlog (which would
+ * take the spinlock we hold, or re-enter RX). No MSG_ZEROCOPY: responses are copied. Bounded work:
  * XIW_TX_RX_BURST FPDUs, then the TX work goes on.
  * -EAGAIN parks TX in the FPDU as usual (TX_NOSPACE), and sk_write_space
  * queues the TX work, which resumes it.
