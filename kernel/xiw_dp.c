@@ -402,9 +402,10 @@ void xiw_dp_put(struct xiw_qp_dp *dp)
 }
 
 /*
- * New SQ work (post_send, doorbell) or RTS entered: run TX. @burst: a user
- * poster in a burst (XIW_DOORBELL_SQ_BATCH): TX runs on another CPU and
- * the poster goes on (xiw_dp_tx_defer()).
+ * New SQ work (post_send, doorbell) or RTS entered: run TX. @burst: a
+ * kernel consumer's post or a user poster in a burst
+ * (XIW_DOORBELL_SQ_BATCH): TX runs on another CPU and the poster goes on
+ * (xiw_dp_tx_defer()).
  */
 void xiw_qp_sq_kick(struct xiw_qp *qp, bool burst)
 {

@@ -61,8 +61,26 @@ nvme_host_connect() {
 	done
 	[ -n "$NVME_CTRL" ] || fail "no controller for $nqn"
 	defer nvme_host_disconnect
-	NVME_NS=/dev/${NVME_CTRL##*/}n1
-	wait_for 10 test -b "$NVME_NS" || fail "no namespace block device"
+	# The namespace's name is the subsystem's instance (nvme-subsysN,
+	# multipath), not the controller's: after an earlier connection the
+	# old subsystem may not be gone yet, so nvme0 can have nvme1n1.
+	wait_for 10 nvme_ns_of "$nqn" ||
+		fail "no namespace block device of $nqn: $(ls /sys/block | grep nvme | tr '\n' ' ')"
+	NVME_NS=/dev/$(nvme_ns_of "$nqn")
+	[ -b "$NVME_NS" ] || fail "no block device $NVME_NS"
+}
+
+# nvme_ns_of NQN: the name of the block device of namespace 1 of the
+# subsystem NQN (its device, the subsystem or the controller, says which;
+# a multipath path's hidden disk, nvmeXcYn1, is not it)
+nvme_ns_of() {
+	local b
+	for b in /sys/block/nvme*n1; do
+		case ${b##*/} in nvme*c*) continue ;; esac
+		[ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$1" ] &&
+			{ echo "${b##*/}"; return 0; }
+	done
+	return 1
 }
 
 nvme_host_disconnect() {

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 1200
-# description: make bench's NVMe-oF rows: fio through nvme-rdma to an nvmet-rdma target on null_blk, 4 KiB random read at queue depth 16 (IOPS) and 128 KiB sequential read (MB/s), on xiw, siw and rxe in turn; nvmeof-table.md
+# description: make bench's NVMe-oF rows: fio through nvme-rdma to an nvmet-rdma target on null_blk, 4 KiB random read at queue depth 16 (IOPS), 128 KiB sequential read (MB/s) and 4 KiB random read at queue depth 1 (mean latency), on xiw, siw and rxe in turn; nvmeof-table.md
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/nvmet_lib.sh"
 #
@@ -16,21 +16,23 @@ T=${XIW_FIO_SECS:-10}
 . "$XIW_ROOT/selftests/bench/bench_lib.sh"
 . "$XIW_ROOT/selftests/bench/bench_devs.sh"
 
-# fio_job NAME RW BS: the fio command line of one read job on $NVME_NS
-# (queue depth 16, O_DIRECT, libaio, T seconds, terse output) in fio_argv
+# fio_job NAME RW BS [QD]: the fio command line of one read job on
+# $NVME_NS (queue depth QD, default 16, O_DIRECT, libaio, T seconds, terse
+# output) in fio_argv
 fio_job() {
 	fio_argv=(fio --name="$1" --filename="$NVME_NS" --rw="$2" --bs="$3"
-		  --iodepth=16 --ioengine=libaio --direct=1 --time_based
+		  --iodepth="${4:-16}" --ioengine=libaio --direct=1 --time_based
 		  --runtime="$T" --size=256M --minimal)
 }
 
-# fio_read NAME RW BS: "IOPS MB/s KiB" of one read job (terse v3: field 6
-# the KiB read, 7 the read bandwidth in KiB/s, 8 the IOPS)
+# fio_read NAME RW BS [QD]: "IOPS MB/s KiB LAT" of one read job (terse
+# v3: field 6 the KiB read, 7 the read bandwidth in KiB/s, 8 the IOPS, 40
+# the mean total latency in us)
 fio_read() {
 	local t
 	fio_job "$@"
 	t=$(run_timeout $((T + 60)) "${fio_argv[@]}") || fail "fio $1 failed"
-	awk -F';' '{ printf "%d %.1f %d\n", $8, $7 * 1024 / 1e6, $6 }' <<<"$t"
+	awk -F';' '{ printf "%d %.1f %d %.1f\n", $8, $7 * 1024 / 1e6, $6, $40 }' <<<"$t"
 }
 
 # cost_snap DEV: the VM's context switches, busy CPU time (us: every
@@ -74,7 +76,7 @@ nvme_profile() {
 	rm -f nvprof.data
 }
 
-declare -A iops mbps ctxt busy pkts
+declare -A iops mbps qd1 lat ctxt busy pkts
 for dev in ${XIW_BENCH_DEVS:-${devs[@]}}; do
 	dev_up "$dev"
 	# a subshell of its own, with its own deferred cleanup (traps are
@@ -90,18 +92,20 @@ for dev in ${XIW_BENCH_DEVS:-${devs[@]}}; do
 		fio_read rand4k randread 4k >"r-$dev"
 		cost_snap "$dev" >"c1-$dev"
 		# per 4 KiB read: the counters' growth over the I/Os done
-		read -r _ _ kib <"r-$dev"
+		read -r _ _ kib _ <"r-$dev"
 		paste "c0-$dev" "c1-$dev" | awk -v n=$((kib / 4)) '
 			n > 0 { printf "%s %.2f\n", $1, ($4 - $2) / n }' >"cost-$dev"
 		fio_read seq128k read 128k >"s-$dev"
+		fio_read qd1 randread 4k 1 >"l-$dev"
 		[ -z "${XIW_NVME_PROFILE:-}" ] || nvme_profile "$dev"
 	) 2>err-$dev; then
 		read -r iops[$dev] _ <"r-$dev"
 		read -r _ mbps[$dev] _ <"s-$dev"
+		read -r qd1[$dev] _ _ lat[$dev] <"l-$dev"
 	else
 		sed 's/^/#   /' "err-$dev" | tail -5
 	fi
-	log "$dev: 4K randread QD16 ${iops[$dev]:-n/a} IOPS, 128K read ${mbps[$dev]:-n/a} MB/s"
+	log "$dev: 4K randread QD16 ${iops[$dev]:-n/a} IOPS, 128K read ${mbps[$dev]:-n/a} MB/s, 4K randread QD1 ${qd1[$dev]:-n/a} IOPS at ${lat[$dev]:-n/a} us"
 	[ -s "cost-$dev" ] && {
 		log "$dev: per 4K read: $(tr '\n' ' ' <"cost-$dev")"
 		while read -r k v; do
@@ -122,6 +126,11 @@ ratio() {
 best() {
 	awk -v a="$1" -v b="$2" 'BEGIN { a += 0; b += 0; print (a > b ? a : b) }'
 }
+# lowest A B: the lower of two latencies (one that is n/a does not count)
+lowest() {
+	awk -v a="$1" -v b="$2" 'BEGIN { a += 0; b += 0
+		print (a > 0 && (b <= 0 || a < b) ? a : b) }'
+}
 {
 	echo "| NVMe-oF (fio, nvme-rdma to nvmet-rdma on null_blk) | xiw | siw | rxe | xiw/better of siw, rxe | goal |"
 	echo "|---|---|---|---|---|---|"
@@ -129,6 +138,8 @@ best() {
 	echo "| 4 KiB random read, QD16, IOPS | $x | $s | $r | $(ratio "$x" "$(best "$s" "$r")") | >= 1.20 |"
 	x=${mbps[xiw0]:-n/a} s=${mbps[siw0]:-n/a} r=${mbps[rxe0]:-n/a}
 	echo "| 128 KiB sequential read, QD16, MB/s | $x | $s | $r | $(ratio "$x" "$(best "$s" "$r")") | >= 1.20 |"
+	x=${lat[xiw0]:-n/a} s=${lat[siw0]:-n/a} r=${lat[rxe0]:-n/a}
+	echo "| 4 KiB random read, QD1, mean latency us | $x | $s | $r | $(ratio "$x" "$(lowest "$s" "$r")") (xiw/lower) | |"
 	echo "| context switches per 4 KiB read (whole VM) | ${ctxt[xiw0]:-n/a} | ${ctxt[siw0]:-n/a} | ${ctxt[rxe0]:-n/a} | | |"
 	echo "| busy CPU us per 4 KiB read (whole VM, 2 vCPUs) | ${busy[xiw0]:-n/a} | ${busy[siw0]:-n/a} | ${busy[rxe0]:-n/a} | | |"
 	echo "| packets through lo per 4 KiB read (TCP segments and ACKs; rxe loops back inside the driver) | ${pkts[xiw0]:-n/a} | ${pkts[siw0]:-n/a} | ${pkts[rxe0]:-n/a} | | |"

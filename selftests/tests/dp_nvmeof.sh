@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 600
-# description: data path: NVMe-oF (nvmet-rdma + nvme-rdma) over xiw, 256 MiB of random data written, read back and hashed on the host and in the target's null_blk, with 2 I/O queues (xiw's fast registrations, remote invalidations (Send with Invalidate) and local ones by a Read with Invalidate's response (nvmet-rdma's rdma_rw reads on iWARP) counted with kprobes, each must occur; Local Invalidates are counted apart), then again with the target on a shared receive queue
+# description: data path: NVMe-oF (nvmet-rdma + nvme-rdma) over xiw, 256 MiB of random data written, read back and hashed on the host and in the target's null_blk, with 2 I/O queues (xiw's fast registrations, remote invalidations (Send with Invalidate) and local ones by a Read with Invalidate's response (nvmet-rdma's rdma_rw reads on iWARP) counted with kprobes, each must occur; Local Invalidates are counted apart), then again with the target on a shared receive queue and kernel posts sent inline (kernel_tx_inline=1)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/nvmet_lib.sh"
 
@@ -61,13 +61,20 @@ log "xiw: $frmr fast registrations; invalidations: $rinv remote, $rdinv by a Rea
 nvme_host_disconnect
 nvmet_target_down
 
-# The target's receive queues on one SRQ (its limit event armed).
+# The target's receive queues on one SRQ (its limit event armed), and
+# kernel posts sent inline by a poster that may sleep (kernel_tx_inline,
+# the other of the two TX modes; the first round had the default).
+kti=/sys/module/$XIW_MOD/parameters/kernel_tx_inline
+[ -w "$kti" ] || fail "no writable $kti"
+kti_off() { [ ! -w "$kti" ] || echo 0 >"$kti"; }
+echo 1 >"$kti"
+defer kti_off
 nvmet_target 192.0.2.1 xiw-dp-nvmeof 1
 nvme_host_connect 192.0.2.1 xiw-dp-nvmeof nr_io_queues=2
 srqs=$(rdma res show srq 2>/dev/null | grep -c "dev xiw0" || true)
 [ "$srqs" -ge 1 ] || fail "target uses no SRQ on xiw0: $(rdma res show srq)"
 nvme_rw_check 32
 expect_eq "$(nvmet_stored_sha 32)" "$NVME_RW_SHA" "sha256 of what the target's null_blk stored (SRQ)"
-log "SRQ round: $srqs SRQ(s) on xiw0"
+log "SRQ round, kernel_tx_inline=1: $srqs SRQ(s) on xiw0"
 nvme_host_disconnect
 nvmet_target_down
