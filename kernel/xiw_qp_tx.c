@@ -1595,8 +1595,9 @@ static void xiw_tx_sq_set_active(struct xiw_qp *qp)
  * issue a full barrier and load the slot's flags, so at least one of the
  * two sees the other's store and no WQE is left without a runner. The
  * recheck loops only if TX's last fetch found the ring empty (a WQE TX
- * left because it is blocked is no race: its wakeup requeues TX). In error the flag is
- * just cleared: xiw_qp_enter_error() flushes what is in the ring.
+ * left because it is blocked is no race: its wakeup requeues TX). In
+ * error the flag is just cleared: xiw_qp_enter_error() flushes what is in
+ * the ring.
  * Returns true if TX must run again.
  */
 static bool xiw_tx_sq_idle(struct xiw_qp_dp *dp, int rv)
@@ -1723,8 +1724,9 @@ static bool xiw_tx_rx_may_send(struct xiw_qp_dp *dp)
  * most XIW_TX_BATCH_BYTES: every short response of the pass in one
  * call; 12 skbs of an MSS of 1448 even without GSO), below the 16 new
  * skbs after which tcp_sendmsg_locked() flushes the backlog (which would
- * take the spinlock we hold, or re-enter RX). No MSG_ZEROCOPY: responses are copied. Bounded work:
- * XIW_TX_RX_BURST FPDUs, then the TX work goes on.
+ * take the spinlock we hold, or re-enter RX). No MSG_ZEROCOPY: responses
+ * are copied. Bounded work: XIW_TX_RX_BURST FPDUs, then the TX work goes
+ * on.
  * -EAGAIN parks TX in the FPDU as usual (TX_NOSPACE), and sk_write_space
  * queues the TX work, which resumes it.
  */
