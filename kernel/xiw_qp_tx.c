@@ -1644,7 +1644,7 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 		if (user && xiw_tx_sq_idle(dp, rv))
 			set_bit(XIW_DP_TX_MORE, &dp->flags);
 		clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
-		/* Pairs with the set_bit(TX_MORE) in xiw_dp_tx_kick(). */
+		/* Pairs with the set_bit(TX_MORE) in xiw_tx_request(). */
 		smp_mb__after_atomic();
 		if (rv > 0) {
 			xiw_dp_tx_queue(dp);
@@ -1774,6 +1774,20 @@ void xiw_dp_tx_from_rx(struct xiw_qp_dp *dp)
 }
 
 /*
+ * Ask for a TX pass: set TX_MORE, then look at TX_BUSY. True if a runner
+ * owns TX: it sees TX_MORE once it releases the bit and runs again (RX,
+ * which sends responses only, queues the TX work), so the caller has
+ * nothing more to do.
+ */
+static bool xiw_tx_request(struct xiw_qp_dp *dp)
+{
+	set_bit(XIW_DP_TX_MORE, &dp->flags);
+	/* TX_MORE before reading TX_BUSY; pairs with xiw_tx_run(). */
+	smp_mb__after_atomic();
+	return test_bit(XIW_DP_TX_BUSY, &dp->flags);
+}
+
+/*
  * Hand TX to the work item on another CPU; the poster goes on. For the
  * doorbell of a user poster in a burst (XIW_DOORBELL_SQ_BATCH: it posts
  * again before it looks for this WR's completion) and for every post of a
@@ -1816,10 +1830,7 @@ void xiw_dp_tx_defer(struct xiw_qp_dp *dp)
 	}
 	if (qp->user)
 		xiw_tx_sq_set_active(qp);
-	set_bit(XIW_DP_TX_MORE, &dp->flags);
-	/* TX_MORE before reading TX_BUSY; pairs with xiw_tx_run(). */
-	smp_mb__after_atomic();
-	if (test_bit(XIW_DP_TX_BUSY, &dp->flags))
+	if (xiw_tx_request(dp))
 		return;
 	if (queue_work_on(cpu, xiw_dp_wq, &dp->tx_work))
 		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
@@ -1831,10 +1842,7 @@ void xiw_dp_tx_defer(struct xiw_qp_dp *dp)
  */
 void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok)
 {
-	set_bit(XIW_DP_TX_MORE, &dp->flags);
-	/* TX_MORE before reading TX_BUSY; pairs with xiw_tx_run(). */
-	smp_mb__after_atomic();
-	if (test_bit(XIW_DP_TX_BUSY, &dp->flags))
+	if (xiw_tx_request(dp))
 		return;
 	/*
 	 * TX may sleep (lock_sock): not in atomic context and not inside an
