@@ -50,7 +50,10 @@
 # the modules default to those of "make kernel ktest KVER=$XIW_KVER":
 # XIW_KO=$XIW_BUILD/kver/$XIW_KVER/kernel/xiw.ko, XIW_KTEST_KO likewise;
 # the kernel XIW_KO was built for must be the one booted), XIW_KFENCE,
-# XIW_VM_MEM, XIW_VM_SMP (see vm/vm.sh), XIW_UNLOAD_MODULES (default xiw),
+# XIW_VM_MEM, XIW_VM_SMP (see vm/vm.sh), XIW_VM_SMP_2VM (the vCPUs of each
+# VM of the 2vm topology: XIW_VM_SMP if set, else 1; two 2-vCPU TCG VMs on
+# a 2-core host run four vCPU threads on two cores, and booted and ran
+# the 2vm tests about a quarter slower), XIW_UNLOAD_MODULES (default xiw),
 # XIW_VM_BOOT_S (boot allowance added to the VM's hard timeout, default 240),
 # XIW_TEST_TIMEOUT (a floor for every selected test's timeout, seconds).
 # Every other XIW_* variable is passed on to the guests (XIW_KO_PARAMS,
@@ -562,6 +565,7 @@ free_port() {
 }
 if [ ${#t2[@]} -gt 0 ]; then
 	g0=$(date +%s)
+	smp2=${XIW_VM_SMP_2VM:-${XIW_VM_SMP:-1}}
 	plan=("${t2[@]}")
 	for seg in $(seq "$MAX_SEGMENTS"); do
 	pd=$outdir/2vm
@@ -582,7 +586,7 @@ if [ ${#t2[@]} -gt 0 ]; then
 		linkdir=$(mktemp -d /tmp/xiw-link.XXXXXX)
 		port=$linkdir/link
 	fi
-	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$da" -t "$to" -n "listen:$port" -m 52:54:00:77:00:01 \
+	XIW_VM_SMP=$smp2 "$here/vm/vm.sh" "${verbose_opt[@]}" -o "$da" -t "$to" -n "listen:$port" -m 52:54:00:77:00:01 \
 		"${envargs[@]}" -e XIW_ROLE=a -e XIW_LOCAL_IP=10.77.0.1 -e XIW_PEER_IP=10.77.0.2 \
 		"$here/vm/guest-suite.sh" >"$da/vm.out" 2>&1 &
 	pa=$!
@@ -602,7 +606,7 @@ if [ ${#t2[@]} -gt 0 ]; then
 	done
 	[ $a_listens = 1 ] ||
 		echo "run.sh: VM a's qemu is not listening on $port (it ended, or 60 s passed): VM b cannot connect" >&2
-	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$db" -t "$to" -n "connect:$port" -m 52:54:00:77:00:02 \
+	XIW_VM_SMP=$smp2 "$here/vm/vm.sh" "${verbose_opt[@]}" -o "$db" -t "$to" -n "connect:$port" -m 52:54:00:77:00:02 \
 		"${envargs[@]}" -e XIW_ROLE=b -e XIW_LOCAL_IP=10.77.0.2 -e XIW_PEER_IP=10.77.0.1 \
 		"$here/vm/guest-suite.sh" >"$db/vm.out" 2>&1 &
 	pb=$!
