@@ -9,6 +9,9 @@
 # Server on b, client on a, over the bench's virtual link. Devices take
 # turns (xiw first, then siw on both VMs). XIW_BENCH_ITERS (default 2000)
 # iterations per run. A figure a run could not produce is n/a.
+# The VMs have one vCPU each unless XIW_VM_SMP_2VM says otherwise
+# (Documentation/testing.md, "Two VMs": with two each on a 2-core host
+# the spinning perftest client takes CPU from the other "host").
 
 need_cmd ib_write_bw ib_read_lat iperf3 ss
 N=${XIW_BENCH_ITERS:-2000}
@@ -62,7 +65,7 @@ ratio() {
 x=${val[xiw0,bw]:-n/a} s=${val[siw0,bw]:-n/a}
 xl=${val[xiw0,lat]:-n/a} sl=${val[siw0,lat]:-n/a}
 {
-	echo "| two VMs | TCP (iperf3) | xiw | siw | xiw/siw | xiw/TCP | goal |"
+	echo "| two VMs ($(nproc) vCPU each) | TCP (iperf3) | xiw | siw | xiw/siw | xiw/TCP | goal |"
 	echo "|---|---|---|---|---|---|---|"
 	echo "| write BW, 64 KiB, MB/s | $tcp | $x | $s | $(ratio "$x" "$s") | $(ratio "$x" "$tcp") | xiw/siw >= 1.00, xiw/TCP >= 0.90 |"
 	echo "| read latency, 8 B, typical us | - | $xl | $sl | $(ratio "$xl" "$sl") | - | xiw/siw <= 1.00 |"
