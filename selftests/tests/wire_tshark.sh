@@ -352,10 +352,20 @@ fins() {
 		sort -u | grep -c . || true
 }
 
-# one NAME MPA_REV MPA_CRC LO_MTU PORT [NETEM...]: capture one xiw_wiregen
-# run, then decode and check it. NETEM: lo's root qdisc during the run.
+# capture NAME PORT: start dumpcap on lo for PORT into NAME.pcap. Every
+# capture starts before the first run: dumpcap takes ~9 s to start under
+# TCG, and four of them start side by side.
+declare -A cap_pid
+capture() {
+	dumpcap -q -i lo -f "tcp port $2" -w "$1.pcap" 2>"$1.dumpcap" &
+	cap_pid[$1]=$!
+}
+
+# one NAME MPA_REV MPA_CRC LO_MTU PORT [NETEM...]: one xiw_wiregen run
+# into NAME's capture (capture NAME PORT started it). NETEM: lo's root
+# qdisc during the run.
 one() {
-	local name=$1 rev=$2 crc=$3 mtu=$4 port=$5 pid mss=0 rc=0
+	local name=$1 rev=$2 crc=$3 mtu=$4 port=$5 pid=${cap_pid[$1]} mss=0 rc=0
 	shift 5
 	if [ $# -gt 0 ]; then
 		tc qdisc add dev lo root netem "$@" ||
@@ -366,10 +376,6 @@ one() {
 	ip link set lo mtu "$mtu"
 	# TCP MSS on lo: MTU - 40 (IPv4 + TCP) - 12 (timestamps option)
 	[ "$mtu" -lt 65536 ] && mss=$((mtu - 52))
-	dumpcap -q -i lo -f "tcp port $port" -w "$name.pcap" 2>"$name.dumpcap" &
-	pid=$!
-	wait_for 30 grep -q "^Capturing on" "$name.dumpcap" ||
-		fail "$name: dumpcap did not start: $(cat "$name.dumpcap")"
 	run_timeout 60 "$GEN" 192.0.2.1 "$port" >"$name.gen" 2>&1 || rc=$?
 	# the last frame each end sends in an orderly close is its FIN (xiw
 	# shuts the socket down for writing): dumpcap has written every frame
@@ -382,7 +388,7 @@ one() {
 	grep -v '^ok ' "$name.gen" | sed "s/^/# $name: /"
 	[ "$rc" = 0 ] || fail "$name: xiw_wiregen: $(grep -m1 -E '^FAIL|xiw_wiregen' "$name.gen")"
 	expect_match "$(cat "$name.dumpcap")" "dropped on interface .*: [0-9]+/0 " "$name: dumpcap drops"
-	analyze "$name" "$rev" "$crc" "$mss" "$*"
+	echo "$name $rev $crc $mss $*" >>runs
 }
 
 # analyze NAME MPA_REV MPA_CRC MSS (0: larger than every message) [NETEM]:
@@ -465,15 +471,49 @@ analyze() {
 # directory.
 keep=
 keep_capture() {
-	[ -z "$keep" ] || cp "$keep.pcap" "$XIW_TEST_OUT/$XIW_TEST_NAME.$keep.pcap"
+	local k
+	for k in $keep; do
+		cp "$k.pcap" "$XIW_TEST_OUT/$XIW_TEST_NAME.$k.pcap"
+	done
 }
 defer keep_capture
+
+# analyze_all: analyze() every run of the file runs, two at a time (one
+# tshark per vCPU; each pass takes ~6 s under TCG), each in a subshell
+# whose failure keeps its capture and fails the test once all ended.
+analyze_all() {
+	local -a pids=() names=()
+	local i bad=
+	while read -r name rev crc mss netem; do
+		analyze "$name" "$rev" "$crc" "$mss" "$netem" &
+		pids+=($!) names+=("$name")
+		if [ ${#pids[@]} -ge 2 ]; then
+			wait "${pids[0]}" || bad+=" ${names[0]}"
+			pids=("${pids[@]:1}") names=("${names[@]:1}")
+		fi
+	done <runs
+	for i in "${!pids[@]}"; do
+		wait "${pids[i]}" || bad+=" ${names[i]}"
+	done
+	keep=$bad
+	[ -z "$bad" ] || fail "analysis failed for:$bad (see above)"
+}
 
 # mpa_rev 1 without CRC, FPDUs of a 1448-byte MSS; xiw's defaults (rev 2,
 # no CRC, 64 KiB MSS); rev 2 with CRC and a 1448-byte MSS; the same with
 # netem duplicating 30% of lo's packets (TCP retransmissions on the wire,
 # as a slow VM's tail loss probes make them: see analyze()).
+: >runs
+capture rev1 7481
+capture rev2 7482
+capture rev2crc 7483
+capture rev2dup 7484
+for name in "${!cap_pid[@]}"; do
+	wait_for 60 grep -q "^Capturing on" "$name.dumpcap" ||
+		fail "$name: dumpcap did not start: $(cat "$name.dumpcap")"
+done
 one rev1 1 0 1500 7481
 one rev2 2 0 65536 7482
 one rev2crc 2 1 1500 7483
 one rev2dup 2 1 1500 7484 duplicate 30%
+analyze_all
