@@ -16,28 +16,44 @@ defer eval "echo $crc0 >/sys/module/xiw/parameters/mpa_crc"
 # (iproute2 6.1 filters cq/mr/pd by device only through jq)
 res() { rdma -j -dd resource show "$1" | jq -c '[.[] | select(.ifname == "xiw0")]'; }
 
-# field FILE COMM KEY: KEY of the one object of process COMM in FILE
-field() {
-	jq -r --arg c "$2" --arg k "$3" \
-		'[.[] | select(.comm == $c)] | if length == 1 then .[0][$k] else "count=\(length)" end' "$1"
+# object FILE COMM: the one object of process COMM in FILE into obj
+# (KEY -> value; "!count" -> N when FILE has N != 1 such objects), with
+# one jq (a jq start costs half a second under TCG; one per key took 36 s
+# of this test)
+declare -A obj
+object() {
+	local line
+	obj=()
+	while IFS= read -r line; do
+		obj[${line%%=*}]=${line#*=}
+	done < <(jq -r --arg c "$2" '[.[] | select(.comm == $c)] |
+		if length == 1 then .[0] | to_entries[] | "\(.key)=\(.value)"
+		else "!count=\(length)" end' "$1")
 }
 
-# expect_fields FILE COMM KEY=VALUE...: one jq for all KEYs (a jq start
-# costs half a second under TCG; one per key took 36 s of this test)
+# value KEY: KEY of the object loaded by object() ("count=N" if FILE did
+# not have exactly one, "null" if it has no KEY)
+value() {
+	if [ -n "${obj[!count]:-}" ]; then
+		echo "count=${obj[!count]}"
+	else
+		echo "${obj[$1]-null}"
+	fi
+}
+
+# field FILE COMM KEY: KEY of the one object of process COMM in FILE
+field() {
+	object "$1" "$2"
+	value "$3"
+}
+
+# expect_fields FILE COMM KEY=VALUE...
 expect_fields() {
-	local f=$1 c=$2 kv k line
-	local -A got=()
+	local f=$1 c=$2 kv
 	shift 2
-	while IFS= read -r line; do
-		got[${line%%=*}]=${line#*=}
-	done < <(jq -r --arg c "$c" '[.[] | select(.comm == $c)] |
-		if length == 1 then .[0] | to_entries[] | "\(.key)=\(.value)"
-		else "!count=\(length)" end' "$f")
+	object "$f" "$c"
 	for kv in "$@"; do
-		k=${kv%%=*}
-		[ -z "${got[!count]:-}" ] ||
-			expect_eq "count=${got[!count]}" "${kv#*=}" "$c ${f%.json} $k"
-		expect_eq "${got[$k]-null}" "${kv#*=}" "$c ${f%.json} $k"
+		expect_eq "$(value "${kv%%=*}")" "${kv#*=}" "$c ${f%.json} ${kv%%=*}"
 	done
 }
 

@@ -352,21 +352,22 @@ fins() {
 		sort -u | grep -c . || true
 }
 
-# capture NAME PORT: start dumpcap on lo for PORT into NAME.pcap. Every
-# capture starts before the first run: dumpcap takes ~9 s to start under
-# TCG, and four of them start side by side.
-declare -A cap_pid
+# capture NAME PORT: start dumpcap on lo for PORT into NAME.pcap; NAME's
+# run (one) connects to PORT. Every capture starts before the first run:
+# dumpcap takes ~9 s to start under TCG, and four of them start side by
+# side.
+declare -A cap_pid cap_port
 capture() {
 	dumpcap -q -i lo -f "tcp port $2" -w "$1.pcap" 2>"$1.dumpcap" &
-	cap_pid[$1]=$!
+	cap_pid[$1]=$! cap_port[$1]=$2
 }
 
-# one NAME MPA_REV MPA_CRC LO_MTU PORT [NETEM...]: one xiw_wiregen run
-# into NAME's capture (capture NAME PORT started it). NETEM: lo's root
-# qdisc during the run.
+# one NAME MPA_REV MPA_CRC LO_MTU [NETEM...]: one xiw_wiregen run into
+# NAME's capture, on its port (capture NAME PORT started it). NETEM: lo's
+# root qdisc during the run.
 one() {
-	local name=$1 rev=$2 crc=$3 mtu=$4 port=$5 pid=${cap_pid[$1]} mss=0 rc=0
-	shift 5
+	local name=$1 rev=$2 crc=$3 mtu=$4 port=${cap_port[$1]} pid=${cap_pid[$1]} mss=0 rc=0
+	shift 4
 	if [ $# -gt 0 ]; then
 		tc qdisc add dev lo root netem "$@" ||
 			fail "$name: tc qdisc add dev lo root netem $*"
@@ -395,7 +396,6 @@ one() {
 # decode NAME.pcap with tshark and check it against NAME.gen's run.
 analyze() {
 	local name=$1 rev=$2 crc=$3 mss=$4 netem=$5 rc=0 info
-	keep=$name
 	info=$(grep -m1 '^info srv_addr=' "$name.gen")
 	expected "$rev" "$info" >"$name.exp"
 
@@ -464,7 +464,6 @@ analyze() {
 		grep '^ERR ' "$name.check" | head -n 20 | sed 's/^/# /'
 		fail "$(grep -m1 '^ERR ' "$name.check" | sed 's/^ERR //')"
 	fi
-	keep=
 }
 
 # The capture of a run whose analysis failed goes to the test's output
@@ -512,8 +511,8 @@ for name in "${!cap_pid[@]}"; do
 	wait_for 60 grep -q "^Capturing on" "$name.dumpcap" ||
 		fail "$name: dumpcap did not start: $(cat "$name.dumpcap")"
 done
-one rev1 1 0 1500 7481
-one rev2 2 0 65536 7482
-one rev2crc 2 1 1500 7483
-one rev2dup 2 1 1500 7484 duplicate 30%
+one rev1 1 0 1500
+one rev2 2 0 65536
+one rev2crc 2 1 1500
+one rev2dup 2 1 1500 duplicate 30%
 analyze_all
