@@ -641,15 +641,22 @@ xiw_barrier() {
 
 # link_blackout DEV SECS: DEV drops every frame it sends or receives for
 # SECS seconds, with its link up (a carrier loss that a guest's
-# virtio-net cannot fake; ulp_flap, ulp_flap_nfs).
+# virtio-net cannot fake; ulp_flap, ulp_flap_nfs). The test VMs keep a
+# clsact qdisc with a filter of their own on their link (guest-suite.sh,
+# hold_perftest_refusals): the blackout adds its filters at prio 2 beside
+# it and removes only those.
 link_blackout() {
-	modprobe sch_ingress 2>/dev/null || true
-	tc qdisc add dev "$1" clsact
-	defer eval "tc qdisc del dev $1 clsact 2>/dev/null || true"
-	tc filter add dev "$1" ingress matchall action drop
-	tc filter add dev "$1" egress matchall action drop
+	local undo="tc filter del dev $1 ingress prio 2; tc filter del dev $1 egress prio 2"
+	if ! tc qdisc show dev "$1" | grep -q '^qdisc clsact '; then
+		modprobe sch_ingress 2>/dev/null || true
+		tc qdisc add dev "$1" clsact
+		undo="tc qdisc del dev $1 clsact"
+	fi
+	defer eval "{ $undo; } 2>/dev/null || true"
+	tc filter add dev "$1" ingress prio 2 matchall action drop
+	tc filter add dev "$1" egress prio 2 matchall action drop
 	sleep "$2"
-	tc qdisc del dev "$1" clsact
+	eval "$undo"
 }
 
 # rping_status RC LOG...: the exit status RC of an rping whose output

@@ -399,8 +399,43 @@ warm_tcp_once() {
 	nap 1
 }
 
+# hold_perftest_refusals DEV...: perftest's relisten race (perftest_lib.sh)
+# without its refusal. With -R a perftest server takes the control
+# connection, closes that listener and only then listens again; a client
+# that connects in between meets no listener, and the reset TCP answers its
+# SYN makes perftest give up. On the egress of each DEV, drop that reset
+# for perftest's ports (source port 18432-20479, which holds every
+# PERFTEST_PORT): the client's TCP sends its SYN again a second later and
+# finds the new listener. A reset that answers a SYN is the only one with
+# sequence number 0 (RFC 9293 3.10.7.1: a segment without ACK is answered
+# with SEQ=0); every reset of a connection that existed carries its
+# sequence number, and passes. IPv4 without options, like every perftest
+# connection of the bench. A bench where this fails still works:
+# perftest_lib.sh retries the refused client.
+hold_perftest_refusals() {
+	local dev
+	modprobe -q sch_ingress 2>/dev/null
+	for dev; do
+		# ip: version 4, IHL 5; protocol TCP; source port; SEQ 0; RST
+		{ tc qdisc add dev "$dev" clsact &&
+		  tc filter add dev "$dev" egress protocol ip prio 1 u32 \
+			match u8 0x45 0xff at 0 \
+			match u8 6 0xff at 9 \
+			match u16 0x4800 0xf800 at 20 \
+			match u32 0 0xffffffff at 24 \
+			match u8 0x04 0x04 at 33 \
+			action drop; } >/dev/null 2>&1 ||
+			say "cannot hold perftest's refusals on $dev (tc): its client is retried instead"
+	done
+}
+
 # --- main -----------------------------------------------------------------------
 warm_tcp_once
+if [ "$role" = single ]; then
+	hold_perftest_refusals lo
+else
+	hold_perftest_refusals lo ${XIW_NETDEV:+"$XIW_NETDEV"}
+fi
 say "kernel $(uname -r), $(nproc) cpus, role $role, uptime $(cut -d' ' -f1 /proc/uptime) s"
 taint0=$(cat /proc/sys/kernel/tainted)
 if [ "$role" != single ]; then
@@ -452,6 +487,15 @@ if [ -z "$loaded" ] && [ "$status" = ok ]; then
 	status=skip reason="${XIW_UNLOAD_MODULES:-xiw} not loaded"
 fi
 result "$uname_" "$status" "$secs" "$reason"
+
+held=0
+for d in lo ${XIW_NETDEV:-}; do
+	for n in $(tc -s filter show dev "$d" egress prio 1 2>/dev/null |
+		   sed -n 's/.*Sent [0-9]* bytes \([0-9]*\) pkt.*/\1/p'); do
+		held=$((held + n))
+	done
+done
+say "perftest refusals held (hold_perftest_refusals): $held"
 
 dmesg >"$out/dmesg.log" 2>&1
 echo "$(cut -d' ' -f1 /proc/uptime)" >"$out/done"
