@@ -705,9 +705,10 @@ netdev_flap() {
 # sockets of this VM, and how many are xiw_sync's (see there).
 addrinuse_note() {
 	grep -q "Address already in use" "$1" || return 0
-	printf ' (EADDRINUSE: %s sockets in TIME_WAIT here, %s of them xiw_sync connections)' \
-		"$(ss -Htan state time-wait | wc -l)" \
-		"$(ss -Htan state time-wait "( sport = :$XIW_SYNC_PORT or dport = :$XIW_SYNC_PORT )" | wc -l)"
+	ss -Htan state time-wait | awk -v p=":$XIW_SYNC_PORT" '
+		function ours(a) { return substr(a, length(a) - length(p) + 1) == p }
+		{ n++; if (ours($3) || ours($4)) s++ }
+		END { printf " (EADDRINUSE: %d sockets in TIME_WAIT here, %d of them xiw_sync connections)", n, s }'
 }
 
 # rping_2vm NAME SERVER_ROLE SIZE COUNT: rping between the two VMs of a 2vm
