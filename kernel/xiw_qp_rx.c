@@ -1358,6 +1358,40 @@ static bool xiw_rx_trailer_done(struct xiw_qp_dp *dp)
 	return true;
 }
 
+/*
+ * Header bytes at @off (@left of them in this skb): one copy takes as many
+ * as the largest fixed header needs (an Atomic Request's) or the header
+ * in progress still needs, whichever is more, and the steps of
+ * xiw_rx_hdr_step() (control field, DDP header, RDMAP header) consume
+ * them, so a small FPDU's header costs one skb_copy_bits() instead of
+ * three. Bytes copied beyond the header (payload, trailer, the next
+ * FPDU) are not counted in hdr_got: they only overwrite the stale rest of
+ * rx->hdr, and the state that owns them copies them again. *@used: the
+ * bytes consumed. Nonzero if the skb could not be read.
+ */
+static int xiw_rx_hdr_bytes(struct xiw_qp_dp *dp, struct sk_buff *skb,
+			    unsigned int off, size_t left, u32 *used)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	u32 want = max_t(u32, rx->hdr_need - rx->hdr_got,
+			 sizeof(struct xiw_rdmap_atomic_req));
+	u32 got, n;
+
+	want = min_t(u32, want, sizeof(rx->hdr) - rx->hdr_got);
+	got = min_t(size_t, left, want);
+	if (skb_copy_bits(skb, off, (u8 *)&rx->hdr + rx->hdr_got, got))
+		return -EFAULT;
+	*used = 0;
+	while (rx->state == XIW_RX_HDR && *used < got) {
+		n = min(got - *used, rx->hdr_need - rx->hdr_got);
+		rx->hdr_got += n;
+		*used += n;
+		if (rx->hdr_got == rx->hdr_need && !xiw_rx_hdr_step(dp))
+			break;
+	}
+	return 0;
+}
+
 static int xiw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			unsigned int off, size_t len)
 {
@@ -1371,15 +1405,10 @@ static int xiw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			rx->state = XIW_RX_DEAD;
 		switch (rx->state) {
 		case XIW_RX_HDR:
-			n = min_t(size_t, left, rx->hdr_need - rx->hdr_got);
-			if (skb_copy_bits(skb, off, (u8 *)&rx->hdr + rx->hdr_got,
-					  n))
+			if (xiw_rx_hdr_bytes(dp, skb, off, left, &n))
 				goto fault;
-			rx->hdr_got += n;
 			off += n;
 			left -= n;
-			if (rx->hdr_got == rx->hdr_need)
-				xiw_rx_hdr_step(dp);
 			break;
 		case XIW_RX_DATA:
 			n = min_t(size_t, left, rx->data_left);
