@@ -431,11 +431,8 @@ hold_perftest_refusals() {
 
 # --- main -----------------------------------------------------------------------
 warm_tcp_once
-if [ "$role" = single ]; then
-	hold_perftest_refusals lo
-else
-	hold_perftest_refusals lo ${XIW_NETDEV:+"$XIW_NETDEV"}
-fi
+hold_devs=(lo ${XIW_NETDEV:+"$XIW_NETDEV"})	# XIW_NETDEV: 2vm only
+hold_perftest_refusals "${hold_devs[@]}"
 say "kernel $(uname -r), $(nproc) cpus, role $role, uptime $(cut -d' ' -f1 /proc/uptime) s"
 taint0=$(cat /proc/sys/kernel/tainted)
 if [ "$role" != single ]; then
@@ -489,7 +486,7 @@ fi
 result "$uname_" "$status" "$secs" "$reason"
 
 held=0
-for d in lo ${XIW_NETDEV:-}; do
+for d in "${hold_devs[@]}"; do
 	for n in $(tc -s filter show dev "$d" egress prio 1 2>/dev/null |
 		   sed -n 's/.*Sent [0-9]* bytes \([0-9]*\) pkt.*/\1/p'); do
 		held=$((held + n))
