@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 1800
-# description: where the CPU time of one small op goes on xiw0: for each row of XIW_PROF_ROWS (default atomic_rate atomic_lat read_lat write_lat) perftest (XIW_PROF_ITERS iterations, default 200000: the ops then outweigh perftest's start and teardown in the recorded run too) runs three times on loopback, twice under perf stat (N/4 and N iterations: context switches and busy CPU time from /proc/stat per op as the difference between the two, without perftest's setup and teardown; all CPUs) and once under perf record (cpu-clock samples with call chains, all CPUs); prints the per-op costs and the hottest symbols (profile-ROW.txt, profile-table.md)
+# description: where the CPU time of one small op goes on xiw0: for each row of XIW_PROF_ROWS (default atomic_rate atomic_lat read_lat write_lat; also read_bw, write_bw: 64 KiB) perftest (XIW_PROF_ITERS iterations, default 200000: the ops then outweigh perftest's start and teardown in the recorded run too) runs three times on loopback, twice under perf stat (N/4 and N iterations: context switches and busy CPU time from /proc/stat per op as the difference between the two, without perftest's setup and teardown; all CPUs) and once under perf record (cpu-clock samples with call chains, all CPUs); prints the per-op costs and the hottest symbols (profile-ROW.txt: those above XIW_PROF_LIMIT percent, default 1; profile-table.md); XIW_PROF_CALLERS="SYM ..." also prints the call chains into these symbols
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 . "$XIW_ROOT/selftests/bench/bench_lib.sh"
@@ -25,7 +25,9 @@ declare -A cmd=(
 	[atomic_rate]="ib_atomic_bw -A FETCH_AND_ADD"
 	[atomic_lat]="ib_atomic_lat -A FETCH_AND_ADD"
 	[read_lat]="ib_read_lat -s 8"
-	[write_lat]="ib_write_lat -s 8")
+	[write_lat]="ib_write_lat -s 8"
+	[read_bw]="ib_read_bw -s 65536"
+	[write_bw]="ib_write_bw -s 65536")
 
 # under ROW ITERS PERF_ARGS...: perftest for ROW (-n ITERS) with perf (all
 # CPUs) counting from the moment it has said so (its control FIFO
@@ -104,7 +106,10 @@ for row in ${XIW_PROF_ROWS:-atomic_rate atomic_lat read_lat write_lat}; do
 	m=$((N - q))
 	per=$(paste <(echo "$c0") <(echo "$c1") |
 	      awk -v n="$N" '{ printf "%s%.2f", s, ($2 - $1) / n; s = " | " }')
-	fig=$(awk '{ print $5 }' res.txt)
+	# the figure: MB/s for the bandwidth rows, else perftest's fifth
+	# column (Mpps, typical us)
+	case $row in read_bw|write_bw) c=4 ;; *) c=5 ;; esac
+	fig=$(awk -v c=$c '{ print $c }' res.txt)
 	# per op: per perftest iteration (-n; the few warm-up iterations
 	# are not counted), requester and responder together since both run
 	# in this VM; a perftest retry (perftest_lib.sh) spoils the figures
@@ -113,15 +118,24 @@ for row in ${XIW_PROF_ROWS:-atomic_rate atomic_lat read_lat write_lat}; do
 	us=$(awk -v a=$((b1 - b0)) -v b=$((b2 - b1)) -v m=$m 'BEGIN { printf "%.1f", (b - a) / m }')
 	under "$row" "$N" record -g -e cpu-clock -F 997 -o prof.data
 	perf report -i prof.data --stdio --no-children --sort dso,sym -g none \
-		--percent-limit 1 2>/dev/null | grep -v '^#' | sed '/^$/d' \
+		--percent-limit "${XIW_PROF_LIMIT:-1}" 2>/dev/null | grep -v '^#' | sed '/^$/d' \
 		>"profile-$row.txt" || true
 	[ -s "profile-$row.txt" ] || fail "$row: empty profile"
 	top=$(head -5 "profile-$row.txt" | awk '{ printf "%s%s %s (%s)", s, $1, $NF, $2; s = ", " }')
 	printf '| %s | %s | %d | %s | %s | %s | %s |\n' \
 		"$row" "$fig" "$N" "$cs" "$us" "$per" "$top" >>profile-table.md
 	log "$row: $(tail -1 profile-table.md)"
-	sed "s/^/# $row: /" "profile-$row.txt" | head -40
+	sed "s/^/# $row: /" "profile-$row.txt" | head -"${XIW_PROF_LINES:-40}"
 	cp "profile-$row.txt" "$XIW_TEST_OUT/" 2>/dev/null || true
+	# XIW_PROF_CALLERS="SYM ...": the call chains into these symbols
+	# (a report restricted to one symbol; all of them took more than
+	# 15 minutes in the VM)
+	for sym in ${XIW_PROF_CALLERS:-}; do
+		run_timeout 600 perf report -i prof.data --stdio --no-children \
+			-S "$sym" -g caller,1,callee,function,percent 2>/dev/null |
+			grep -v '^#' | sed '/^$/d' | head -80 | sed "s/^/# $row <- $sym: /" ||
+			log "$row: callers of $sym: no report"
+	done
 	rm -f prof.data prof.data.old
 done
 sed 's/^/BENCH /' profile-table.md
