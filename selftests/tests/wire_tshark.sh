@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
-# timeout: 150
+# timeout: 300
 # description: independent wire check: tshark's iWARP dissectors decode every byte of an xiw connection (MPA rev 1 and 2, with and without CRC, 1448-byte and 64 KiB MSS, duplicated TCP segments) as MPA + DDP + RDMAP, good CRCs, no malformed/error, opcodes, lengths, STags, offsets and MSNs as posted
 #
 # xiw_wiregen (selftests/progs/xiw_wiregen.cpp) posts a fixed list of
