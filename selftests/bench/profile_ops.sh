@@ -76,17 +76,23 @@ busy_us() {
 }
 
 # counters: xiw0's per-op counters (bench_lib.sh), one value per line in
-# the order of xiw_op_counter_names; every one must exist
+# the order of xiw_op_counter_names; every one must exist. Then the TCP
+# segments the VM sent (/proc/net/snmp OutSegs: requester and responder
+# are both here, so every segment of the connection, pure ACKs too, is
+# counted once).
 counters() {
 	local c
 	c=$(xiw_op_counters xiw0)
 	[ "$(wc -l <<<"$c")" = ${#xiw_op_counter_names[@]} ] ||
 		fail "xiw0 lacks per-op counters, it has: $(tr '\n' ' ' <<<"$c")"
 	awk '{ print $2 }' <<<"$c"
+	awk '$1 == "Tcp:" {
+		if (!c) { for (i = 2; i <= NF; i++) if ($i == "OutSegs") c = i }
+		else { print $c; exit } }' /proc/net/snmp
 }
 
-echo "| row | figure | ops | context switches / op | busy CPU us / op | TX work items / op | sendmsg / op | FPDUs sent / op | FPDUs received / op | FPDUs sent by RX / op | top symbols |" >profile-table.md
-echo "|---|---|---|---|---|---|---|---|---|---|---|" >>profile-table.md
+echo "| row | figure | ops | context switches / op | busy CPU us / op | TX work items / op | sendmsg / op | FPDUs sent / op | FPDUs received / op | FPDUs sent by RX / op | TCP segments / op | top symbols |" >profile-table.md
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|" >>profile-table.md
 for row in ${XIW_PROF_ROWS:-atomic_rate atomic_lat read_lat write_lat}; do
 	[ -n "${cmd[$row]:-}" ] || fail "unknown row $row"
 	# perf stat twice, N/4 and N iterations: the difference is what the
