@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 1800
-# description: where the CPU time of one small op goes on xiw0: for each row of XIW_PROF_ROWS (default atomic_rate atomic_lat read_lat write_lat; also read_bw, write_bw: 64 KiB) perftest (XIW_PROF_ITERS iterations, default 200000: the ops then outweigh perftest's start and teardown in the recorded run too) runs three times on loopback, twice under perf stat (N/4 and N iterations: context switches and busy CPU time from /proc/stat per op as the difference between the two, without perftest's setup and teardown; all CPUs) and once under perf record (cpu-clock samples with call chains, all CPUs); prints the per-op costs and the hottest symbols (profile-ROW.txt: those above XIW_PROF_LIMIT percent, default 1; profile-table.md); XIW_PROF_CALLERS="SYM ..." also prints the call chains into these symbols
+# description: where the CPU time of one small op goes on xiw0: for each row of XIW_PROF_ROWS (default atomic_rate atomic_lat read_lat write_lat; also read_bw, write_bw: 64 KiB) perftest (XIW_PROF_ITERS iterations, default 200000: the ops then outweigh perftest's start and teardown in the recorded run too) runs three times on loopback, twice under perf stat (N/4 and N iterations: context switches and busy CPU time from /proc/stat per op as the difference between the two, without perftest's setup and teardown; all CPUs) and once under perf record (cpu-clock samples with call chains, all CPUs); prints the per-op costs and the hottest symbols (profile-ROW.txt: those above XIW_PROF_LIMIT percent, default 1, sorted by XIW_PROF_SORT, default dso,sym; profile-table.md); XIW_PROF_CALLERS="SYM ..." also prints the call chains into these symbols
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 . "$XIW_ROOT/selftests/bench/bench_lib.sh"
@@ -123,7 +123,7 @@ for row in ${XIW_PROF_ROWS:-atomic_rate atomic_lat read_lat write_lat}; do
 	cs=$(awk -v a="$cs0" -v b="$cs1" -v m=$m 'BEGIN { printf "%.2f", (b - a) / m }')
 	us=$(awk -v a=$((b1 - b0)) -v b=$((b2 - b1)) -v m=$m 'BEGIN { printf "%.1f", (b - a) / m }')
 	under "$row" "$N" record -g -e cpu-clock -F 997 -o prof.data
-	perf report -i prof.data --stdio --no-children --sort dso,sym -g none \
+	perf report -i prof.data --stdio --no-children --sort "${XIW_PROF_SORT:-dso,sym}" -g none \
 		--percent-limit "${XIW_PROF_LIMIT:-1}" 2>/dev/null | grep -v '^#' | sed '/^$/d' \
 		>"profile-$row.txt" || true
 	[ -s "profile-$row.txt" ] || fail "$row: empty profile"
