@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # make bench: the performance table of design brief section 5 - perftest
 # (-R) on xiw, siw (built from linux-source-6.12) and rxe side by side in
-# one VM, plus raw TCP (iperf3), with the ratios the goals are stated in;
+# one VM, plus raw TCP (iperf3, and xiw_tcp_pingpong's busy-polled 8-byte
+# round trip under the latency rows), with the ratios the goals are stated in;
 # then the curves (bandwidth and latency vs message size, the latency
 # distribution of 8-byte Reads and FetchAdds: PNGs under build/, drawn by
 # scripts/bench_plot.sh), NVMe-oF with fio on each device, and write
