@@ -73,20 +73,23 @@ if command -v iperf3 >/dev/null; then
 fi
 
 # TCP's own latency over the same path: xiw_tcp_pingpong's busy-polled
-# round trip of 8 B (perftest's latency tools busy-poll too), the floor
-# under every stack that runs over kernel TCP. Write and Send latency
-# are one way (perftest reports half the round trip), Read and FetchAdd
-# latency a whole round trip.
+# round trip of 8 B (perftest's latency tools busy-poll too), what two
+# processes on plain TCP sockets take for the exchange a stack over
+# kernel TCP does. Write and Send latency are one way (perftest reports
+# half the round trip), Read and FetchAdd latency a whole round trip. A
+# failure leaves its cells n/a (wait_listen in a subshell: its fail would
+# end the table).
 tcp_rtt=n/a
 pp=$(need_prog xiw_tcp_pingpong)
 "$pp" -s 192.0.2.1 7790 &
 pps=$!
-if wait_listen 7790 10 "$pps" &&
+if (wait_listen 7790 10 "$pps") &&
 	r=$(run_timeout 120 "$pp" -c 192.0.2.1 7790 -n "$N"); then
 	log "TCP ping-pong: $r"
 	tcp_rtt=$(sed -n 's/.* typical=\([0-9.]*\) .*/\1/p' <<<"$r")
 fi
-wait "$pps" || true
+kill_bg "$pps"
+wait "$pps" 2>/dev/null || true
 [ -n "$tcp_rtt" ] || tcp_rtt=n/a
 tcp_half=$(awk -v r="$tcp_rtt" 'BEGIN { if (r + 0 > 0) printf "%.2f", r / 2; else print "n/a" }')
 
