@@ -114,7 +114,7 @@ ratio() {
 		atomic_lat) goal="xiw/rxe <= 0.50" gref=$r gf=0.5 ;;
 		esac
 		case $k in
-		write_bw) t=$tcp ;;
+		*_bw) t=$tcp ;;	# the goal: >= 0.97x TCP for each
 		write_lat|send_lat) t=$tcp_half ;;
 		read_lat|atomic_lat) t=$tcp_rtt ;;
 		*) t=- ;;
