@@ -103,21 +103,16 @@ ratio() {
 	echo "|---|---|---|---|---|---|---|---|---|---|"
 	for k in "${rows[@]}"; do
 		x=${val[xiw0,$k]:-n/a} s=${val[siw0,$k]:-n/a} r=${val[rxe0,$k]:-n/a}
-		goal=
-		# the goal as a figure, over TCP's own (latency rows)
-		gref= gf=
+		# t: TCP's figure; gref x gf: the goal as a figure (latency
+		# rows), set beside TCP's
+		goal= t=- gref= gf=
 		case $k in
-		*_bw) goal="xiw/siw >= 1.10, xiw/TCP >= 0.97" ;;
-		write_lat|send_lat) goal="xiw/siw <= 0.80" gref=$s gf=0.8 ;;
-		read_lat) goal="xiw/siw <= 0.50" gref=$s gf=0.5 ;;
+		*_bw) goal="xiw/siw >= 1.10, xiw/TCP >= 0.97" t=$tcp ;;
+		write_lat|send_lat)
+			goal="xiw/siw <= 0.80" t=$tcp_half gref=$s gf=0.8 ;;
+		read_lat) goal="xiw/siw <= 0.50" t=$tcp_rtt gref=$s gf=0.5 ;;
 		atomic_rate) goal="xiw/rxe >= 10" ;;
-		atomic_lat) goal="xiw/rxe <= 0.50" gref=$r gf=0.5 ;;
-		esac
-		case $k in
-		*_bw) t=$tcp ;;	# the goal: >= 0.97x TCP for each
-		write_lat|send_lat) t=$tcp_half ;;
-		read_lat|atomic_lat) t=$tcp_rtt ;;
-		*) t=- ;;
+		atomic_lat) goal="xiw/rxe <= 0.50" t=$tcp_rtt gref=$r gf=0.5 ;;
 		esac
 		g=-
 		[ -z "$gf" ] || g=$(awk -v f="$gf" -v a="$gref" -v b="$t" 'BEGIN {

@@ -9,9 +9,10 @@
 // the server echoes them, N times (default 2000, after 100 warm-up
 // rounds). Both sides busy-poll with non-blocking recv() by default, as
 // perftest's latency tools busy-poll their CQ or memory, so no wakeup or
-// context switch is counted: what is left is what TCP itself costs per
-// message each way, the floor of any RDMA stack over kernel TCP (xiw,
-// siw). --block uses blocking recv() on both sides (qperf's tcp_lat).
+// context switch is counted: what is left is what two processes on plain
+// TCP sockets pay per message each way, the exchange an RDMA stack over
+// kernel TCP (xiw, siw) does in the kernel. --block uses blocking recv()
+// on both sides (qperf's tcp_lat).
 //
 // Output, one line: "rtt_us typical=T min=M p99=P half=H n=N bytes=B"
 // (typical is the median round trip, half is typical / 2, comparable with
@@ -29,7 +30,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <string_view>
 #include <vector>
 
@@ -101,7 +101,8 @@ void send_all(int fd, const char *buf, size_t len)
 	}
 }
 
-// The first 4 bytes the client sends: message size and mode.
+// What the client sends first: message size and mode (host order: both
+// ends are on one host).
 struct hello {
 	uint32_t bytes;
 	uint32_t block;
