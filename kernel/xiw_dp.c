@@ -457,6 +457,7 @@ static void xiw_dp_write_space(struct sock *sk)
 static void xiw_dp_free(struct xiw_qp_dp *dp)
 {
 	xiw_tx_zc_free(dp);
+	xiw_tx_pages_free(dp);
 	kvfree(dp->tx.batch);
 	kvfree(dp->cmpl);
 	kfree(dp->orq);

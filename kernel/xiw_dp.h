@@ -155,6 +155,17 @@ enum xiw_tx_kind {
 #define XIW_TX_BATCH_BYTES	16384	/* copied FPDUs sent by one sendmsg */
 #define XIW_TX_BATCH_FPDU	4352	/* longest FPDU that is batched */
 #define XIW_TX_BATCH_MAX	32	/* FPDUs per batch */
+#define XIW_TX_PAGES		64	/* TX pages per QP (xiw_tx_pages.c) */
+
+/*
+ * The QP's ring of pages for copied FPDUs sent by reference
+ * (xiw_tx_pages.c): page[idx] is being filled, up to off.
+ */
+struct xiw_tx_pages {
+	struct page *page[XIW_TX_PAGES];
+	u32 idx;
+	u32 off;
+};
 
 /*
  * An FPDU in the batch: where it ends, and the SQ WR its sending
@@ -202,6 +213,8 @@ struct xiw_tx_ctx {
 	u32 bv_off;			/* bytes of it already sent */
 	bool fpdu_active;
 	bool fpdu_last;			/* completes the message */
+	bool spliced;			/* bv[] are TX pages: MSG_SPLICE_PAGES */
+	struct xiw_tx_pages pages;
 
 	/*
 	 * Batch (xiw_qp_tx.c): small copied FPDUs framed back to back and
@@ -354,6 +367,10 @@ struct ubuf_info *xiw_tx_zc_uarg(struct xiw_tx_zc *zc);
 void xiw_tx_zc_put(struct xiw_tx_zc *zc);
 void xiw_tx_zc_finish(struct xiw_qp_dp *dp, struct xiw_tx_zc *zc, u32 cidx,
 		      u32 byte_len);
+
+/* xiw_tx_pages.c */
+bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad);
+void xiw_tx_pages_free(struct xiw_qp_dp *dp);
 
 /* xiw_qp_rx.c */
 void xiw_dp_data_ready(struct sock *sk);

@@ -147,6 +147,15 @@ static void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
 	int i;
 
 	tx->hdr.ctrl.mpa_len = cpu_to_be16(ulpdu);
+	tx->bv_idx = 0;
+	tx->bv_off = 0;
+	tx->fpdu_active = true;
+	/* too long to batch, copied anyway: into the QP's TX pages */
+	tx->spliced = !tx->zcopy &&
+		      xiw_mpa_fpdu_len(ulpdu) > XIW_TX_BATCH_FPDU &&
+		      xiw_tx_pages_frame(dp, hdr_len, pad);
+	if (tx->spliced)
+		return;
 	memset(tx->trailer, 0, sizeof(tx->trailer));
 	xiw_tx_bv_virt(&tx->bv[0], &tx->hdr, hdr_len);
 	if (dp->crc) {
@@ -166,9 +175,6 @@ static void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
 	}
 	xiw_tx_bv_virt(&tx->bv[tx->nbv++], tx->trailer,
 		       pad + XIW_MPA_CRC_LEN);
-	tx->bv_idx = 0;
-	tx->bv_off = 0;
-	tx->fpdu_active = true;
 }
 
 static void xiw_tx_untagged(struct xiw_qp_dp *dp, unsigned int op, u32 qn,
@@ -263,6 +269,9 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 		msg.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL;
 		if (last < tx->nbv || tx->more)
 			msg.msg_flags |= MSG_MORE;
+		if (tx->spliced)
+			/* the QP's TX pages, written again only when free */
+			msg.msg_flags |= MSG_SPLICE_PAGES;
 		if (splice) {
 			/* TCP references the pages until they are acked. */
 			msg.msg_flags |= MSG_ZEROCOPY;

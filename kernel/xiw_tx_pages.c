@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw - TX pages: a QP's own pages for the FPDUs it copies.
+ *
+ * An FPDU whose payload is not sent by reference (every Read Response,
+ * any Write or Send in copy mode) used to be copied by TCP into the
+ * socket's page fragment. That fragment is one 32 KiB page per socket,
+ * reused only when no skb references it any more; with responses in
+ * flight it never is, so TCP allocated a fresh one every 32 KiB. Debian's
+ * kernel (CONFIG_INIT_ON_ALLOC_DEFAULT_ON) zeroes every page it allocates:
+ * a third of the kernel's instructions per 64 KiB Read Response in the
+ * bench went into clearing pages that were overwritten right after
+ * (Documentation/testing.md, "Instruction counts").
+ *
+ * Here TX copies header, payload, pad and CRC of such an FPDU into a ring
+ * of pages the QP owns and hands them to TCP by reference
+ * (MSG_SPLICE_PAGES; TCP takes a page reference per skb fragment). A page
+ * is written again only when TCP holds no reference to it any more:
+ * page_ref_count() is 1, ours. So the data a peer receives is what was
+ * copied when the FPDU was framed (a Read Response stays a copy of the
+ * region at send time, security.md 3.12), even when TCP retransmits, and
+ * the CRC is computed over that copy. Pages are allocated on first use,
+ * up to XIW_TX_PAGES per QP; when every one is still in flight, the FPDU
+ * goes the old way (TCP copies) and tx_pages_busy counts it.
+ *
+ * Only the TX runner (owner of XIW_DP_TX_BUSY) uses the ring; RX runs TX
+ * with GFP_ATOMIC (xiw_dp_tx_from_rx()). The pages are released with the
+ * data path; skbs still holding one keep it until they are freed.
+ */
+#include <linux/gfp.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+
+#include "xiw_dp.h"
+
+/* The page of the ring at @i, allocated if need be; NULL if busy. */
+static struct page *xiw_tx_page_take(struct xiw_tx_pages *p, u32 i, gfp_t gfp)
+{
+	struct page *page = p->page[i];
+
+	if (!page) {
+		page = alloc_page(gfp | __GFP_NOWARN);
+		p->page[i] = page;
+		return page;
+	}
+	return page_ref_count(page) == 1 ? page : NULL;
+}
+
+/* Copy @len bytes from @src into the ring at (*@idx, *@off), with CRC. */
+static void xiw_tx_page_copy(struct xiw_tx_pages *p, u32 *idx, u32 *off,
+			     const void *src, u32 len, u32 *crc, bool do_crc)
+{
+	while (len) {
+		u32 n = min_t(u32, len, PAGE_SIZE - *off);
+		void *dst;
+
+		if (!n) {
+			*idx = (*idx + 1) % XIW_TX_PAGES;
+			*off = 0;
+			continue;
+		}
+		dst = kmap_local_page(p->page[*idx]) + *off;
+		memcpy(dst, src, n);
+		if (do_crc)
+			*crc = xiw_crc_update(*crc, dst, n);
+		kunmap_local(dst);
+		src += n;
+		len -= n;
+		*off += n;
+	}
+}
+
+/*
+ * Frame the FPDU in tx (header of @hdr_len bytes in tx->hdr, payload
+ * pieces tx->bv[1..nbv), @pad bytes of pad) in the ring: on success
+ * tx->bv holds the ring pieces of the whole FPDU, CRC included, and TX
+ * sends them with MSG_SPLICE_PAGES. False if the ring has no room: the
+ * caller frames the FPDU as before.
+ */
+bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_tx_pages *p = &tx->pages;
+	gfp_t gfp = tx->from_rx ? GFP_ATOMIC : GFP_KERNEL;
+	u32 total = hdr_len + pad + XIW_MPA_CRC_LEN;
+	u32 idx, off, need, i, crc = XIW_CRC32C_SEED;
+	__le32 trailer;
+	int nbv, k;
+
+	for (i = 1; i < tx->nbv; i++)
+		total += tx->bv[i].bv_len;
+	if (total > (XIW_TX_PAGES - 1) * PAGE_SIZE)
+		return false;
+
+	/*
+	 * Room: the rest of the current page (the whole of it if TCP is
+	 * done with it), then whole pages nobody references.
+	 */
+	idx = p->idx;
+	off = 0;
+	if (!xiw_tx_page_take(p, idx, gfp)) {
+		if (!p->page[idx])
+			goto busy;
+		off = p->off;		/* in flight: only its unused tail */
+		if (off == PAGE_SIZE) {
+			idx = (idx + 1) % XIW_TX_PAGES;
+			off = 0;
+			if (!xiw_tx_page_take(p, idx, gfp))
+				goto busy;
+		}
+	}
+	need = total > PAGE_SIZE - off ?
+	       DIV_ROUND_UP(total - (PAGE_SIZE - off), PAGE_SIZE) : 0;
+	if (1 + need > ARRAY_SIZE(tx->bv))
+		return false;
+	for (i = 1; i <= need; i++)
+		if (!xiw_tx_page_take(p, (idx + i) % XIW_TX_PAGES, gfp))
+			goto busy;
+
+	/* Copy; the CRC covers the copy, which is what goes out. */
+	p->idx = idx;
+	p->off = off;
+	xiw_tx_page_copy(p, &p->idx, &p->off, &tx->hdr, hdr_len, &crc, dp->crc);
+	for (i = 1; i < tx->nbv; i++) {
+		struct bio_vec *bv = &tx->bv[i];
+		void *va = kmap_local_page(bv->bv_page);
+
+		xiw_tx_page_copy(p, &p->idx, &p->off, va + bv->bv_offset,
+				 bv->bv_len, &crc, dp->crc);
+		kunmap_local(va);
+	}
+	memset(tx->trailer, 0, sizeof(tx->trailer));
+	xiw_tx_page_copy(p, &p->idx, &p->off, tx->trailer, pad, &crc, dp->crc);
+	trailer = dp->crc ? xiw_crc_trailer(crc) : 0;
+	xiw_tx_page_copy(p, &p->idx, &p->off, &trailer, sizeof(trailer),
+			 &crc, false);
+
+	/* The pieces: from (idx, off) on, page by page. */
+	nbv = 0;
+	for (k = total; k > 0; ) {
+		u32 n = min_t(u32, k, PAGE_SIZE - off);
+
+		bvec_set_page(&tx->bv[nbv++], p->page[idx], n, off);
+		k -= n;
+		idx = (idx + 1) % XIW_TX_PAGES;
+		off = 0;
+	}
+	tx->nbv = nbv;
+	xiw_dp_stat_add(dp, XIW_STAT_TX_PAGE_FPDUS, 1);
+	return true;
+
+busy:
+	xiw_dp_stat_add(dp, XIW_STAT_TX_PAGES_BUSY, 1);
+	return false;
+}
+
+void xiw_tx_pages_free(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_pages *p = &dp->tx.pages;
+	int i;
+
+	for (i = 0; i < XIW_TX_PAGES; i++) {
+		if (p->page[i])
+			put_page(p->page[i]);
+		p->page[i] = NULL;
+	}
+}

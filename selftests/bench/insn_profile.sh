@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: 1vm
+# timeout: 2400
+# description: guest instructions per op, per kernel function, for xiw, siw and rxe side by side (XIW_INSN_DEVS, XIW_INSN_ROWS: write_lat send_lat read_lat atomic_lat, also atomic_rate, write_bw, read_bw), counted by qemu itself (selftests/tcgprof: run with XIW_QEMU=selftests/tcgprof/qemu-tcgprof.sh, as scripts/insn-profile.sh does); each row runs twice (XIW_INSN_ITERS/4 and XIW_INSN_ITERS iterations, default 4000) and the difference, per iteration, drops perftest's start and teardown; prints the totals and each device's hottest functions (XIW_INSN_TOP, default 30)
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+. "$XIW_ROOT/selftests/perftest_lib.sh"
+
+need_cmd ib_write_lat ib_send_lat ib_read_lat ib_atomic_lat ib_atomic_bw \
+	ib_write_bw ib_read_bw
+N=${XIW_INSN_ITERS:-4000}
+Q=$((N / 4))
+ctl=$XIW_TEST_OUT
+mkdir -p "$ctl"
+echo 0 >/proc/sys/kernel/kptr_restrict
+
+# mark_start LABEL: the plugin takes its snapshot and deletes prof.start
+mark_start() {
+	rm -f "$ctl/prof-$1.txt"
+	echo "$1" >"$ctl/prof.start.tmp"
+	mv "$ctl/prof.start.tmp" "$ctl/prof.start"
+	wait_for 10 eval "[ ! -e '$ctl/prof.start' ]" ||
+		skip "no instruction counter: run with XIW_QEMU=selftests/tcgprof/qemu-tcgprof.sh (scripts/insn-profile.sh)"
+}
+# mark_stop LABEL: the plugin writes prof-LABEL.txt, named with the
+# symbols of this moment (modules loaded now)
+mark_stop() {
+	cat /proc/kallsyms >"$ctl/prof.syms"
+	echo stop >"$ctl/prof.stop"
+	wait_for 120 eval "[ -e '$ctl/prof-$1.txt' ]" || fail "no count for $1"
+}
+
+# the plugin must answer before the devices exist
+mark_start probe
+mark_stop probe
+. "$XIW_ROOT/selftests/bench/bench_devs.sh"
+
+declare -A cmd=(
+	[write_lat]="ib_write_lat -s 8" [send_lat]="ib_send_lat -s 8"
+	[read_lat]="ib_read_lat -s 8"
+	[atomic_lat]="ib_atomic_lat -A FETCH_AND_ADD"
+	[atomic_rate]="ib_atomic_bw -A FETCH_AND_ADD"
+	[write_bw]="ib_write_bw -s 65536" [read_bw]="ib_read_bw -s 65536")
+rows=(${XIW_INSN_ROWS:-write_lat send_lat read_lat atomic_lat})
+for r in "${rows[@]}"; do
+	[ -n "${cmd[$r]:-}" ] || fail "unknown row $r"
+done
+
+# per_op LABEL: "INSNS/op NAME" lines, the N-iteration count minus the
+# N/4 one over the iterations between them
+per_op() {
+	awk -v m=$((N - Q)) 'FNR == NR { a[substr($0, index($0, $3))] = $1; next }
+		{ k = substr($0, index($0, $3)); d = ($1 - a[k]) / m
+		  if (d > 0) printf "%.1f %s\n", d, k }' \
+		"$ctl/prof-$1-a.txt" "$ctl/prof-$1-b.txt" | sort -rn
+}
+total() { awk -v k="$2" 'substr($0, index($0, $2)) == k { print $1; f = 1 } END { if (!f) print "n/a" }' "$1"; }
+
+# marked LABEL DEV TOOL ARGS...: one perftest run on DEV, counted from
+# when its server listens (no polling for the listener counted) until
+# both ends exited; a refused client (perftest's relisten race, which the
+# bench's tc filter normally hides) is run again
+marked() {
+	local label=$1 dev=$2 t=$3 try srv rc
+	shift 3
+	for try in 1 2 3; do
+		PERFTEST_PORT=$((PERFTEST_PORT + 1))
+		run_timeout 150 "$t" -R -d "$dev" -p "$PERFTEST_PORT" "$@" >srv.log 2>&1 &
+		srv=$!
+		wait_listen "$PERFTEST_PORT" 30 "$srv" srv.log
+		mark_start "$label"
+		rc=0
+		run_timeout 140 "$t" -R -d "$dev" -p "$PERFTEST_PORT" "$@" "${addr[$dev]}" \
+			>cli.log 2>&1 || rc=$?
+		wait "$srv" || rc=$((rc ? rc : 1))
+		mark_stop "$label"
+		[ $rc != 0 ] || return 0
+		retry_note "$label: $t failed (try $try): $(tail -2 cli.log | tr '\n' ' ')"
+	done
+	fail "$label: $t failed 3 times"
+}
+
+declare -A tab
+for dev in ${XIW_INSN_DEVS:-${devs[@]}}; do
+	dev_up "$dev"
+	for r in "${rows[@]}"; do
+		if [ "$dev" = siw0 ] && [[ $r == atomic_* ]]; then
+			continue	# siw has no atomics
+		fi
+		for pass in a b; do
+			[ $pass = a ] && n=$Q || n=$N
+			# shellcheck disable=SC2086
+			marked "$dev-$r-$pass" "$dev" ${cmd[$r]} -n "$n"
+		done
+		per_op "$dev-$r" >"$ctl/insn-$dev-$r.txt"
+		for k in all user "module vmlinux" "module ${type[$dev]}" "module rdma_${type[$dev]}"; do
+			v=$(total "$ctl/insn-$dev-$r.txt" "[$k]")
+			[ "$v" = n/a ] || tab[$dev,$r,$k]=$v
+		done
+		log "$dev $r: $(head -c 300 "$ctl/insn-$dev-$r.txt" | tr '\n' ';')"
+		awk -v t="${XIW_INSN_TOP:-30}" -v p="# $dev $r: " \
+			'$2 !~ /^\[/ && n++ < t { print p $0 }' "$ctl/insn-$dev-$r.txt"
+	done
+	dev_down "$dev"
+done
+
+# user space is mostly perftest busy-polling: what it counts is time
+# spent waiting, not work
+{
+	echo "| row | device | kernel instructions / op | in the device's module | user space (polling included) |"
+	echo "|---|---|---|---|---|"
+	for r in "${rows[@]}"; do
+		for dev in ${XIW_INSN_DEVS:-${devs[@]}}; do
+			[ -n "${tab[$dev,$r,all]:-}" ] || continue
+			m=${tab[$dev,$r,module ${type[$dev]}]:-${tab[$dev,$r,module rdma_${type[$dev]}]:-0}}
+			awk -v a="${tab[$dev,$r,all]}" -v u="${tab[$dev,$r,user]:-0}" -v m="$m" \
+				-v r="$r" -v d="$dev" 'BEGIN {
+				printf "| %s | %s | %.0f | %.0f | %.0f |\n", r, d, a - u, m, u }'
+		done
+	done
+} >insn-table.md
+sed 's/^/BENCH /' insn-table.md
+cp insn-table.md "$ctl/"
