@@ -10,6 +10,8 @@
 # bandwidth and read latency between two VMs (xiw, siw, TCP), and where
 # the CPU time of a small op goes on xiw (profile_ops: per-op counters,
 # context switches and perf's hottest symbols);
+# then guest instructions per op per kernel function for xiw, siw and
+# rxe (insn_profile, counted by qemu: selftests/tcgprof);
 # then xiw_commitlog (a remote commit log: push with Flush and Atomic
 # Write against Send/Recv) on DRAM and emulated persistent memory, in a
 # VM of its own with an NVDIMM; then a 1 GiB RDMA Verify (crc32c) in the
@@ -26,7 +28,7 @@ export XIW_BUILD=$BUILD
 bash selftests/build-siw.sh >/dev/null ||
 	echo "bench: cannot build siw.ko, its column stays empty" >&2
 out=$(mktemp)
-trap 'rm -f "$out" "$out.links"' EXIT
+trap 'rm -f "$out" "$out.links" "$out.insn"' EXIT
 export XIW_VM_MEM=${XIW_VM_MEM:-3072}
 # perf_2vm: two VMs of one vCPU each (run.sh's default), so that the two
 # "hosts" do not take each other's cores on a 2-core machine
@@ -72,6 +74,25 @@ if bash scripts/bench_plot.sh "$run/1vm/tests" "$BUILD" >"$out.links"; then
 	cat "$out.links" >>"$BUILD/bench-table.md"
 else
 	echo "bench: no pictures (see above)" >&2
+fi
+# Guest instructions per op, per kernel function, xiw beside siw and rxe,
+# counted by qemu (selftests/tcgprof): a VM of its own, since the plugin
+# slows every guest instruction down
+itable=
+if cmake --build "$BUILD" --target xiw_tcgprof >/dev/null 2>&1 &&
+   XIW_QEMU=$PWD/selftests/tcgprof/qemu-tcgprof.sh \
+	bash selftests/run.sh selftests/bench/insn_profile.sh >"$out.insn" 2>&1; then
+	irun=$(sed -n 's/^# results in \([^ ]*\) .*/\1/p' "$out.insn" | tail -1)
+	itable=$irun/1vm/tests/insn-table.md
+fi
+if [ -n "$itable" ] && [ -f "$itable" ]; then
+	echo
+	echo "Guest instructions per op (insn_profile; per function in $irun/1vm/tests/insn-*.txt):"
+	cat "$itable"
+	{ echo; cat "$itable"; } >>"$BUILD/bench-table.md"
+else
+	echo "bench: no instruction counts:" >&2
+	tail -20 "$out.insn" >&2 || true
 fi
 ctable=$run/own/commitlog/tests/commitlog-table.md
 [ -f "$ctable" ] || { cat "$out"; echo "bench: no commitlog table" >&2; exit 1; }

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 2400
-# description: guest instructions per op, per kernel function, for xiw, siw and rxe side by side (XIW_INSN_DEVS, XIW_INSN_ROWS: write_lat send_lat read_lat atomic_lat, also atomic_rate, write_bw, read_bw), counted by qemu itself (selftests/tcgprof: run with XIW_QEMU=selftests/tcgprof/qemu-tcgprof.sh, as scripts/insn-profile.sh does); each row runs twice (XIW_INSN_ITERS/4 and XIW_INSN_ITERS iterations, default 4000) and the difference, per iteration, drops perftest's start and teardown; prints the totals and each device's hottest functions (XIW_INSN_TOP, default 30)
+# description: guest instructions per op, per kernel function, for xiw, siw and rxe side by side (XIW_INSN_DEVS, XIW_INSN_ROWS: write_lat send_lat read_lat atomic_lat, also atomic_rate, write_bw, read_bw, write_bw_4k), counted by qemu itself (selftests/tcgprof: run with XIW_QEMU=selftests/tcgprof/qemu-tcgprof.sh, as scripts/insn-profile.sh does); each row runs twice (XIW_INSN_ITERS/4 and XIW_INSN_ITERS iterations, default 4000) and the difference, per iteration, drops perftest's start and teardown; prints the totals and each device's hottest functions (XIW_INSN_TOP, default 30)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 
@@ -40,7 +40,8 @@ declare -A cmd=(
 	[read_lat]="ib_read_lat -s 8"
 	[atomic_lat]="ib_atomic_lat -A FETCH_AND_ADD"
 	[atomic_rate]="ib_atomic_bw -A FETCH_AND_ADD"
-	[write_bw]="ib_write_bw -s 65536" [read_bw]="ib_read_bw -s 65536")
+	[write_bw]="ib_write_bw -s 65536" [read_bw]="ib_read_bw -s 65536"
+	[write_bw_4k]="ib_write_bw -s 4096")
 rows=(${XIW_INSN_ROWS:-write_lat send_lat read_lat atomic_lat})
 for r in "${rows[@]}"; do
 	[ -n "${cmd[$r]:-}" ] || fail "unknown row $r"
