@@ -43,7 +43,14 @@ static struct page *xiw_tx_page_take(struct xiw_tx_pages *p, u32 i, gfp_t gfp)
 		p->page[i] = page;
 		return page;
 	}
-	return page_ref_count(page) == 1 ? page : NULL;
+	if (page_ref_count(page) != 1)
+		return NULL;
+	/*
+	 * TCP dropped its last reference after its last read of the page
+	 * (put_page() is a full barrier); order our writes after this load.
+	 */
+	smp_acquire__after_ctrl_dep();
+	return page;
 }
 
 /* Copy @len bytes from @src into the ring at (*@idx, *@off), with CRC. */

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 400
-# description: a completion means the buffer is free: 64 KiB RDMA Writes and Sends from one buffer reused right after a later (or their own) signaled completion, every byte checked at the peer; copying TX (default) and zero-copy TX completed on TCP's release (tx_zcopy=1), without and with netem delay and loss on the path (retransmissions from the pages), MPA CRC off and on
+# description: a completion means the buffer is free: 64 KiB RDMA Writes and Sends from one buffer reused right after a later (or their own) signaled completion, every byte checked at the peer; copying TX (default) and zero-copy TX completed on TCP's release (tx_zcopy=1), without and with netem delay and loss on the path (retransmissions from the pages), MPA CRC off and on; copying TX goes through the QP's TX pages (counted)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 ZC=$(need_prog xiw_zcreuse)
@@ -38,3 +38,13 @@ echo 0 >"$P/mpa_crc"
 
 echo 0 >"$P/tx_zcopy"
 zcreuse netem-copy 7485 64
+# copying TX puts these FPDUs in the QP's TX pages (xiw_tx_pages.c), which
+# TCP references like zero-copy pages: with CRC on, a page written again
+# while a retransmission could still read it would fail the peer's CRC
+echo 1 >"$P/mpa_crc"
+zcreuse netem-copy-crc 7486 64
+echo 0 >"$P/mpa_crc"
+hw=/sys/class/infiniband/xiw0/ports/1/hw_counters
+pf=$(cat "$hw/tx_page_fpdus")
+[ "$pf" -gt 0 ] || fail "no FPDU went through the TX pages"
+log "TX pages: $pf FPDUs; $(cat "$hw/tx_pages_busy") copied by TCP while all 64 pages were in flight"
