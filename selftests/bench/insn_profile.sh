@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 2400
-# description: guest instructions per op, per kernel function, for xiw, siw and rxe side by side (XIW_INSN_DEVS, XIW_INSN_ROWS: write_lat send_lat read_lat atomic_lat, also atomic_rate, write_bw, read_bw, write_bw_4k), counted by qemu itself (selftests/tcgprof: run with XIW_QEMU=selftests/tcgprof/qemu-tcgprof.sh, as scripts/insn-profile.sh does); each row runs twice (XIW_INSN_ITERS/4 and XIW_INSN_ITERS iterations, default 4000) and the difference, per iteration, drops perftest's start and teardown; prints the totals and each device's hottest functions (XIW_INSN_TOP, default 30)
+# description: guest instructions per op, per kernel function, for xiw, siw and rxe side by side (XIW_INSN_DEVS, XIW_INSN_ROWS: write_lat send_lat read_lat atomic_lat, also atomic_rate, write_bw, read_bw, write_bw_4k), counted by qemu itself (selftests/tcgprof: run with XIW_QEMU=selftests/tcgprof/qemu-tcgprof.sh, as scripts/insn-profile.sh does); each row runs twice (XIW_INSN_ITERS/4 and XIW_INSN_ITERS iterations, default 4000; ten times that for atomic_rate and write_bw_4k) and the difference, per iteration, drops perftest's start and teardown; prints the totals and each device's hottest functions (XIW_INSN_TOP, default 30)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 
@@ -13,6 +13,10 @@ Q=$((N / 4))
 ctl=$XIW_TEST_OUT
 mkdir -p "$ctl"
 echo 0 >/proc/sys/kernel/kptr_restrict
+# one address space layout for every perftest process, so that the
+# plugin can split user space by file with one process's maps
+defer sh -c "echo $(cat /proc/sys/kernel/randomize_va_space) >/proc/sys/kernel/randomize_va_space"
+echo 0 >/proc/sys/kernel/randomize_va_space
 
 # mark_start LABEL: the plugin takes its snapshot and deletes prof.start
 mark_start() {
@@ -47,10 +51,10 @@ for r in "${rows[@]}"; do
 	[ -n "${cmd[$r]:-}" ] || fail "unknown row $r"
 done
 
-# per_op LABEL: "INSNS/op NAME" lines, the N-iteration count minus the
+# per_op LABEL MULT: "INSNS/op NAME" lines, the N-iteration count minus the
 # N/4 one over the iterations between them
 per_op() {
-	awk -v m=$((N - Q)) 'FNR == NR { a[substr($0, index($0, $3))] = $1; next }
+	awk -v m=$(($2 * (N - Q))) 'FNR == NR { a[substr($0, index($0, $3))] = $1; next }
 		{ k = substr($0, index($0, $3)); d = ($1 - a[k]) / m
 		  if (d > 0) printf "%.1f %s\n", d, k }' \
 		"$ctl/prof-$1-a.txt" "$ctl/prof-$1-b.txt" | sort -rn
@@ -62,13 +66,17 @@ total() { awk -v k="$2" 'substr($0, index($0, $2)) == k { print $1; f = 1 } END 
 # both ends exited; a refused client (perftest's relisten race, which the
 # bench's tc filter normally hides) is run again
 marked() {
-	local label=$1 dev=$2 t=$3 try srv rc
+	local label=$1 dev=$2 t=$3 try srv rc p
 	shift 3
 	for try in 1 2 3; do
 		PERFTEST_PORT=$((PERFTEST_PORT + 1))
 		run_timeout 150 "$t" -R -d "$dev" -p "$PERFTEST_PORT" "$@" >srv.log 2>&1 &
 		srv=$!
 		wait_listen "$PERFTEST_PORT" 30 "$srv" srv.log
+		# the server has loaded libibverbs' providers (perftest finds
+		# its device first): its maps are every perftest's
+		p=$(pgrep -n -x "$t") && cat "/proc/$p/maps" >"$ctl/prof.maps" ||
+			rm -f "$ctl/prof.maps"
 		mark_start "$label"
 		rc=0
 		run_timeout 140 "$t" -R -d "$dev" -p "$PERFTEST_PORT" "$@" "${addr[$dev]}" \
@@ -88,17 +96,21 @@ for dev in ${XIW_INSN_DEVS:-${devs[@]}}; do
 		if [ "$dev" = siw0 ] && [[ $r == atomic_* ]]; then
 			continue	# siw has no atomics
 		fi
+		# the cheap rows run ten times the iterations: their ops must
+		# outweigh the run-to-run spread of perftest's start and end
+		case $r in atomic_rate|write_bw_4k) m=10 ;; *) m=1 ;; esac
 		for pass in a b; do
-			[ $pass = a ] && n=$Q || n=$N
+			[ $pass = a ] && n=$((Q * m)) || n=$((N * m))
 			# shellcheck disable=SC2086
 			marked "$dev-$r-$pass" "$dev" ${cmd[$r]} -n "$n"
 		done
-		per_op "$dev-$r" >"$ctl/insn-$dev-$r.txt"
+		per_op "$dev-$r" $m >"$ctl/insn-$dev-$r.txt"
 		for k in all user "module vmlinux" "module ${type[$dev]}" "module rdma_${type[$dev]}"; do
 			v=$(total "$ctl/insn-$dev-$r.txt" "[$k]")
 			[ "$v" = n/a ] || tab[$dev,$r,$k]=$v
 		done
 		log "$dev $r: $(head -c 300 "$ctl/insn-$dev-$r.txt" | tr '\n' ';')"
+		grep '^[0-9.]* \[user ' "$ctl/insn-$dev-$r.txt" | sed "s/^/# $dev $r: /" || true
 		awk -v t="${XIW_INSN_TOP:-30}" -v p="# $dev $r: " \
 			'$2 !~ /^\[/ && n++ < t { print p $0 }' "$ctl/insn-$dev-$r.txt"
 	done

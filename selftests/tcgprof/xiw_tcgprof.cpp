@@ -25,9 +25,9 @@
  *						-> plugin takes the difference,
  *						   writes prof-LABEL.txt
  *
- * prof-LABEL.txt, one line each "INSNS EXECS NAME": "[all]" and "[user]"
- * (user space is one line: its addresses say nothing without the
- * process), "[module M]" per kernel module ("vmlinux" for the rest), then
+ * prof-LABEL.txt, one line each "INSNS EXECS NAME": "[all]" and "[user]",
+ * "[user FILE]" per executable file if the test wrote prof.maps (a
+ * /proc/PID/maps; every process must have that layout), "[module M]" per kernel module ("vmlinux" for the rest), then
  * every kernel function that ran, as "function" or "function [module]",
  * with the instructions and block executions counted in it. The test
  * divides by its ops (selftests/bench/insn_profile.sh).
@@ -151,6 +151,50 @@ std::vector<Symbol> read_kallsyms(const fs::path &p)
 	return syms;
 }
 
+struct Mapping {
+	uint64_t start, end;
+	std::string file;
+};
+
+/*
+ * The executable file mappings of a /proc/PID/maps copy (prof.maps, if
+ * the test wrote one): user-space instructions are split by the file
+ * they ran in. Only meaningful when every process counted has the same
+ * layout (the test turns address space randomization off).
+ */
+std::vector<Mapping> read_maps(const fs::path &p)
+{
+	std::vector<Mapping> maps;
+	std::ifstream in(p);
+	std::string line;
+
+	while (std::getline(in, line)) {
+		std::istringstream ls(line);
+		std::string range, perms, off, dev, inode, file;
+
+		if (!(ls >> range >> perms >> off >> dev >> inode >> file) ||
+		    perms.find('x') == std::string::npos)
+			continue;
+		auto dash = range.find('-');
+		if (dash == std::string::npos)
+			continue;
+		maps.push_back({std::stoull(range.substr(0, dash), nullptr, 16),
+				std::stoull(range.substr(dash + 1), nullptr, 16),
+				fs::path(file).filename().string()});
+	}
+	return maps;
+}
+
+const std::string &file_of(const std::vector<Mapping> &maps, uint64_t a)
+{
+	static const std::string other = "other";
+
+	for (auto &m : maps)
+		if (a >= m.start && a < m.end)
+			return m.file;
+	return other;
+}
+
 const std::string &symbol_of(const std::vector<Symbol> &syms, uint64_t a)
 {
 	static const std::string unknown = "[kernel, no symbol]";
@@ -164,6 +208,8 @@ const std::string &symbol_of(const std::vector<Symbol> &syms, uint64_t a)
 void report(const std::string &label, const std::vector<uint64_t> &base, const std::vector<uint64_t> &end)
 {
 	auto syms = read_kallsyms(ctl_dir / "prof.syms");
+	auto maps = read_maps(ctl_dir / "prof.maps");
+	std::map<std::string, uint64_t> by_file;
 	struct Sum {
 		uint64_t insns = 0, execs = 0;
 	};
@@ -185,6 +231,8 @@ void report(const std::string &label, const std::vector<uint64_t> &base, const s
 			total += n;
 			if (it->vaddr < kernel_start) {
 				user += n;
+				if (!maps.empty())
+					by_file[file_of(maps, it->vaddr)] += n;
 				continue;
 			}
 			auto &s = by_sym[symbol_of(syms, it->vaddr)];
@@ -208,6 +256,9 @@ void report(const std::string &label, const std::vector<uint64_t> &base, const s
 		return;
 	std::fprintf(f, "%llu %llu [all]\n", (unsigned long long)total, 0ULL);
 	std::fprintf(f, "%llu %llu [user]\n", (unsigned long long)user, 0ULL);
+	for (auto &[file, n] : by_file)
+		std::fprintf(f, "%llu %llu [user %s]\n", (unsigned long long)n,
+			     0ULL, file.c_str());
 	for (auto &[m, n] : by_module)
 		std::fprintf(f, "%llu %llu %s\n", (unsigned long long)n, 0ULL,
 			     m == "[kernel]" ? "[module vmlinux]" :
