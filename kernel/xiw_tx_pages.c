@@ -14,14 +14,16 @@
  *
  * Here TX copies header, payload, pad and CRC of such an FPDU into a ring
  * of pages the QP owns and hands them to TCP by reference
- * (MSG_SPLICE_PAGES; TCP takes a page reference per skb fragment). A page
- * is written again only when TCP holds no reference to it any more:
- * page_ref_count() is 1, ours. So the data a peer receives is what was
- * copied when the FPDU was framed (a Read Response stays a copy of the
- * region at send time, security.md 3.12), even when TCP retransmits, and
- * the CRC is computed over that copy. Pages are allocated on first use,
- * up to XIW_TX_PAGES per QP; when every one is still in flight, the FPDU
- * goes the old way (TCP copies) and tx_pages_busy counts it.
+ * (MSG_SPLICE_PAGES; TCP takes a page reference per skb fragment). Bytes
+ * handed to TCP are never written again while TCP holds a reference to
+ * their page: until page_ref_count() is 1 (ours) only the page's unused
+ * tail is filled, then the page is reused from its start. So the data a
+ * peer receives is what was copied when the FPDU was framed (a Read
+ * Response stays a copy of the region at send time, security.md 3.12),
+ * even when TCP retransmits, and the CRC is computed over that copy.
+ * Pages are allocated on first use, up to XIW_TX_PAGES per QP; when every
+ * one is still in flight, the FPDU goes the old way (TCP copies) and
+ * tx_pages_busy counts it.
  *
  * Only the TX runner (owner of XIW_DP_TX_BUSY) uses the ring; RX runs TX
  * with GFP_ATOMIC (xiw_dp_tx_from_rx()). The pages are released with the
