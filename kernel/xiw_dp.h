@@ -369,7 +369,8 @@ void xiw_tx_zc_finish(struct xiw_qp_dp *dp, struct xiw_tx_zc *zc, u32 cidx,
 		      u32 byte_len);
 
 /* xiw_tx_pages.c */
-bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad);
+bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
+			u32 total);
 void xiw_tx_pages_free(struct xiw_qp_dp *dp);
 
 /* xiw_qp_rx.c */

@@ -143,6 +143,7 @@ static void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
 	struct xiw_tx_ctx *tx = &dp->tx;
 	u32 ulpdu = hdr_len - XIW_MPA_HDR_LEN + payload;
 	u32 pad = xiw_mpa_pad(ulpdu);
+	u32 fpdu_len = xiw_mpa_fpdu_len(ulpdu);
 	__le32 trailer;
 	int i;
 
@@ -151,9 +152,8 @@ static void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
 	tx->bv_off = 0;
 	tx->fpdu_active = true;
 	/* too long to batch, copied anyway: into the QP's TX pages */
-	tx->spliced = !tx->zcopy &&
-		      xiw_mpa_fpdu_len(ulpdu) > XIW_TX_BATCH_FPDU &&
-		      xiw_tx_pages_frame(dp, hdr_len, pad);
+	tx->spliced = !tx->zcopy && fpdu_len > XIW_TX_BATCH_FPDU &&
+		      xiw_tx_pages_frame(dp, hdr_len, pad, fpdu_len);
 	if (tx->spliced)
 		return;
 	memset(tx->trailer, 0, sizeof(tx->trailer));

@@ -55,49 +55,51 @@ static struct page *xiw_tx_page_take(struct xiw_tx_pages *p, u32 i, gfp_t gfp)
 	return page;
 }
 
-/* Copy @len bytes from @src into the ring at (*@idx, *@off), with CRC. */
-static void xiw_tx_page_copy(struct xiw_tx_pages *p, u32 *idx, u32 *off,
-			     const void *src, u32 len, u32 *crc, bool do_crc)
+/*
+ * Copy @len bytes from @src into the ring at (p->idx, p->off) and move
+ * that position on; update *@crc over the copy unless @crc is NULL.
+ */
+static void xiw_tx_page_copy(struct xiw_tx_pages *p, const void *src,
+			     u32 len, u32 *crc)
 {
 	while (len) {
-		u32 n = min_t(u32, len, PAGE_SIZE - *off);
+		u32 n = min_t(u32, len, PAGE_SIZE - p->off);
 		void *dst;
 
 		if (!n) {
-			*idx = (*idx + 1) % XIW_TX_PAGES;
-			*off = 0;
+			p->idx = (p->idx + 1) % XIW_TX_PAGES;
+			p->off = 0;
 			continue;
 		}
-		dst = kmap_local_page(p->page[*idx]) + *off;
+		dst = kmap_local_page(p->page[p->idx]) + p->off;
 		memcpy(dst, src, n);
-		if (do_crc)
+		if (crc)
 			*crc = xiw_crc_update(*crc, dst, n);
 		kunmap_local(dst);
 		src += n;
 		len -= n;
-		*off += n;
+		p->off += n;
 	}
 }
 
 /*
  * Frame the FPDU in tx (header of @hdr_len bytes in tx->hdr, payload
- * pieces tx->bv[1..nbv), @pad bytes of pad) in the ring: on success
- * tx->bv holds the ring pieces of the whole FPDU, CRC included, and TX
- * sends them with MSG_SPLICE_PAGES. False if the ring has no room: the
- * caller frames the FPDU as before.
+ * pieces tx->bv[1..nbv), @pad bytes of pad; @total bytes with the CRC) in
+ * the ring: on success tx->bv holds the ring pieces of the whole FPDU, CRC
+ * included, and TX sends them with MSG_SPLICE_PAGES. False if the ring
+ * has no room: the caller frames the FPDU as before.
  */
-bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad)
+bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
+			u32 total)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_tx_pages *p = &tx->pages;
 	gfp_t gfp = tx->from_rx ? GFP_ATOMIC : GFP_KERNEL;
-	u32 total = hdr_len + pad + XIW_MPA_CRC_LEN;
 	u32 idx, off, need, i, crc = XIW_CRC32C_SEED;
+	u32 *crcp = dp->crc ? &crc : NULL;
 	__le32 trailer;
 	int nbv, k;
 
-	for (i = 1; i < tx->nbv; i++)
-		total += tx->bv[i].bv_len;
 	if (total > (XIW_TX_PAGES - 1) * PAGE_SIZE)
 		return false;
 
@@ -129,20 +131,18 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad)
 	/* Copy; the CRC covers the copy, which is what goes out. */
 	p->idx = idx;
 	p->off = off;
-	xiw_tx_page_copy(p, &p->idx, &p->off, &tx->hdr, hdr_len, &crc, dp->crc);
+	xiw_tx_page_copy(p, &tx->hdr, hdr_len, crcp);
 	for (i = 1; i < tx->nbv; i++) {
 		struct bio_vec *bv = &tx->bv[i];
 		void *va = kmap_local_page(bv->bv_page);
 
-		xiw_tx_page_copy(p, &p->idx, &p->off, va + bv->bv_offset,
-				 bv->bv_len, &crc, dp->crc);
+		xiw_tx_page_copy(p, va + bv->bv_offset, bv->bv_len, crcp);
 		kunmap_local(va);
 	}
 	memset(tx->trailer, 0, sizeof(tx->trailer));
-	xiw_tx_page_copy(p, &p->idx, &p->off, tx->trailer, pad, &crc, dp->crc);
-	trailer = dp->crc ? xiw_crc_trailer(crc) : 0;
-	xiw_tx_page_copy(p, &p->idx, &p->off, &trailer, sizeof(trailer),
-			 &crc, false);
+	xiw_tx_page_copy(p, tx->trailer, pad, crcp);
+	trailer = crcp ? xiw_crc_trailer(crc) : 0;
+	xiw_tx_page_copy(p, &trailer, sizeof(trailer), NULL);
 
 	/* The pieces: from (idx, off) on, page by page. */
 	nbv = 0;
