@@ -51,13 +51,14 @@ for r in "${rows[@]}"; do
 	[ -n "${cmd[$r]:-}" ] || fail "unknown row $r"
 done
 
-# per_op LABEL MULT: "INSNS/op NAME" lines, the N-iteration count minus the
-# N/4 one over the iterations between them
+# per_op LABEL MULT [EXT]: "INSNS/op NAME" lines, the N-iteration count
+# minus the N/4 one over the iterations between them; EXT "blocks": per
+# block of the modules the plugin lists one by one (XIW_TCGPROF_BLOCKS)
 per_op() {
 	awk -v m=$(($2 * (N - Q))) 'FNR == NR { a[substr($0, index($0, $3))] = $1; next }
 		{ k = substr($0, index($0, $3)); d = ($1 - a[k]) / m
 		  if (d > 0) printf "%.1f %s\n", d, k }' \
-		"$ctl/prof-$1-a.txt" "$ctl/prof-$1-b.txt" | sort -rn
+		"$ctl/prof-$1-a.${3:-txt}" "$ctl/prof-$1-b.${3:-txt}" | sort -rn
 }
 total() { awk -v k="$2" 'substr($0, index($0, $2)) == k { print $1; f = 1 } END { if (!f) print "n/a" }' "$1"; }
 
@@ -105,6 +106,9 @@ for dev in ${XIW_INSN_DEVS:-${devs[@]}}; do
 			marked "$dev-$r-$pass" "$dev" ${cmd[$r]} -n "$n"
 		done
 		per_op "$dev-$r" $m >"$ctl/insn-$dev-$r.txt"
+		if [ -e "$ctl/prof-$dev-$r-b.blocks" ]; then
+			per_op "$dev-$r" $m blocks >"$ctl/insn-$dev-$r-blocks.txt"
+		fi
 		for k in all user "module vmlinux" "module ${type[$dev]}" "module rdma_${type[$dev]}"; do
 			v=$(total "$ctl/insn-$dev-$r.txt" "[$k]")
 			[ "$v" = n/a ] || tab[$dev,$r,$k]=$v

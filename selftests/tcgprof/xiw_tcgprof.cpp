@@ -30,7 +30,10 @@
  * /proc/PID/maps; every process must have that layout), "[module M]" per kernel module ("vmlinux" for the rest), then
  * every kernel function that ran, as "function" or "function [module]",
  * with the instructions and block executions counted in it. The test
- * divides by its ops (selftests/bench/insn_profile.sh).
+ * divides by its ops (selftests/bench/insn_profile.sh). With
+ * blocks=M1:M2, also prof-LABEL.blocks: the same lines per translated
+ * block of those modules, named "function+0xOFFSET [module]"
+ * (selftests/tcgprof/annotate.sh turns them into source lines).
  * Increments from two vCPUs running one block at the same moment can
  * lose one another (the add is not atomic); that is rare and small.
  */
@@ -195,14 +198,23 @@ const std::string &file_of(const std::vector<Mapping> &maps, uint64_t a)
 	return other;
 }
 
-const std::string &symbol_of(const std::vector<Symbol> &syms, uint64_t a)
+/* the symbol @a is in, nullptr if below every symbol */
+const Symbol *symbol_of(const std::vector<Symbol> &syms, uint64_t a)
 {
-	static const std::string unknown = "[kernel, no symbol]";
 	auto it = std::upper_bound(syms.begin(), syms.end(), a,
 				   [](uint64_t v, const Symbol &s) { return v < s.addr; });
-	if (it == syms.begin())
-		return unknown;
-	return std::prev(it)->name;
+	return it == syms.begin() ? nullptr : &*std::prev(it);
+}
+
+/* modules whose blocks are listed one by one (blocks=M1:M2) */
+std::vector<std::string> block_modules;
+
+bool lists_blocks(const std::string &name)
+{
+	for (auto &m : block_modules)
+		if (name.ends_with(" [" + m + "]"))
+			return true;
+	return false;
 }
 
 void report(const std::string &label, const std::vector<uint64_t> &base, const std::vector<uint64_t> &end)
@@ -214,6 +226,7 @@ void report(const std::string &label, const std::vector<uint64_t> &base, const s
 		uint64_t insns = 0, execs = 0;
 	};
 	std::map<std::string, Sum> by_sym;
+	std::map<std::string, Sum> by_block;	/* "func+0xOFF [module]" */
 	uint64_t total = 0, user = 0;
 	std::vector<std::pair<uint64_t, uint32_t>> rows;	/* vaddr, insns */
 
@@ -235,9 +248,23 @@ void report(const std::string &label, const std::vector<uint64_t> &base, const s
 					by_file[file_of(maps, it->vaddr)] += n;
 				continue;
 			}
-			auto &s = by_sym[symbol_of(syms, it->vaddr)];
+			const Symbol *sym = symbol_of(syms, it->vaddr);
+			static const std::string unknown = "[kernel, no symbol]";
+			const std::string &name = sym ? sym->name : unknown;
+			auto &s = by_sym[name];
+
 			s.insns += n;
 			s.execs += d;
+			if (sym && lists_blocks(name)) {
+				char off[32];
+				auto sp = name.find(' ');
+
+				std::snprintf(off, sizeof(off), "+0x%llx",
+					      (unsigned long long)(it->vaddr - sym->addr));
+				auto &b = by_block[name.substr(0, sp) + off + name.substr(sp)];
+				b.insns += n;
+				b.execs += d;
+			}
 		}
 	}
 	std::vector<std::pair<std::string, Sum>> sorted(by_sym.begin(), by_sym.end());
@@ -267,6 +294,20 @@ void report(const std::string &label, const std::vector<uint64_t> &base, const s
 		std::fprintf(f, "%llu %llu %s\n", (unsigned long long)s.insns,
 			     (unsigned long long)s.execs, name.c_str());
 	std::fclose(f);
+	if (!block_modules.empty()) {
+		fs::path btmp = ctl_dir / ("prof-" + label + ".blocks.tmp");
+		FILE *bf = std::fopen(btmp.c_str(), "w");
+
+		if (bf) {
+			for (auto &[name, b] : by_block)
+				std::fprintf(bf, "%llu %llu %s\n",
+					     (unsigned long long)b.insns,
+					     (unsigned long long)b.execs, name.c_str());
+			std::fclose(bf);
+			fs::rename(btmp, ctl_dir / ("prof-" + label + ".blocks"));
+		}
+	}
+	/* last: the guest waits for this file */
 	fs::rename(tmp, ctl_dir / ("prof-" + label + ".txt"));
 }
 
@@ -314,6 +355,14 @@ int qemu_plugin_install(qemu_plugin_id_t id, const struct qemu_info_t *,
 
 		if (a.rfind("ctl=", 0) == 0)
 			ctl_dir = a.substr(4);
+		if (a.rfind("blocks=", 0) == 0) {
+			std::istringstream ms(a.substr(7));
+			std::string m;
+
+			while (std::getline(ms, m, ':'))
+				if (!m.empty())
+					block_modules.push_back(m);
+		}
 	}
 	if (ctl_dir.empty()) {
 		qemu_plugin_outs("xiw_tcgprof: give ctl=DIR\n");
