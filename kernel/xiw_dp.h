@@ -158,6 +158,18 @@ enum xiw_tx_kind {
 #define XIW_TX_PAGES		64	/* TX pages per QP (xiw_tx_pages.c) */
 
 /*
+ * A short response: one RX may send itself (xiw_dp_tx_from_rx()): an
+ * atomic, an Atomic Write, a Read of up to XIW_TX_RX_READ_MAX bytes.
+ * Flush and Verify (which may write back or hash a lot) and longer Reads
+ * are left to the TX work.
+ */
+static inline bool xiw_irqe_short(const struct xiw_irqe *e)
+{
+	return e->type == XIW_RQ_ATOMIC || e->type == XIW_RQ_AWRITE ||
+	       (e->type == XIW_RQ_READ && e->len <= XIW_TX_RX_READ_MAX);
+}
+
+/*
  * The QP's ring of pages for copied FPDUs sent by reference
  * (xiw_tx_pages.c): page[idx] is being filled, up to off.
  */
@@ -269,7 +281,8 @@ struct xiw_rx_ctx {
 	bool rtr_send;		/* this message is the zero-length RTR */
 
 	/* Set during one tcp_read_sock() pass, acted on after it. */
-	bool irq_new;		/* requests queued in the IRQ: answer */
+	u32 irq_new;		/* requests queued in the IRQ: answer */
+	u32 irq_short;		/* of them short (xiw_irqe_short()) */
 	bool tx_wake;		/* TX waited for ORD or a fence: kick */
 };
 
@@ -352,6 +365,7 @@ void xiw_dp_put(struct xiw_qp_dp *dp);
 void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok);
 void xiw_dp_tx_queue(struct xiw_qp_dp *dp);
 void xiw_dp_tx_from_rx(struct xiw_qp_dp *dp);
+void xiw_dp_tx_answer(struct xiw_qp_dp *dp, u32 n, u32 n_short);
 void xiw_dp_tx_defer(struct xiw_qp_dp *dp);
 void xiw_tx_work(struct work_struct *w);
 void xiw_dp_exec_work(struct work_struct *w);

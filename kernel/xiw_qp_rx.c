@@ -959,7 +959,9 @@ static void xiw_rx_irq_push(struct xiw_qp_dp *dp, const struct xiw_irqe *e)
 	dp->irq_tail++;
 	spin_unlock_bh(&dp->lock);
 	/* answered when this RX pass ends (xiw_dp_data_ready()) */
-	dp->rx.irq_new = true;
+	dp->rx.irq_new++;
+	if (xiw_irqe_short(e))
+		dp->rx.irq_short++;
 }
 
 static void xiw_rx_rreq_done(struct xiw_qp_dp *dp)
@@ -1467,8 +1469,10 @@ void xiw_dp_data_ready(struct sock *sk)
 		 * walks the receive queue.
 		 */
 		if (dp->rx.irq_new) {
-			dp->rx.irq_new = false;
-			xiw_dp_tx_from_rx(dp);
+			xiw_dp_tx_answer(dp, dp->rx.irq_new,
+					 dp->rx.irq_short);
+			dp->rx.irq_new = 0;
+			dp->rx.irq_short = 0;
 		}
 		if (dp->rx.tx_wake) {
 			dp->rx.tx_wake = false;

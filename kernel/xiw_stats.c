@@ -37,6 +37,7 @@ static const struct rdma_stat_desc xiw_stat_descs[XIW_STAT_NUM] = {
 	[XIW_STAT_TX_WORK_QUEUED].name = "tx_work_queued",
 	[XIW_STAT_TX_SENDMSG].name = "tx_sendmsg_calls",
 	[XIW_STAT_TX_FROM_RX].name = "tx_fpdus_from_rx",
+	[XIW_STAT_RESP_HANDOFFS].name = "resp_handoffs",
 	[XIW_STAT_TX_PAGE_FPDUS].name = "tx_page_fpdus",
 	[XIW_STAT_TX_PAGES_BUSY].name = "tx_pages_busy",
 };

@@ -28,6 +28,7 @@ enum xiw_stat {
 	XIW_STAT_TX_WORK_QUEUED,	/* TX work items queued */
 	XIW_STAT_TX_SENDMSG,		/* sendmsg calls of TX */
 	XIW_STAT_TX_FROM_RX,		/* response FPDUs sent by RX itself */
+	XIW_STAT_RESP_HANDOFFS,		/* RX passes answered by the next CPU */
 	XIW_STAT_TX_PAGE_FPDUS,		/* FPDUs copied into the QP's TX pages */
 	XIW_STAT_TX_PAGES_BUSY,		/* ... not: all TX pages in flight */
 	XIW_STAT_NUM,

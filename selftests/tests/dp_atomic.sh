@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 150
-# description: RFC 7306 atomics under contention (2 processes x 2 QPs + a local CPU thread: exact FetchAdd counter and CmpSwap spinlock; one process keeps 48 FetchAdds posted on ORD 2, so WRs wait for ORD and must complete in order), Write with Immediate ordering, section 8 errors; perftest ib_atomic_bw/lat -R FetchAdd and CmpSwap
+# description: RFC 7306 atomics under contention, with bursts answered from the other CPU (resp_handoff_min=2) (2 processes x 2 QPs + a local CPU thread: exact FetchAdd counter and CmpSwap spinlock; one process keeps 48 FetchAdds posted on ORD 2, so WRs wait for ORD and must complete in order), Write with Immediate ordering, section 8 errors; perftest ib_atomic_bw/lat -R FetchAdd and CmpSwap
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 
@@ -11,6 +11,13 @@ A=$(need_prog xiw_atomic)
 xiw_loopback 192.0.2.1
 
 PROCS=2 THREADS=2 ITERS=${XIW_ATOMIC_ITERS:-200} LOCKS=${XIW_ATOMIC_LOCKS:-25} IMM=32
+# Responses of RX passes with two or more requests come from the TX work
+# on the other CPU, those of a lone request from RX itself: the contention
+# checks below run through both paths (xiw_dp_tx_answer())
+hand=/sys/module/xiw/parameters/resp_handoff_min
+defer sh -c "echo $(cat $hand) >$hand"
+echo 2 >"$hand"
+hw=/sys/class/infiniband/xiw0/ports/1/hw_counters
 conns=$((PROCS * THREADS))
 dmesg_from=$(dmesg | wc -l)
 
@@ -87,6 +94,7 @@ spins=$(sed -n 's/.*local lock spins \([0-9]*\)).*/\1/p' srv.log)
 
 grep -h -E 'us each|per critical|counter' cli1.log srv.log | sed 's/^ok /# /'
 log "stress: $(((t1 - t0) / 1000)) ms"
+log "stress: bursts answered from the other CPU $(cat "$hw/resp_handoffs"), responses RX sent itself $(cat "$hw/tx_fpdus_from_rx")"
 
 # perftest: FetchAdd and CmpSwap rate and latency through rdma_cm.
 pt() {
@@ -98,3 +106,9 @@ for op in FETCH_AND_ADD CMP_AND_SWAP; do
 	pt ib_atomic_bw -A $op -n 500
 	pt ib_atomic_lat -A $op -n 300
 done
+# ib_atomic_bw keeps 128 FetchAdds in flight: its bursts must have been
+# answered from the other CPU (both vCPUs online)
+ho=$(cat "$hw/resp_handoffs")
+[ "$(nproc)" -lt 2 ] || [ "$ho" -gt 0 ] ||
+	fail "no burst of requests was answered from the other CPU"
+log "bursts answered from the other CPU: $ho, responses RX sent itself: $(cat "$hw/tx_fpdus_from_rx")"
