@@ -17,7 +17,8 @@
 # VM of its own with an NVDIMM; then a 1 GiB RDMA Verify (crc32c) in the
 # background while another QP's Reads go on (dp_verifybg with
 # XIW_VERIFYBG_MIB, default 1024; the VMs get XIW_VM_MEM, default 3072 MiB).
-# XIW_BENCH_ITERS (default 2000) iterations per perftest run,
+# XIW_BENCH_ITERS (default 2000) iterations per perftest run (the FetchAdd
+# rate: XIW_BENCH_RATE_ITERS, default 50 times that),
 # XIW_BENCH_COMMITS (default 2000) commits per xiw_commitlog run. Not part of
 # make check: it takes several minutes and its figures are not pass/fail.
 set -euo pipefail
