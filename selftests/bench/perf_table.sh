@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 2400
-# description: make bench: perftest (-R) on xiw, siw and rxe side by side in one VM (XIW_BENCH_ITERS iterations, default 2000; the FetchAdd rate XIW_BENCH_RATE_ITERS, default 50 times that), plus raw TCP (iperf3, and a busy-polled ping-pong, xiw_tcp_pingpong, for the latency floor); prints design brief section 5's table with ratios
+# description: make bench: perftest (-R) on xiw, siw and rxe side by side in one VM, the devices taking turns in XIW_BENCH_ROUNDS rounds (default 3; each cell the median) (XIW_BENCH_ITERS iterations, default 2000; the FetchAdd rate XIW_BENCH_RATE_ITERS, default 50 times that), plus raw TCP (iperf3, and a busy-polled ping-pong, xiw_tcp_pingpong, for the latency floor); prints design brief section 5's table with ratios
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 
@@ -14,8 +14,15 @@ N=${XIW_BENCH_ITERS:-2000}
 NR=${XIW_BENCH_RATE_ITERS:-$((N * 50))}
 . "$XIW_ROOT/selftests/bench/bench_devs.sh"
 
-# cell DEV TOOL ARGS...: the figure of one perftest run, or "n/a"
-declare -A val
+# rounds: every device runs every row once per round, the devices taking
+# turns, and a cell is the median of its rounds, so that a drift of the
+# host (seen: a device's latency doubling from one run to the next) moves
+# every column alike instead of one
+R=${XIW_BENCH_ROUNDS:-3}
+
+# cell DEV KEY TOOL ARGS...: append the figure of one perftest run, or
+# "n/a", to val[DEV,KEY]
+declare -A val runs
 cell() {
 	local dev=$1 key=$2 col r
 	shift 2
@@ -24,16 +31,18 @@ cell() {
 	ib_atomic_bw) col=5 ;;	# MsgRate [Mpps]
 	*) col=4 ;;		# BW average [MB/s]
 	esac
+	local v
 	if r=$(perftest_local "$dev" "${addr[$dev]}" "$@" 2>perf.err); then
-		val[$dev,$key]=$(awk -v c=$col '{ print $c }' <<<"$r")
+		v=$(awk -v c=$col '{ print $c }' <<<"$r")
 	else
-		val[$dev,$key]=n/a
+		v=n/a
 		[ -z "$r" ] || sed "s/^/#   /" <<<"$r"
 		sed 's/^/#   /' perf.err |
 			{ grep -v "^#   #   \( [A-Z]\|---\|\*\)" || true; } |
 			tail -25
 	fi
-	log "$dev $key: ${val[$dev,$key]}"
+	runs[$dev,$key]="${runs[$dev,$key]:-}${runs[$dev,$key]:+ }$v"
+	log "$dev $key: $v"
 	# perftest_local ran in a subshell: its port count is lost here, and
 	# a failed run may have left a server behind on one of those ports
 	PERFTEST_PORT=$((PERFTEST_PORT + 8))
@@ -50,20 +59,30 @@ declare -A what=(
 	[read_lat]="read latency, 8 B, typical us"
 	[atomic_rate]="atomic rate (FetchAdd), Mpps"
 	[atomic_lat]="atomic latency, typical us")
-for dev in ${XIW_BENCH_DEVS:-${devs[@]}}; do
-	dev_up "$dev"
-	cell "$dev" write_bw ib_write_bw -s 65536 -n "$N"
-	cell "$dev" read_bw ib_read_bw -s 65536 -n "$N"
-	cell "$dev" send_bw ib_send_bw -s 65536 -n "$N"
-	cell "$dev" write_lat ib_write_lat -s 8 -n "$N"
-	cell "$dev" send_lat ib_send_lat -s 8 -n "$N"
-	cell "$dev" read_lat ib_read_lat -s 8 -n "$N"
-	# siw has no atomics (atomic_cap NONE): its cells stay n/a
-	if [ "$dev" != siw0 ]; then
-		cell "$dev" atomic_rate ib_atomic_bw -A FETCH_AND_ADD -n "$NR"
-		cell "$dev" atomic_lat ib_atomic_lat -A FETCH_AND_ADD -n "$N"
-	fi
-	dev_down "$dev"
+for ((round = 1; round <= R; round++)); do
+	log "round $round of $R"
+	for dev in ${XIW_BENCH_DEVS:-${devs[@]}}; do
+		dev_up "$dev"
+		cell "$dev" write_bw ib_write_bw -s 65536 -n "$N"
+		cell "$dev" read_bw ib_read_bw -s 65536 -n "$N"
+		cell "$dev" send_bw ib_send_bw -s 65536 -n "$N"
+		cell "$dev" write_lat ib_write_lat -s 8 -n "$N"
+		cell "$dev" send_lat ib_send_lat -s 8 -n "$N"
+		cell "$dev" read_lat ib_read_lat -s 8 -n "$N"
+		# siw has no atomics (atomic_cap NONE): its cells stay n/a
+		if [ "$dev" != siw0 ]; then
+			cell "$dev" atomic_rate ib_atomic_bw -A FETCH_AND_ADD -n "$NR"
+			cell "$dev" atomic_lat ib_atomic_lat -A FETCH_AND_ADD -n "$N"
+		fi
+		dev_down "$dev"
+	done
+done
+# median of the rounds that produced a figure; n/a if none did
+for k in "${!runs[@]}"; do
+	val[$k]=$(tr ' ' '\n' <<<"${runs[$k]}" | grep -v '^n/a$' | sort -g |
+		awk '{ v[NR] = $1 } END { if (!NR) print "n/a"
+			else if (NR % 2) print v[(NR + 1) / 2]
+			else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
 done
 
 tcp=n/a
@@ -130,5 +149,14 @@ ratio() {
 	echo "which perftest reports one way). goal/TCP: the latency the goal asks for"
 	echo "over that of two processes doing the same exchange on TCP sockets; below"
 	echo "1.00 a stack on kernel TCP must beat plain TCP sockets at it."
+	echo "Each cell is the median of $R rounds, the devices taking turns in each"
+	echo "round (XIW_BENCH_ROUNDS); every run, in order:"
+	echo
+	for k in "${rows[@]}"; do
+		for dev in xiw0 siw0 rxe0; do
+			[ -z "${runs[$dev,$k]:-}" ] ||
+				echo "- ${what[$k]}, $dev: ${runs[$dev,$k]}"
+		done
+	done
 } | tee table.md | sed 's/^/BENCH /'
 cp table.md "$XIW_TEST_OUT/bench-table.md" 2>/dev/null || true
