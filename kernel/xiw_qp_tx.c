@@ -1874,9 +1874,9 @@ void xiw_dp_tx_defer(struct xiw_qp_dp *dp)
  * per burst. A lone request (a latency test, a pass of fewer than
  * resp_handoff_min) is still answered right here, without the hop.
  * Measured with perf_ab, 200,000 FetchAdds (ib_atomic_bw, 128 in flight),
- * five rounds in one boot: 0.129 Mpps answered from RX, 0.148-0.165 with
- * the hand-off at 4-16 requests (Documentation/testing.md).
- * Long Reads, Flush and Verify go to the TX work anyway.
+ * six rounds in one boot: a median of 0.134 Mpps answered from RX, 0.166
+ * with the hand-off (Documentation/testing.md). Long Reads, Flush and
+ * Verify go to the TX work anyway.
  */
 void xiw_dp_tx_answer(struct xiw_qp_dp *dp, u32 n, u32 n_short)
 {
