@@ -1428,7 +1428,12 @@ static int xiw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 		case XIW_RX_TRAILER:
 			n = min_t(size_t, left,
 				  rx->trailer_need - rx->trailer_got);
-			if (skb_copy_bits(skb, off,
+			/*
+			 * Without CRC nothing reads the pad and CRC field
+			 * (xiw_rx_trailer_done()): skip them uncopied.
+			 */
+			if (dp->crc &&
+			    skb_copy_bits(skb, off,
 					  rx->trailer + rx->trailer_got, n))
 				goto fault;
 			rx->trailer_got += n;
