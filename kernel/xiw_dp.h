@@ -282,7 +282,7 @@ struct xiw_rx_ctx {
 
 	/* Set during one tcp_read_sock() pass, acted on after it. */
 	u32 irq_new;		/* requests queued in the IRQ: answer */
-	u32 irq_short;		/* of them short (xiw_irqe_short()) */
+	bool irq_long;		/* one of them not short (xiw_irqe_short()) */
 	bool tx_wake;		/* TX waited for ORD or a fence: kick */
 };
 
@@ -365,7 +365,7 @@ void xiw_dp_put(struct xiw_qp_dp *dp);
 void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok);
 void xiw_dp_tx_queue(struct xiw_qp_dp *dp);
 void xiw_dp_tx_from_rx(struct xiw_qp_dp *dp);
-void xiw_dp_tx_answer(struct xiw_qp_dp *dp, u32 n, u32 n_short);
+void xiw_dp_tx_answer(struct xiw_qp_dp *dp, u32 n, bool all_short);
 void xiw_dp_tx_defer(struct xiw_qp_dp *dp);
 void xiw_tx_work(struct work_struct *w);
 void xiw_dp_exec_work(struct work_struct *w);

@@ -960,8 +960,8 @@ static void xiw_rx_irq_push(struct xiw_qp_dp *dp, const struct xiw_irqe *e)
 	spin_unlock_bh(&dp->lock);
 	/* answered when this RX pass ends (xiw_dp_data_ready()) */
 	dp->rx.irq_new++;
-	if (xiw_irqe_short(e))
-		dp->rx.irq_short++;
+	if (!xiw_irqe_short(e))
+		dp->rx.irq_long = true;
 }
 
 static void xiw_rx_rreq_done(struct xiw_qp_dp *dp)
@@ -1475,9 +1475,9 @@ void xiw_dp_data_ready(struct sock *sk)
 		 */
 		if (dp->rx.irq_new) {
 			xiw_dp_tx_answer(dp, dp->rx.irq_new,
-					 dp->rx.irq_short);
+					 !dp->rx.irq_long);
 			dp->rx.irq_new = 0;
-			dp->rx.irq_short = 0;
+			dp->rx.irq_long = false;
 		}
 		if (dp->rx.tx_wake) {
 			dp->rx.tx_wake = false;

@@ -1813,6 +1813,15 @@ static unsigned int xiw_tx_next_cpu(void)
 	return cpu == self ? nr_cpu_ids : cpu;
 }
 
+/* Have the TX work run on @cpu, unless a runner owns TX already. */
+static void xiw_tx_queue_on(struct xiw_qp_dp *dp, unsigned int cpu)
+{
+	if (xiw_tx_request(dp))
+		return;
+	if (queue_work_on(cpu, xiw_dp_wq, &dp->tx_work))
+		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
+}
+
 /*
  * Hand TX to the work item on another CPU; the poster goes on. For the
  * doorbell of a user poster in a burst (XIW_DOORBELL_SQ_BATCH: it posts
@@ -1852,15 +1861,12 @@ void xiw_dp_tx_defer(struct xiw_qp_dp *dp)
 	}
 	if (qp->user)
 		xiw_tx_sq_set_active(qp);
-	if (xiw_tx_request(dp))
-		return;
-	if (queue_work_on(cpu, xiw_dp_wq, &dp->tx_work))
-		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
+	xiw_tx_queue_on(dp, cpu);
 }
 
 /*
- * RX queued @n inbound requests in one pass, @n_short of them short
- * (xiw_irqe_short()): answer them from RX (xiw_dp_tx_from_rx()), or,
+ * RX queued @n inbound requests in one pass, @all_short if each of them
+ * is short (xiw_irqe_short()): answer them from RX (xiw_dp_tx_from_rx()), or,
  * when the pass brought a burst of short ones (a requester with many
  * atomics or small Reads in flight), from the TX work on the next CPU.
  *
@@ -1878,20 +1884,20 @@ void xiw_dp_tx_defer(struct xiw_qp_dp *dp)
  * with the hand-off (Documentation/testing.md). Long Reads, Flush and
  * Verify go to the TX work anyway.
  */
-void xiw_dp_tx_answer(struct xiw_qp_dp *dp, u32 n, u32 n_short)
+void xiw_dp_tx_answer(struct xiw_qp_dp *dp, u32 n, bool all_short)
 {
 	unsigned int min = READ_ONCE(resp_handoff_min);
-	unsigned int cpu = xiw_tx_next_cpu();
+	unsigned int cpu = nr_cpu_ids;
 
-	if (!min || n < min || n_short != n || cpu >= nr_cpu_ids) {
+	/* the next CPU is looked up only for a burst: not per lone request */
+	if (min && n >= min && all_short)
+		cpu = xiw_tx_next_cpu();
+	if (cpu >= nr_cpu_ids) {
 		xiw_dp_tx_from_rx(dp);
 		return;
 	}
 	xiw_dp_stat_add(dp, XIW_STAT_RESP_HANDOFFS, 1);
-	if (xiw_tx_request(dp))
-		return;
-	if (queue_work_on(cpu, xiw_dp_wq, &dp->tx_work))
-		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
+	xiw_tx_queue_on(dp, cpu);
 }
 
 /*
