@@ -24,14 +24,13 @@ R=${XIW_BENCH_ROUNDS:-3}
 # "n/a", to val[DEV,KEY]
 declare -A val runs
 cell() {
-	local dev=$1 key=$2 col r
+	local dev=$1 key=$2 col r v
 	shift 2
 	case $1 in
 	*_lat) col=5 ;;		# t_typical
 	ib_atomic_bw) col=5 ;;	# MsgRate [Mpps]
 	*) col=4 ;;		# BW average [MB/s]
 	esac
-	local v
 	if r=$(perftest_local "$dev" "${addr[$dev]}" "$@" 2>perf.err); then
 		v=$(awk -v c=$col '{ print $c }' <<<"$r")
 	else

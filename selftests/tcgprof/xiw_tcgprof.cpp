@@ -228,7 +228,7 @@ void report(const std::string &label, const std::vector<uint64_t> &base, const s
 	std::map<std::string, Sum> by_sym;
 	std::map<std::string, Sum> by_block;	/* "func+0xOFF [module]" */
 	uint64_t total = 0, user = 0;
-	std::vector<std::pair<uint64_t, uint32_t>> rows;	/* vaddr, insns */
+	static const std::string unknown = "[kernel, no symbol]";
 
 	{
 		std::lock_guard<std::mutex> g(blocks_lock);
@@ -249,7 +249,6 @@ void report(const std::string &label, const std::vector<uint64_t> &base, const s
 				continue;
 			}
 			const Symbol *sym = symbol_of(syms, it->vaddr);
-			static const std::string unknown = "[kernel, no symbol]";
 			const std::string &name = sym ? sym->name : unknown;
 			auto &s = by_sym[name];
 
