@@ -329,20 +329,11 @@ static bool xiw_dp_holds_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 	return false;
 }
 
-/*
- * dereg_mr waits for the data path's references on a region; normally
- * they go within one FPDU. A peer controls how long an FPDU takes (a
- * header and then silence, a Read Response into a closed window), so
- * after a grace period xiw_mr_remove() calls this: every connection
- * still holding @mr ends with a Terminate and goes to ERROR, which
- * releases the region. A process can always deregister and exit.
- */
-void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr)
+/* Call @fn(dp, @mr) for the data path of every QP of @xdev. Sleeps. */
+static void xiw_dp_for_each(struct xiw_device *xdev, struct xiw_mr *mr,
+			    void (*fn)(struct xiw_qp_dp *dp,
+				       struct xiw_mr *mr))
 {
-	struct xiw_term_code tc = {
-		.layer = XIW_TERM_LAYER_RDMAP,
-		.etype = XIW_RDMAP_ET_CATASTROPHIC,
-	};
 	unsigned long index;
 	struct xiw_qp *qp;
 
@@ -355,17 +346,69 @@ void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr)
 		xa_unlock(&xdev->qp_xa);
 		dp = xiw_dp_get(qp);
 		if (dp) {
-			if (xiw_dp_holds_mr(dp, mr)) {
-				xiw_dp_dbg(dp, "holds STag %#x being deregistered: ending the connection\n",
-					   READ_ONCE(mr->stag));
-				xiw_dp_fatal(dp, &tc, NULL, 0, -ETIMEDOUT);
-			}
+			fn(dp, mr);
 			xiw_dp_put(dp);
 		}
 		xiw_qp_put(&qp->base);
 		xa_lock(&xdev->qp_xa);
 	}
 	xa_unlock(&xdev->qp_xa);
+}
+
+/*
+ * RX keeps the region of a tagged message from one FPDU to the next
+ * (xiw_rx_tagged_mr()); only an FPDU whose payload is being placed uses
+ * it. Between FPDUs take it back (under the socket lock, which RX runs
+ * under), so that dereg does not wait for the rest of a message the peer
+ * may never send: the next FPDU looks its STag up and is refused, as if
+ * nothing had been kept.
+ */
+static void xiw_dp_rx_drop_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+
+	/* data_race: a racy look first, checked again under the lock */
+	if (data_race(rx->tmr) != mr)
+		return;
+	lock_sock(dp->sk);
+	if (rx->tmr == mr && rx->state != XIW_RX_DATA) {
+		rx->tmr = NULL;
+		xiw_mr_put(mr);
+	}
+	release_sock(dp->sk);
+}
+
+/* xiw_mr_remove(): RX lets go of @mr wherever it is not placing into it */
+void xiw_dp_release_mr(struct xiw_device *xdev, struct xiw_mr *mr)
+{
+	xiw_dp_for_each(xdev, mr, xiw_dp_rx_drop_mr);
+}
+
+static void xiw_dp_revoke_one(struct xiw_qp_dp *dp, struct xiw_mr *mr)
+{
+	struct xiw_term_code tc = {
+		.layer = XIW_TERM_LAYER_RDMAP,
+		.etype = XIW_RDMAP_ET_CATASTROPHIC,
+	};
+
+	if (xiw_dp_holds_mr(dp, mr)) {
+		xiw_dp_dbg(dp, "holds STag %#x being deregistered: ending the connection\n",
+			   READ_ONCE(mr->stag));
+		xiw_dp_fatal(dp, &tc, NULL, 0, -ETIMEDOUT);
+	}
+}
+
+/*
+ * dereg_mr waits for the data path's references on a region; normally
+ * they go within one FPDU. A peer controls how long an FPDU takes (a
+ * header and then silence, a Read Response into a closed window), so
+ * after a grace period xiw_mr_remove() calls this: every connection
+ * still holding @mr ends with a Terminate and goes to ERROR, which
+ * releases the region. A process can always deregister and exit.
+ */
+void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr)
+{
+	xiw_dp_for_each(xdev, mr, xiw_dp_revoke_one);
 }
 
 /* ------------------------------------------------------------------------

@@ -68,14 +68,22 @@ static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
  * one FPDU, which a peer can stretch without limit (see
  * xiw_dp_revoke_mr()): after XIW_MR_DRAIN_MS the connections still
  * holding the region are ended, and waiting goes on until they let go.
+ * RX also keeps a tagged message's region between its FPDUs
+ * (xiw_rx_tagged_mr()): that reference is taken back at once
+ * (xiw_dp_release_mr()). Invalid first, so that RX refuses the region
+ * when it checks it again instead of looking the STag up.
  */
 static void xiw_mr_remove(struct xiw_device *xdev, struct xiw_mr *mr)
 {
+	WRITE_ONCE(mr->valid, false);
 	xa_erase(&xdev->mr_xa, mr->stag >> XIW_STAG_KEY_BITS);
 	xiw_mr_put(mr);
-	while (!wait_for_completion_timeout(&mr->free,
-					    msecs_to_jiffies(XIW_MR_DRAIN_MS)))
-		xiw_dp_revoke_mr(xdev, mr);
+	if (!try_wait_for_completion(&mr->free)) {
+		xiw_dp_release_mr(xdev, mr);
+		while (!wait_for_completion_timeout(&mr->free,
+						    msecs_to_jiffies(XIW_MR_DRAIN_MS)))
+			xiw_dp_revoke_mr(xdev, mr);
+	}
 	atomic_dec(&xdev->num_mr);
 }
 

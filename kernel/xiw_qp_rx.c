@@ -295,16 +295,47 @@ static bool xiw_rx_qp_allows(struct xiw_qp_dp *dp, int access)
 	return false;
 }
 
+/*
+ * The region a tagged FPDU of @len bytes at @to places into, in rx->tmr
+ * (reference held). The FPDUs of one message all name the same STag, so
+ * the region stays in rx->tmr until an FPDU that ends a message (its
+ * last, or any other with the L bit: xiw_rx_fpdu_done()), and each
+ * further FPDU only checks it again: the STag still names it (not
+ * invalidated and registered again under another key, not being
+ * deregistered: xiw_mr_remove() makes it invalid first), then state, PD,
+ * rights and bounds as xiw_mr_resolve() does. Any other outcome drops it
+ * and looks the STag up as if nothing were kept, so the verdict is the
+ * lookup's. NULL, *@err set, if the access is refused.
+ */
+static struct xiw_mr *xiw_rx_tagged_mr(struct xiw_qp_dp *dp, u32 stag,
+				       int access, u64 to, u32 len,
+				       enum xiw_mem_err *err)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+	struct xiw_mr *mr = rx->tmr;
+
+	if (mr) {
+		if (READ_ONCE(mr->stag) == stag &&
+		    xiw_mr_check(mr, dp->qp->pd, access, to, len) == XIW_MEM_OK)
+			return mr;
+		rx->tmr = NULL;
+		xiw_mr_put(mr);
+	}
+	rx->tmr = xiw_mr_resolve(xiw_dp_dev(dp), dp->qp->pd, stag, access, to,
+				 len, err);
+	return rx->tmr;
+}
+
 static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
 {
 	struct xiw_rx_ctx *rx = &dp->rx;
-	struct xiw_qp *qp = dp->qp;
 	u32 stag = be32_to_cpu(rx->hdr.tagged.stag);
 	u64 to = be64_to_cpu(rx->hdr.tagged.to);
 	enum xiw_mem_err err = XIW_MEM_OK;
 	struct xiw_orqe *o;
 	bool ok = true;
 	u32 lkey = 0;
+	int access;
 
 	rx->tto = to;
 	if (rx->op == XIW_RDMAP_OP_READ_RESP) {
@@ -341,9 +372,8 @@ static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
 		}
 		if (!payload)
 			return true;
-		rx->tmr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
-					 lkey, IB_ACCESS_LOCAL_WRITE, to,
-					 payload, &err);
+		stag = lkey;
+		access = IB_ACCESS_LOCAL_WRITE;
 	} else {
 		/* RDMA Write; a zero-length one touches nothing (RTR). */
 		if (!payload)
@@ -352,11 +382,9 @@ static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
 			xiw_rx_term_tagged(dp, XIW_MEM_ACCESS);
 			return false;
 		}
-		rx->tmr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
-					 stag, IB_ACCESS_REMOTE_WRITE, to,
-					 payload, &err);
+		access = IB_ACCESS_REMOTE_WRITE;
 	}
-	if (!rx->tmr) {
+	if (!xiw_rx_tagged_mr(dp, stag, access, to, payload, &err)) {
 		xiw_dp_dbg(dp, "STag %#x TO %#llx len %u: error %d\n", stag, to,
 			   payload, err);
 		xiw_rx_term_tagged(dp, err);
@@ -1215,12 +1243,13 @@ static void xiw_rx_fpdu_done(struct xiw_qp_dp *dp)
 	u32 payload = ulpdu + XIW_MPA_HDR_LEN - rx->hdr_need;
 	bool last = rx->hdr.ctrl.ddp & XIW_DDP_L;
 
+	/* The message's region goes with its last FPDU (xiw_rx_tagged_mr()) */
+	if (rx->tmr && last) {
+		xiw_mr_put(rx->tmr);
+		rx->tmr = NULL;
+	}
 	switch (rx->op) {
 	case XIW_RDMAP_OP_WRITE:
-		if (rx->tmr) {
-			xiw_mr_put(rx->tmr);
-			rx->tmr = NULL;
-		}
 		if (!rx->write_open)
 			rx->write_len = 0;
 		rx->write_len += payload;
@@ -1229,10 +1258,6 @@ static void xiw_rx_fpdu_done(struct xiw_qp_dp *dp)
 			xiw_rx_rtr_done(dp);
 		break;
 	case XIW_RDMAP_OP_READ_RESP:
-		if (rx->tmr) {
-			xiw_mr_put(rx->tmr);
-			rx->tmr = NULL;
-		}
 		xiw_rx_rresp_done(dp, payload, last);
 		break;
 	case XIW_RDMAP_OP_SEND:

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 2400
-# description: guest instructions per op, per kernel function, for xiw, siw and rxe side by side (XIW_INSN_DEVS, XIW_INSN_ROWS: write_lat send_lat read_lat atomic_lat, also atomic_rate, write_bw, read_bw, write_bw_4k), counted by qemu itself (selftests/tcgprof: run with XIW_QEMU=selftests/tcgprof/qemu-tcgprof.sh, as scripts/bench.sh does); each row runs twice (XIW_INSN_ITERS/4 and XIW_INSN_ITERS iterations, default 4000; ten times that for atomic_rate and write_bw_4k) and the difference, per iteration, drops perftest's start and teardown; prints the totals and each device's hottest functions (XIW_INSN_TOP, default 30)
+# description: guest instructions per op, per kernel function, for xiw, siw and rxe side by side (XIW_INSN_DEVS, XIW_INSN_ROWS: write_lat send_lat read_lat atomic_lat, also atomic_rate, write_bw, read_bw, write_bw_4k; XIW_INSN_MTU sets lo's MTU, 1500 for the MSS of 1448 a real link gives), counted by qemu itself (selftests/tcgprof: run with XIW_QEMU=selftests/tcgprof/qemu-tcgprof.sh, as scripts/bench.sh does); each row runs twice (XIW_INSN_ITERS/4 and XIW_INSN_ITERS iterations, default 4000; ten times that for atomic_rate and write_bw_4k) and the difference, per iteration, drops perftest's start and teardown; prints the totals and each device's hottest functions (XIW_INSN_TOP, default 30)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 
@@ -89,6 +89,14 @@ marked() {
 	done
 	fail "$label: $t failed 3 times"
 }
+
+# XIW_INSN_MTU: lo's MTU for the runs, so that FPDUs take the size a real
+# link gives them (1500: an MSS of 1448, as between the bench's two VMs)
+if [ -n "${XIW_INSN_MTU:-}" ]; then
+	defer ip link set lo mtu "$(cat /sys/class/net/lo/mtu)"
+	ip link set lo mtu "$XIW_INSN_MTU" || fail "cannot set lo's MTU to $XIW_INSN_MTU"
+	log "lo MTU $XIW_INSN_MTU"
+fi
 
 declare -A tab
 for dev in ${XIW_INSN_DEVS:-${devs[@]}}; do

@@ -23,7 +23,8 @@
 //                    [--timeout MS] [--hold FILE] [--foreign STAG:ADDR]
 //   --case good     valid Send, Write into the RW region and Read of the RO region
 //   --hold FILE     (good) after one round, wait for FILE to exist, check that
-//                   nothing arrived meanwhile, do a second round, then close
+//                   nothing arrived meanwhile, do a second round, then close;
+//                   (midwrite) wait for FILE between the Write's two FPDUs
 //   --foreign       STag and address of another connection (case foreign)
 //   --list          print the case names
 //   --fnv-zero      print the FNV-1a of an untouched (zero) RW region
@@ -642,6 +643,22 @@ const Case kCases[] = {
 					     p.rw_addr), pattern(1024, 21));
 		send_all(p.fd, f.data(), ddp::kTaggedFpduHdr + 100);
 		// the rest never comes; run() reads until --timeout
+	}},
+	{"midwrite", "the first FPDU of a two-FPDU Write into the RW region, then (once --hold FILE exists) the last one",
+	 [](Peer &p, const Opts &o) {
+		Bytes d = pattern(2048, 23);
+		Bytes first(d.begin(), d.begin() + 1024);
+		Bytes last(d.begin() + 1024, d.end());
+
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag, p.rw_addr,
+					false), first);
+		std::printf("HOLDING\n");
+		auto hend = Clock::now() + std::chrono::seconds(60);
+		while (!o.hold.empty() && !file_exists(o.hold) &&
+		       Clock::now() < hend)
+			usleep(20000);
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag,
+					p.rw_addr + 1024), last);
 	}},
 	{"stall-quiet", "(4 KiB receive buffer) never reads what xiw sends, silence for 15 s",
 	 [](Peer &, const Opts &) {

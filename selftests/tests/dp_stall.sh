@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 240
-# description: peers that stall must not hold xiw (or other connections): a peer that stops reading (TX parked mid-FPDU) and then breaks the protocol still gets its QP to ERROR and the connection closed though the Terminate cannot be sent; a peer that stops in the middle of a Write FPDU cannot make ibv_dereg_mr (or process exit) wait for it: the region is revoked, the connection ended; graceful closes towards three peers that do not read hold up no other connection setup or teardown (CM work is concurrent)
+# description: peers that stall must not hold xiw (or other connections): a peer that stops reading (TX parked mid-FPDU) and then breaks the protocol still gets its QP to ERROR and the connection closed though the Terminate cannot be sent; a peer that stops in the middle of a Write FPDU cannot make ibv_dereg_mr (or process exit) wait for it: the region is revoked, the connection ended; one that stops between the FPDUs of a Write does not make it wait at all, and its next FPDU is refused (invalid STag); graceful closes towards three peers that do not read hold up no other connection setup or teardown (CM work is concurrent)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 B=$(need_prog xiw_badpeer)
@@ -71,6 +71,34 @@ expect_match "$line" 'rc=0' "dereg"
 wait_for 10 grep -q 'DISCONNECTED' tgt2.log || fail "the stalled connection was not ended: $(cat tgt2.log)"
 log "dereg with a peer stalled mid-Write: $line, connection ended"
 wait "$tgt2" || true
+
+# --- 2b. ibv_dereg_mr between the FPDUs of a Write
+# RX keeps a Write's region from one FPDU to the next; dereg takes it back
+# at once when RX is between FPDUs: no wait, no revoked connection, and
+# the Write's next FPDU is refused like any access to a dead STag.
+target 4 7324 --conns 1 --timeout 60 --dereg-on dereg2.now
+tgt4=$tpid
+"$B" $addr 7324 --case midwrite --hold midwrite.go --timeout 10000 >peer4.log 2>&1 &
+peer4=$!
+defer eval 'kill $peer4 2>/dev/null || true'
+wait_for 30 grep -q HOLDING peer4.log || fail "midwrite: $(cat peer4.log)"
+wait_for 10 eval "ss -Htn '( sport = :7324 )' | awk '{ exit !(\$2 == 0) }'" ||
+	fail "RX did not take the first FPDU: $(ss -Htn '( sport = :7324 )')"
+touch dereg2.now
+wait_for 15 grep -q '^DEREG' tgt4.log || fail "ibv_dereg_mr hangs between the FPDUs of a Write"
+line=$(grep -m1 '^DEREG' tgt4.log)
+expect_match "$line" 'rc=0' "dereg"
+ms=$(sed -nE 's/.* ms=([0-9]+) .*/\1/p' <<<"$line")
+# below the 500 ms grace after which a holder is revoked
+[ "${ms:-999}" -lt 400 ] || fail "dereg between FPDUs waited for RX: $line"
+! grep -q DISCONNECTED tgt4.log || fail "dereg between FPDUs ended the connection: $(cat tgt4.log)"
+touch midwrite.go
+wait "$peer4" || true
+expect_match "$(cat peer4.log)" 'TERM layer=1 type=1 code=0x00' \
+	"the Write's last FPDU, into the deregistered region"
+wait_for 10 grep -q 'DISCONNECTED' tgt4.log || fail "no disconnect after the Terminate: $(cat tgt4.log)"
+log "dereg between the FPDUs of a Write: $line, then its last FPDU refused (invalid STag)"
+wait "$tgt4" || true
 
 # --- 3. Graceful closes towards peers that do not read hold up no one
 # Three connections whose TX is parked (128 KiB of Sends into closed
