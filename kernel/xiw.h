@@ -531,6 +531,9 @@ enum xiw_mem_err {
 struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev, struct xiw_pd *pd,
 			      u32 stag, int access, u64 va, u64 len,
 			      enum xiw_mem_err *err);
+struct xiw_mr *xiw_mr_reuse(struct xiw_device *xdev, struct xiw_pd *pd,
+			    struct xiw_mr *kept, u32 stag, int access, u64 va,
+			    u64 len, enum xiw_mem_err *err);
 void xiw_dp_release_mr(struct xiw_device *xdev, struct xiw_mr *mr);
 void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr);
 enum xiw_mem_err xiw_mr_check(struct xiw_mr *mr, struct xiw_pd *pd,

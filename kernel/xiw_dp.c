@@ -192,6 +192,38 @@ void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
 }
 
 /*
+ * Drop the region references the IRQ and ORQ entries still waiting keep
+ * (struct xiw_irqe.mr, struct xiw_orqe.mr): all of them (@mr NULL, the
+ * rings are being flushed) or those on @mr (it is being deregistered;
+ * whoever takes such an entry then looks its STag up and is refused).
+ * Entries taken by TX or RX are no longer between head and tail: their
+ * references are the taker's. Caller holds dp->lock.
+ */
+static void xiw_dp_put_kept_mrs(struct xiw_qp_dp *dp, struct xiw_mr *mr)
+{
+	u32 ni = roundup_pow_of_two(max_t(u32, dp->ird, 1));
+	u32 no = roundup_pow_of_two(max_t(u32, dp->ord, 1));
+	struct xiw_mr **m;
+	u32 i;
+
+	lockdep_assert_held(&dp->lock);
+	for (i = dp->irq_head; i != dp->irq_tail; i++) {
+		m = &dp->irq[i & (ni - 1)].mr;
+		if (*m && (!mr || *m == mr)) {
+			xiw_mr_put(*m);
+			*m = NULL;
+		}
+	}
+	for (i = dp->orq_head; i != dp->orq_tail; i++) {
+		m = &dp->orq[i & (no - 1)].mr;
+		if (*m && (!mr || *m == mr)) {
+			xiw_mr_put(*m);
+			*m = NULL;
+		}
+	}
+}
+
+/*
  * Flush the WRs the data path holds (taken from the SQ, not completed:
  * the one being sent and the outstanding Reads), oldest first, and forget
  * the ORQ and IRQ. Called by xiw_qp.c when the QP enters ERROR (@discard
@@ -232,6 +264,7 @@ void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard)
 			dp->cmpl_head = dp->cmpl_tail;
 		else
 			notify = xiw_dp_cmpl_reap(dp);
+		xiw_dp_put_kept_mrs(dp, NULL);
 		dp->orq_head = dp->orq_tail;
 		dp->irq_head = dp->irq_tail;
 	}
@@ -317,6 +350,8 @@ static bool xiw_dp_holds_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 
 	/* data_race: RX/TX change these without our lock; a miss retries */
 	if (data_race(dp->rx.tmr) == mr || data_race(dp->tx.rr_sge.mr) == mr ||
+	    /* data_race: as above */
+	    data_race(dp->rx.qmr) == mr || data_race(dp->tx.irqe.mr) == mr ||
 	    READ_ONCE(dp->exec_mr) == mr)
 		return true;
 	for (i = 0; i < XIW_MAX_SGE; i++) {
@@ -356,17 +391,22 @@ static void xiw_dp_for_each(struct xiw_device *xdev, struct xiw_mr *mr,
 }
 
 /*
- * RX keeps the region of a tagged message from one FPDU to the next
- * (xiw_rx_tagged_mr()); only an FPDU whose payload is being placed uses
- * it. Between FPDUs take it back (under the socket lock, which RX runs
- * under), so that dereg does not wait for the rest of a message the peer
- * may never send: the next FPDU looks its STag up and is refused, as if
- * nothing had been kept.
+ * Regions the data path keeps from a lookup to a later use: IRQ entries
+ * (RX's lookup for TX), ORQ entries (TX's for RX), and RX's region of a
+ * tagged message from one FPDU to the next (xiw_rx_tagged_mr()), which
+ * only an FPDU whose payload is being placed uses. Take them back (RX's
+ * under the socket lock, which RX runs under, when it is between FPDUs),
+ * so that dereg waits neither for the rest of a message nor for requests
+ * and responses a peer may never let through: whoever comes to them then
+ * looks the STag up and is refused, as if nothing had been kept.
  */
-static void xiw_dp_rx_drop_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
+static void xiw_dp_drop_kept_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 {
 	struct xiw_rx_ctx *rx = &dp->rx;
 
+	spin_lock_bh(&dp->lock);
+	xiw_dp_put_kept_mrs(dp, mr);
+	spin_unlock_bh(&dp->lock);
 	/* data_race: a racy look first, checked again under the lock */
 	if (data_race(rx->tmr) != mr)
 		return;
@@ -378,10 +418,13 @@ static void xiw_dp_rx_drop_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 	release_sock(dp->sk);
 }
 
-/* xiw_mr_remove(): RX lets go of @mr wherever it is not placing into it */
+/*
+ * xiw_mr_remove(): the data path lets go of @mr wherever it only kept it:
+ * RX between the FPDUs of a message, IRQ and ORQ entries not taken yet.
+ */
 void xiw_dp_release_mr(struct xiw_device *xdev, struct xiw_mr *mr)
 {
-	xiw_dp_for_each(xdev, mr, xiw_dp_rx_drop_mr);
+	xiw_dp_for_each(xdev, mr, xiw_dp_drop_kept_mr);
 }
 
 static void xiw_dp_revoke_one(struct xiw_qp_dp *dp, struct xiw_mr *mr)
@@ -391,6 +434,8 @@ static void xiw_dp_revoke_one(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 		.etype = XIW_RDMAP_ET_CATASTROPHIC,
 	};
 
+	/* kept since the first pass (a request checked just before it) */
+	xiw_dp_drop_kept_mr(dp, mr);
 	if (xiw_dp_holds_mr(dp, mr)) {
 		xiw_dp_dbg(dp, "holds STag %#x being deregistered: ending the connection\n",
 			   READ_ONCE(mr->stag));
@@ -700,6 +745,11 @@ void xiw_qp_llp_stop(struct xiw_qp *qp)
 
 	xiw_dp_put_lsges(dp->tx.sge, dp->tx.nsge);
 	xiw_dp_put_lsges(&dp->tx.rr_sge, 1);
+	if (dp->tx.irqe.mr)
+		xiw_mr_put(dp->tx.irqe.mr);
+	spin_lock_bh(&dp->lock);
+	xiw_dp_put_kept_mrs(dp, NULL);
+	spin_unlock_bh(&dp->lock);
 	xiw_dp_rx_release(dp);
 	xiw_dp_dbg(dp, "stopped\n");
 	xiw_dp_free(dp);

@@ -105,6 +105,12 @@ struct xiw_orqe {
 	u8 type;		/* enum xiw_rq_type */
 	bool inv;
 	bool rtr;		/* zero-length RTR read: completes silently */
+	/*
+	 * Atomic: the result buffer's region, TX's reference on its SGE
+	 * handed over, for RX to write the Response into
+	 * (xiw_rx_result_write()). NULL: look the STag up.
+	 */
+	struct xiw_mr *mr;
 };
 
 /*
@@ -129,6 +135,12 @@ struct xiw_irqe {
 	u64 orig;		/* atomic: Original Remote Data Value */
 	u64 data;		/* Atomic Write: the 8 bytes, as received */
 	u8 hash[XIW_VERIFY_HASH_MAX];	/* Verify: expected, then result */
+	/*
+	 * Read: the source region, atomic: the target region, as RX
+	 * looked it up (reference held); TX takes it out of the IRQ
+	 * (xiw_tx_start_rresp()) and checks it again. NULL: look it up.
+	 */
+	struct xiw_mr *mr;
 };
 
 /* A local SGE checked against its MR, reference held. */
@@ -266,6 +278,9 @@ struct xiw_rx_ctx {
 	/* Tagged segment target. */
 	struct xiw_mr *tmr;
 	u64 tto;
+
+	/* Read or Atomic Request being received: its region, for the IRQ */
+	struct xiw_mr *qmr;
 
 	/* Bytes of the last RDMA Write message (Immediate Data byte_len). */
 	u32 write_len;

@@ -385,6 +385,30 @@ struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev, struct xiw_pd *pd,
 	return mr;
 }
 
+/*
+ * xiw_mr_resolve() for a data path that kept the region of an earlier
+ * lookup of @stag (@kept, its reference held, or NULL; consumed either
+ * way): the kept region if a lookup would still give it and it allows
+ * the access (the STag still names it, then xiw_mr_check()), else a fresh
+ * lookup, so the verdict is always the lookup's. A region being
+ * deregistered is invalid before its STag is unpublished
+ * (xiw_mr_remove()), so it is never reused.
+ */
+struct xiw_mr *xiw_mr_reuse(struct xiw_device *xdev, struct xiw_pd *pd,
+			    struct xiw_mr *kept, u32 stag, int access, u64 va,
+			    u64 len, enum xiw_mem_err *err)
+{
+	if (kept) {
+		if (READ_ONCE(kept->stag) == stag &&
+		    xiw_mr_check(kept, pd, access, va, len) == XIW_MEM_OK) {
+			*err = XIW_MEM_OK;
+			return kept;
+		}
+		xiw_mr_put(kept);
+	}
+	return xiw_mr_resolve(xdev, pd, stag, access, va, len, err);
+}
+
 static struct page *xiw_kva_page(u64 kva, u32 *off, u32 *avail)
 {
 	void *p = (void *)(uintptr_t)kva;

@@ -240,10 +240,7 @@ void xiw_dp_rx_flush(struct xiw_qp_dp *dp)
 	if (rx->msg_active && !rx->rtr_send)
 		xiw_rx_recv_cqe(dp, IB_WC_WR_FLUSH_ERR, 0, 0, false);
 	xiw_rx_end_send(dp);
-	if (rx->tmr) {
-		xiw_mr_put(rx->tmr);
-		rx->tmr = NULL;
-	}
+	xiw_dp_rx_release(dp);
 }
 
 void xiw_dp_rx_release(struct xiw_qp_dp *dp)
@@ -253,6 +250,9 @@ void xiw_dp_rx_release(struct xiw_qp_dp *dp)
 	if (dp->rx.tmr)
 		xiw_mr_put(dp->rx.tmr);
 	dp->rx.tmr = NULL;
+	if (dp->rx.qmr)
+		xiw_mr_put(dp->rx.qmr);
+	dp->rx.qmr = NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -303,26 +303,17 @@ static bool xiw_rx_qp_allows(struct xiw_qp_dp *dp, int access)
  * further FPDU only checks it again: the STag still names it (not
  * invalidated and registered again under another key, not being
  * deregistered: xiw_mr_remove() makes it invalid first), then state, PD,
- * rights and bounds as xiw_mr_resolve() does. Any other outcome drops it
- * and looks the STag up as if nothing were kept, so the verdict is the
- * lookup's. NULL, *@err set, if the access is refused.
+ * rights and bounds as xiw_mr_resolve() does (xiw_mr_reuse()). NULL,
+ * *@err set, if the access is refused.
  */
 static struct xiw_mr *xiw_rx_tagged_mr(struct xiw_qp_dp *dp, u32 stag,
 				       int access, u64 to, u32 len,
 				       enum xiw_mem_err *err)
 {
 	struct xiw_rx_ctx *rx = &dp->rx;
-	struct xiw_mr *mr = rx->tmr;
 
-	if (mr) {
-		if (READ_ONCE(mr->stag) == stag &&
-		    xiw_mr_check(mr, dp->qp->pd, access, to, len) == XIW_MEM_OK)
-			return mr;
-		rx->tmr = NULL;
-		xiw_mr_put(mr);
-	}
-	rx->tmr = xiw_mr_resolve(xiw_dp_dev(dp), dp->qp->pd, stag, access, to,
-				 len, err);
+	rx->tmr = xiw_mr_reuse(xiw_dp_dev(dp), dp->qp->pd, rx->tmr, stag,
+			       access, to, len, err);
 	return rx->tmr;
 }
 
@@ -440,6 +431,17 @@ static bool xiw_rx_ird_full(struct xiw_qp_dp *dp, u8 hdrct)
 	return true;
 }
 
+/*
+ * A Read or Atomic Request's region, looked up with its header: kept for
+ * its IRQ entry (xiw_rx_irq_push()), so that TX only checks it again.
+ */
+static void xiw_rx_keep_qmr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
+{
+	if (dp->rx.qmr)
+		xiw_mr_put(dp->rx.qmr);
+	dp->rx.qmr = mr;
+}
+
 static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
 {
 	struct xiw_rdmap_rreq *r = &dp->rx.hdr.rreq;
@@ -466,7 +468,7 @@ static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
 		xiw_rx_term_prot(dp, err, XIW_HDRCT_MD | XIW_TERM_HDRCT_R);
 		return false;
 	}
-	xiw_mr_put(mr);
+	xiw_rx_keep_qmr(dp, mr);
 	return true;
 }
 
@@ -515,8 +517,8 @@ static bool xiw_rx_hdr_atomic(struct xiw_qp_dp *dp)
 			    XIW_RDMAP_EC_CATASTROPHIC_STREAM, XIW_HDRCT_MD);
 		return false;
 	}
-	/* TX executes it, in IRQ order, and resolves the STag again */
-	xiw_mr_put(mr);
+	/* TX executes it, in IRQ order, and checks the region again */
+	xiw_rx_keep_qmr(dp, mr);
 	return true;
 }
 
@@ -977,10 +979,13 @@ static void xiw_rx_rresp_done(struct xiw_qp_dp *dp, u32 payload, bool last)
  * Queue an inbound QN 1 request for TX, which executes and answers IRQ
  * entries in arrival order. IRD was checked with the header.
  */
-static void xiw_rx_irq_push(struct xiw_qp_dp *dp, const struct xiw_irqe *e)
+static void xiw_rx_irq_push(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 {
 	u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
 
+	/* the region its header was checked against goes with it */
+	e->mr = dp->rx.qmr;
+	dp->rx.qmr = NULL;
 	dp->rx.msn[XIW_QN_REQ]++;
 	spin_lock_bh(&dp->lock);
 	dp->irq[dp->irq_tail & (n - 1)] = *e;
@@ -1137,9 +1142,11 @@ static bool xiw_rx_orq_pop(struct xiw_qp_dp *dp, struct xiw_orqe *o)
 
 /*
  * Write what a Response returns (an atomic's original value, a Verify's
- * digest) to the WR's local result buffer. An ib_wc status.
+ * digest) to the WR's local result buffer. An ib_wc status. @o is the
+ * entry xiw_rx_orq_pop() copied out: its region reference, if any, is
+ * consumed.
  */
-static u8 xiw_rx_result_write(struct xiw_qp_dp *dp, const struct xiw_orqe *o,
+static u8 xiw_rx_result_write(struct xiw_qp_dp *dp, struct xiw_orqe *o,
 			      const void *src, u32 n)
 {
 	struct xiw_qp *qp = dp->qp;
@@ -1147,8 +1154,11 @@ static u8 xiw_rx_result_write(struct xiw_qp_dp *dp, const struct xiw_orqe *o,
 	struct xiw_mr *mr;
 	u8 st = IB_WC_SUCCESS;
 
-	mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd, o->sink_stag,
-			    IB_ACCESS_LOCAL_WRITE, o->sink_to, n, &err);
+	/* the popped entry's kept region (an atomic's), if any, is ours */
+	mr = xiw_mr_reuse(to_xiw_dev(qp->base.device), qp->pd, o->mr,
+			  o->sink_stag, IB_ACCESS_LOCAL_WRITE, o->sink_to, n,
+			  &err);
+	o->mr = NULL;
 	if (!mr || xiw_rx_mr_write(mr, o->sink_to, src, n))
 		st = IB_WC_LOC_PROT_ERR;
 	if (mr)
@@ -1213,6 +1223,8 @@ static void xiw_rx_cresp_done(struct xiw_qp_dp *dp)
 			st = xiw_rx_result_write(dp, &o,
 						 rx->hdr.verify_resp.hash, n);
 	}
+	if (o.mr)		/* only atomics keep one: not reached */
+		xiw_mr_put(o.mr);
 	xiw_rx_resp_complete(dp, &o, st, n);
 }
 

@@ -629,6 +629,9 @@ static void xiw_tx_build_atomic(struct xiw_qp_dp *dp)
 	o->sink_stag = READ_ONCE(tx->sge[0].mr->stag);
 	o->sink_to = tx->sge[0].addr;
 	o->len = sizeof(u64);
+	/* the result buffer's region goes to RX with the entry */
+	o->mr = tx->sge[0].mr;
+	tx->sge[0].mr = NULL;
 	spin_unlock_bh(&dp->lock);
 
 	r->req_id = cpu_to_be32(req_id);
@@ -898,17 +901,20 @@ static bool xiw_tx_exec_atomic(struct xiw_mr *mr, struct xiw_irqe *e)
 /*
  * Execute the atomic, Atomic Write, Flush or Verify in tx->irqe on the
  * responder's memory, right before its response. RX checked the request;
- * the STag is resolved again (the MR may have changed since). Returns
- * false after a Terminate.
+ * the region RX kept (an atomic's, e->mr, consumed) is checked again, or
+ * the STag resolved again (the MR may have changed since). Returns false
+ * after a Terminate.
  */
 static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 			     bool offloaded)
 {
+	struct xiw_mr *mr, *kept = e->mr;
 	enum xiw_mem_err err;
 	u8 dig[XIW_VERIFY_HASH_MAX];
 	u64 va = e->sink_to, len = e->len;
-	struct xiw_mr *mr;
 	int access, rv;
+
+	e->mr = NULL;
 
 	switch (e->type) {
 	case XIW_RQ_ATOMIC:
@@ -929,6 +935,8 @@ static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 		if (e->flags & XIW_FLUSH_REGION) {
 			mr = xiw_mr_get(xiw_dp_dev(dp), e->sink_stag);
 			if (!mr) {
+				if (kept)
+					xiw_mr_put(kept);
 				xiw_tx_prot_fail(dp, XIW_MEM_INV_STAG);
 				return false;
 			}
@@ -938,8 +946,8 @@ static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 		}
 		break;
 	}
-	mr = xiw_mr_resolve(xiw_dp_dev(dp), dp->qp->pd, e->sink_stag, access,
-			    va, len, &err);
+	mr = xiw_mr_reuse(xiw_dp_dev(dp), dp->qp->pd, kept, e->sink_stag,
+			  access, va, len, &err);
 	if (!mr) {
 		xiw_dp_dbg(dp, "IRQ type %u: STag %#x gone: %d\n", e->type,
 			   e->sink_stag, err);
@@ -1064,8 +1072,11 @@ static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 	spin_lock_bh(&dp->lock);
 	if (dp->irq_head != dp->irq_tail) {
 		u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
+		struct xiw_irqe *head = &dp->irq[dp->irq_head & (n - 1)];
 
-		tx->irqe = dp->irq[dp->irq_head & (n - 1)];
+		tx->irqe = *head;
+		/* RX's region reference is ours now (tx->irqe.mr) */
+		head->mr = NULL;
 		got = true;
 	}
 	spin_unlock_bh(&dp->lock);
@@ -1076,6 +1087,10 @@ static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 	tx->rr_sge.len = tx->irqe.len;
 	tx->rr_sge.addr = tx->irqe.src_to;
 	if (xiw_commit_heavy(&tx->irqe)) {
+		if (tx->irqe.mr) {	/* only Reads and atomics keep one */
+			xiw_mr_put(tx->irqe.mr);
+			tx->irqe.mr = NULL;
+		}
 		if (!xiw_tx_exec_offload(dp))
 			return false;
 	} else if (tx->irqe.type != XIW_RQ_READ) {
@@ -1083,11 +1098,12 @@ static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 			return false;
 	} else if (tx->irqe.len) {
 		/* Checked by RX already; the MR may have changed since. */
-		tx->rr_sge.mr = xiw_mr_resolve(xiw_dp_dev(dp), dp->qp->pd,
-					       tx->irqe.src_stag,
-					       IB_ACCESS_REMOTE_READ,
-					       tx->irqe.src_to, tx->irqe.len,
-					       &err);
+		tx->rr_sge.mr = xiw_mr_reuse(xiw_dp_dev(dp), dp->qp->pd,
+					     tx->irqe.mr, tx->irqe.src_stag,
+					     IB_ACCESS_REMOTE_READ,
+					     tx->irqe.src_to, tx->irqe.len,
+					     &err);
+		tx->irqe.mr = NULL;
 		if (!tx->rr_sge.mr) {
 			xiw_tx_prot_fail(dp, err);
 			return false;

@@ -665,6 +665,20 @@ const Case kCases[] = {
 		std::printf("STALLING\n");
 		sleep(15);
 	}},
+	{"stall-irq", "(4 KiB receive buffer) never reads; after 1 s, 2 Read Requests for the RO region and 2 for the RW region (behind the Sends of xiw_target --send-out they wait in xiw's IRQ), silence for 15 s",
+	 [](Peer &p, const Opts &) {
+		sleep(1);
+		for (int i = 0; i < 4; i++) {
+			bool rw = i >= 2;
+
+			send_fpdu(p, rreq_hdr(p, rw ? p.rw_stag : p.ro_stag,
+					      rw ? p.rw_addr : p.ro_addr,
+					      kRegion));
+			p.msn[rdmap::kQnReadReq]++;
+		}
+		std::printf("STALLING\n");
+		sleep(15);
+	}},
 	{"stall-read", "(4 KiB receive buffer) Read Requests in batches, never reading the Responses, a Send on QN 7, then silence for 12 s",
 	 [](Peer &p, const Opts &) {
 		for (int b = 0; b < 10; b++) {
@@ -710,7 +724,8 @@ int run(const Opts &o)
 	p.fd = socket(ai->ai_family, SOCK_STREAM, 0);
 	if (p.fd < 0)
 		die("socket");
-	if (o.name == "stall-read" || o.name == "stall-quiet") {
+	if (o.name == "stall-read" || o.name == "stall-quiet" ||
+	    o.name == "stall-irq") {
 		int rb = 4096;	// a small window that closes soon
 
 		setsockopt(p.fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));

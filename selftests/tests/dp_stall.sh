@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 240
-# description: peers that stall must not hold xiw (or other connections): a peer that stops reading (TX parked mid-FPDU) and then breaks the protocol still gets its QP to ERROR and the connection closed though the Terminate cannot be sent; a peer that stops in the middle of a Write FPDU cannot make ibv_dereg_mr (or process exit) wait for it: the region is revoked, the connection ended; one that stops between the FPDUs of a Write does not make it wait at all, and its next FPDU is refused (invalid STag); graceful closes towards three peers that do not read hold up no other connection setup or teardown (CM work is concurrent)
+# description: peers that stall must not hold xiw (or other connections): a peer that stops reading (TX parked mid-FPDU) and then breaks the protocol still gets its QP to ERROR and the connection closed though the Terminate cannot be sent; a peer that stops in the middle of a Write FPDU cannot make ibv_dereg_mr (or process exit) wait for it: the region is revoked, the connection ended; one that stops between the FPDUs of a Write, or leaves Read Requests for the region queued behind a parked TX, does not make it wait at all (its next FPDU is refused: invalid STag); graceful closes towards three peers that do not read hold up no other connection setup or teardown (CM work is concurrent)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 B=$(need_prog xiw_badpeer)
@@ -99,6 +99,38 @@ expect_match "$(cat peer4.log)" 'TERM layer=1 type=1 code=0x00' \
 wait_for 10 grep -q 'DISCONNECTED' tgt4.log || fail "no disconnect after the Terminate: $(cat tgt4.log)"
 log "dereg between the FPDUs of a Write: $line, then its last FPDU refused (invalid STag)"
 wait "$tgt4" || true
+
+# --- 2c. ibv_dereg_mr while Read Requests for the region wait in the IRQ
+# RX hands the region it checked a request against to TX with the IRQ
+# entry; dereg takes it back from entries TX has not started: no wait,
+# no revoked connection. The peer does not read: TX parks in the
+# target's Sends (another buffer) or in a Response from the RO region,
+# the Read Requests for the RW region wait behind.
+target 5 7325 --conns 1 --timeout 60 --dereg-on dereg3.now --send-out
+tgt5=$tpid
+"$B" $addr 7325 --case stall-irq --timeout 20000 >peer5.log 2>&1 &
+peer5=$!
+defer eval 'kill $peer5 2>/dev/null || true'
+wait_for 30 grep -q STALLING peer5.log || fail "stall-irq: $(cat peer5.log)"
+grep -q SENDING tgt5.log || fail "target: $(cat tgt5.log)"
+# irq_used: requests not answered yet; 3 or 4 leave both RW ones unstarted
+irq_used() { rdma -dd res show qp link xiw0/1 2>/dev/null | sed -nE 's/.* drv_irq_used ([0-9]+).*/\1/p' | sort -n | tail -1; }
+sleep 1
+u=$(irq_used)
+[ "${u:-0}" -ge 3 ] ||
+	fail "TX answered the RW Read Requests, nothing to test: $(rdma -dd res show qp link xiw0/1)"
+touch dereg3.now
+wait_for 15 grep -q '^DEREG' tgt5.log || fail "ibv_dereg_mr hangs while Read Requests for the region wait"
+line=$(grep -m1 '^DEREG' tgt5.log)
+expect_match "$line" 'rc=0' "dereg"
+ms=$(sed -nE 's/.* ms=([0-9]+) .*/\1/p' <<<"$line")
+[ "${ms:-999}" -lt 400 ] || fail "dereg waited for queued Read Requests: $line"
+sleep 1
+! grep -q DISCONNECTED tgt5.log || fail "dereg ended the connection of queued Read Requests: $(cat tgt5.log)"
+log "dereg with 2 Read Requests for the region queued behind a parked TX (irq_used $u): $line, connection kept"
+kill "$peer5" 2>/dev/null || true
+wait "$peer5" || true
+wait "$tgt5" || true
 
 # --- 3. Graceful closes towards peers that do not read hold up no one
 # Three connections whose TX is parked (128 KiB of Sends into closed
