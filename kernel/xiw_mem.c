@@ -68,10 +68,11 @@ static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
  * one FPDU, which a peer can stretch without limit (see
  * xiw_dp_revoke_mr()): after XIW_MR_DRAIN_MS the connections still
  * holding the region are ended, and waiting goes on until they let go.
- * RX also keeps a tagged message's region between its FPDUs
- * (xiw_rx_tagged_mr()): that reference is taken back at once
- * (xiw_dp_release_mr()). Invalid first, so that RX refuses the region
- * when it checks it again instead of looking the STag up.
+ * The data path also keeps regions from a lookup to a later use
+ * (xiw_mr_reuse(): RX between a message's FPDUs, IRQ and ORQ entries):
+ * those references are taken back at once (xiw_dp_release_mr()).
+ * Invalid first, so that a kept region is refused when it is checked
+ * again instead of looked up.
  */
 static void xiw_mr_remove(struct xiw_device *xdev, struct xiw_mr *mr)
 {

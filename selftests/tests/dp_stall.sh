@@ -72,6 +72,21 @@ wait_for 10 grep -q 'DISCONNECTED' tgt2.log || fail "the stalled connection was 
 log "dereg with a peer stalled mid-Write: $line, connection ended"
 wait "$tgt2" || true
 
+# dereg_at_once TAG FILE WHAT: create FILE, on which target TAG
+# deregisters its RW region; it must return below the 500 ms grace after
+# which a holder is revoked, the connection still up. Sets line.
+dereg_at_once() {
+	local ms
+	touch "$2"
+	wait_for 15 grep -q '^DEREG' "tgt$1.log" || fail "ibv_dereg_mr $3 hangs"
+	line=$(grep -m1 '^DEREG' "tgt$1.log")
+	expect_match "$line" 'rc=0' "dereg $3"
+	ms=$(sed -nE 's/.* ms=([0-9]+) .*/\1/p' <<<"$line")
+	[ "${ms:-999}" -lt 400 ] || fail "dereg $3 waited: $line"
+	! grep -q DISCONNECTED "tgt$1.log" ||
+		fail "dereg $3 ended the connection: $(cat "tgt$1.log")"
+}
+
 # --- 2b. ibv_dereg_mr between the FPDUs of a Write
 # RX keeps a Write's region from one FPDU to the next; dereg takes it back
 # at once when RX is between FPDUs: no wait, no revoked connection, and
@@ -84,14 +99,7 @@ defer eval 'kill $peer4 2>/dev/null || true'
 wait_for 30 grep -q HOLDING peer4.log || fail "midwrite: $(cat peer4.log)"
 wait_for 10 eval "ss -Htn '( sport = :7324 )' | awk '{ exit !(\$2 == 0) }'" ||
 	fail "RX did not take the first FPDU: $(ss -Htn '( sport = :7324 )')"
-touch dereg2.now
-wait_for 15 grep -q '^DEREG' tgt4.log || fail "ibv_dereg_mr hangs between the FPDUs of a Write"
-line=$(grep -m1 '^DEREG' tgt4.log)
-expect_match "$line" 'rc=0' "dereg"
-ms=$(sed -nE 's/.* ms=([0-9]+) .*/\1/p' <<<"$line")
-# below the 500 ms grace after which a holder is revoked
-[ "${ms:-999}" -lt 400 ] || fail "dereg between FPDUs waited for RX: $line"
-! grep -q DISCONNECTED tgt4.log || fail "dereg between FPDUs ended the connection: $(cat tgt4.log)"
+dereg_at_once 4 dereg2.now "between the FPDUs of a Write"
 touch midwrite.go
 wait "$peer4" || true
 expect_match "$(cat peer4.log)" 'TERM layer=1 type=1 code=0x00' \
@@ -119,12 +127,7 @@ sleep 1
 u=$(irq_used)
 [ "${u:-0}" -ge 3 ] ||
 	fail "TX answered the RW Read Requests, nothing to test: $(rdma -dd res show qp link xiw0/1)"
-touch dereg3.now
-wait_for 15 grep -q '^DEREG' tgt5.log || fail "ibv_dereg_mr hangs while Read Requests for the region wait"
-line=$(grep -m1 '^DEREG' tgt5.log)
-expect_match "$line" 'rc=0' "dereg"
-ms=$(sed -nE 's/.* ms=([0-9]+) .*/\1/p' <<<"$line")
-[ "${ms:-999}" -lt 400 ] || fail "dereg waited for queued Read Requests: $line"
+dereg_at_once 5 dereg3.now "with Read Requests for the region queued"
 sleep 1
 ! grep -q DISCONNECTED tgt5.log || fail "dereg ended the connection of queued Read Requests: $(cat tgt5.log)"
 log "dereg with 2 Read Requests for the region queued behind a parked TX (irq_used $u): $line, connection kept"
