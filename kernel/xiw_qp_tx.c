@@ -1059,11 +1059,12 @@ static bool xiw_tx_exec_offload(struct xiw_qp_dp *dp)
 }
 
 /*
- * Start answering the oldest inbound request. True if a response is ready
- * to frame; false if there is none, it is being executed by the exec
- * work, or a Terminate replaced it.
+ * Start answering the oldest inbound request (@short_only: only if it is
+ * short, xiw_irqe_short(), as when RX runs TX). True if a response is
+ * ready to frame; false if there is none (or it is not short), it is
+ * being executed by the exec work, or a Terminate replaced it.
  */
-static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
+static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp, bool short_only)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	enum xiw_mem_err err;
@@ -1074,10 +1075,12 @@ static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp)
 		u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
 		struct xiw_irqe *head = &dp->irq[dp->irq_head & (n - 1)];
 
-		tx->irqe = *head;
-		/* RX's region reference is ours now (tx->irqe.mr) */
-		head->mr = NULL;
-		got = true;
+		if (!short_only || xiw_irqe_short(head)) {
+			tx->irqe = *head;
+			/* RX's region reference is ours now (tx->irqe.mr) */
+			head->mr = NULL;
+			got = true;
+		}
 	}
 	spin_unlock_bh(&dp->lock);
 	if (!got)
@@ -1455,7 +1458,7 @@ static int xiw_tx_next(struct xiw_qp_dp *dp)
 	blocked = tx->sq_active && xiw_tx_sq_blocked(dp);
 	if ((tx->rr_active || xiw_irq_pending(dp)) &&
 	    (!tx->last_was_irq || !tx->sq_active || blocked)) {
-		if (tx->rr_active || xiw_tx_start_rresp(dp))
+		if (tx->rr_active || xiw_tx_start_rresp(dp, false))
 			return xiw_tx_build_rresp(dp);
 		if (test_bit(XIW_DP_ERROR, &dp->flags))
 			return 0;
@@ -1465,7 +1468,7 @@ static int xiw_tx_next(struct xiw_qp_dp *dp)
 	return 0;
 }
 
-/* May RX answer the IRQ head itself (xiw_dp_tx_from_rx)? Short ones only. */
+/* Is the IRQ head one RX would answer itself (xiw_irqe_short())? */
 static bool xiw_tx_rx_head_ok(struct xiw_qp_dp *dp)
 {
 	u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
@@ -1495,8 +1498,7 @@ static int xiw_tx_next_rx(struct xiw_qp_dp *dp)
 		return 0;
 	if (tx->rr_active && tx->rr_done)
 		return xiw_tx_build_rresp(dp);
-	if (tx->rr_active || !xiw_tx_rx_head_ok(dp) ||
-	    !xiw_tx_start_rresp(dp))
+	if (tx->rr_active || !xiw_tx_start_rresp(dp, true))
 		return 0;
 	return xiw_tx_build_rresp(dp);
 }
