@@ -199,28 +199,25 @@ void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
  * Entries taken by TX or RX are no longer between head and tail: their
  * references are the taker's. Caller holds dp->lock.
  */
+static void xiw_dp_put_kept(struct xiw_mr **kept, struct xiw_mr *mr)
+{
+	if (*kept && (!mr || *kept == mr)) {
+		xiw_mr_put(*kept);
+		*kept = NULL;
+	}
+}
+
 static void xiw_dp_put_kept_mrs(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 {
 	u32 ni = roundup_pow_of_two(max_t(u32, dp->ird, 1));
 	u32 no = roundup_pow_of_two(max_t(u32, dp->ord, 1));
-	struct xiw_mr **m;
 	u32 i;
 
 	lockdep_assert_held(&dp->lock);
-	for (i = dp->irq_head; i != dp->irq_tail; i++) {
-		m = &dp->irq[i & (ni - 1)].mr;
-		if (*m && (!mr || *m == mr)) {
-			xiw_mr_put(*m);
-			*m = NULL;
-		}
-	}
-	for (i = dp->orq_head; i != dp->orq_tail; i++) {
-		m = &dp->orq[i & (no - 1)].mr;
-		if (*m && (!mr || *m == mr)) {
-			xiw_mr_put(*m);
-			*m = NULL;
-		}
-	}
+	for (i = dp->irq_head; i != dp->irq_tail; i++)
+		xiw_dp_put_kept(&dp->irq[i & (ni - 1)].mr, mr);
+	for (i = dp->orq_head; i != dp->orq_tail; i++)
+		xiw_dp_put_kept(&dp->orq[i & (no - 1)].mr, mr);
 }
 
 /*
@@ -745,8 +742,7 @@ void xiw_qp_llp_stop(struct xiw_qp *qp)
 
 	xiw_dp_put_lsges(dp->tx.sge, dp->tx.nsge);
 	xiw_dp_put_lsges(&dp->tx.rr_sge, 1);
-	if (dp->tx.irqe.mr)
-		xiw_mr_put(dp->tx.irqe.mr);
+	xiw_dp_put_kept(&dp->tx.irqe.mr, NULL);
 	spin_lock_bh(&dp->lock);
 	xiw_dp_put_kept_mrs(dp, NULL);
 	spin_unlock_bh(&dp->lock);
