@@ -434,7 +434,13 @@ static void xiw_tx_wqe_complete(struct xiw_qp_dp *dp, u8 status)
  * Take the next SQE from the ring into the TX context. The SQE is copied
  * out before anything in it is looked at (user rings are shared with the
  * process) and its slot is returned at once. Returns false if the SQ is
- * empty or no completion slot is free.
+ * empty or no completion slot is free for the WQE at its head. Only a
+ * WQE that waits for a slot sets XIW_DP_CMPL_WAIT (the reap that frees
+ * one kicks TX): with the ring full and nothing posted the SQ is just
+ * empty, and the next post rings or kicks as for any empty SQ. Setting
+ * it for a ring that is merely full made every completion of a QP at its
+ * SQ depth (every perftest latency run) kick TX for a pass that found
+ * nothing.
  */
 static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 {
@@ -442,7 +448,7 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_dp_cmpl *c;
 	unsigned long flags;
-	bool got = false;
+	bool got = false, full, blocked = false;
 
 	spin_lock_bh(&dp->lock);
 	/*
@@ -455,7 +461,14 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 		tx->sq_empty_seen = false;
 		return false;
 	}
-	if (dp->cmpl_tail - dp->cmpl_head >= dp->cmpl_num) {
+	full = dp->cmpl_tail - dp->cmpl_head >= dp->cmpl_num;
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (full)
+		blocked = xiw_wq_published(&qp->sq, qp->sq.cons, 0);
+	else
+		got = xiw_wq_take(&qp->sq, &tx->sqe);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (blocked) {
 		/* under dp->lock: the reaper that frees a slot sees it */
 		set_bit(XIW_DP_CMPL_WAIT, &dp->flags);
 		spin_unlock_bh(&dp->lock);
@@ -463,9 +476,6 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 		tx->sq_empty_seen = false;
 		return false;
 	}
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	got = xiw_wq_take(&qp->sq, &tx->sqe);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	tx->sq_empty_seen = !got;
 	if (got) {
 		c = &dp->cmpl[dp->cmpl_tail & (dp->cmpl_num - 1)];

@@ -14,9 +14,17 @@
 //   - the peer receives the Sends in posting order with their bytes;
 //   - the peer's memory holds every Write's bytes.
 //
+// With --depth Q below the burst the client's SQ is shallower than what
+// it keeps posted: the kernel takes a WQE out of the ring as soon as a
+// completion slot is free, so WQEs wait in the ring for completion slots
+// (TX must be woken by the completion that frees one), and a post that
+// finds the ring full is retried, still without polling, until the
+// kernel has taken a slot (10 s at most).
+//
 // Both ends live in this process (cm_pair.h), on ADDR:PORT.
 //
-//   xiw_burst ADDR PORT [--rounds R] [--burst B] [--ord D] [--seed S]
+//   xiw_burst ADDR PORT [--rounds R] [--burst B] [--ord D] [--depth Q]
+//             [--seed S]
 //
 // Prints "ok WHAT" / "FAIL WHAT" lines and "rate N WRs/s"; exit 0 if every
 // check passed, 1 if one failed, 2 on a setup error.
@@ -24,6 +32,7 @@
 #include "cm_pair.h"
 #include "verbs_side.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
@@ -42,6 +51,7 @@ namespace {
 constexpr uint32_t kSlot = 64;		// bytes per Write/Send/Read slot
 constexpr uint32_t kMaxBurst = 120;
 constexpr uint32_t kDepth = 128;	// SQ depth: a whole burst fits
+uint32_t sq_depth = kDepth;		// --depth
 
 // Server memory: two atomic counters, the Write slots, the recv buffers.
 constexpr size_t kSrvA = 0, kSrvC = 8, kSrvWrite = 4096,
@@ -154,8 +164,18 @@ void post(const Wr &w, uint32_t i, uint64_t raddr, uint32_t rkey,
 	default:
 		break;
 	}
-	if (ibv_post_send(cli.id->qp, &wr, &bad))
+	// A full SQ ring (--depth below the burst) frees as the kernel
+	// takes WQEs; only a post that never gets a slot is an error.
+	auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+	int rv;
+
+	while ((rv = ibv_post_send(cli.id->qp, &wr, &bad)) == ENOMEM &&
+	       sq_depth < kDepth && std::chrono::steady_clock::now() < until)
+		;
+	if (rv) {
+		errno = rv;
 		die("ibv_post_send");
+	}
 }
 
 // One burst of @n WRs; returns false after a failed check.
@@ -313,8 +333,8 @@ bool burst(uint32_t round, uint32_t n, std::mt19937 &rng, uint64_t raddr,
 
 int usage(const char *me)
 {
-	std::fprintf(stderr, "usage: %s ADDR PORT [--rounds R] [--burst B (1..%u)] [--ord D (1..16)] [--seed S]\n",
-		     me, kMaxBurst);
+	std::fprintf(stderr, "usage: %s ADDR PORT [--rounds R] [--burst B (1..%u)] [--ord D (1..16)] [--depth Q (1..%u)] [--seed S]\n",
+		     me, kMaxBurst, kDepth);
 	return 2;
 }
 
@@ -334,6 +354,8 @@ int main(int argc, char **argv)
 			n = v;
 		else if (k == "--ord" && v >= 1 && v <= 16)
 			ord = v;
+		else if (k == "--depth" && v >= 1 && v <= kDepth)
+			sq_depth = v;
 		else if (k == "--seed")
 			seed = v;
 		else
@@ -348,7 +370,8 @@ int main(int argc, char **argv)
 		uint32_t rkey;
 	} peer{}, reg{};
 
-	co.depth = kDepth;
+	co.depth = sq_depth;
+	co.recv_depth = kDepth;
 	co.mem_bytes = kCliBytes;
 	co.cq_entries = 2 * kDepth;
 	so.depth = kMaxBurst + 8;
@@ -392,8 +415,8 @@ int main(int argc, char **argv)
 		      std::to_string(c_end) + " = FetchAdds " +
 		      std::to_string(t.fadds) + " / CmpSwaps " +
 		      std::to_string(t.cswaps));
-	std::printf("rate %.0f WRs/s (%" PRIu64 " WRs in %.3f s, ORD %u)\n",
-		    t.wrs / s, t.wrs, s, ord);
+	std::printf("rate %.0f WRs/s (%" PRIu64 " WRs in %.3f s, ORD %u, SQ depth %u)\n",
+		    t.wrs / s, t.wrs, s, ord, sq_depth);
 	cli.teardown();
 	srv.teardown();
 	return checks::failures ? 1 : 0;
