@@ -27,10 +27,14 @@ mark_start() {
 		skip "no instruction counter: run with XIW_QEMU=selftests/tcgprof/qemu-tcgprof.sh (as make bench does)"
 }
 # mark_stop LABEL: the plugin writes prof-LABEL.txt, named with the
-# symbols of this moment (modules loaded now)
+# symbols of this moment (modules loaded now). prof.stop appears by a
+# rename, as prof.start does: the plugin deletes it on the host as soon
+# as it sees it, and a plain "echo >" into it failed with ENOENT over 9p
+# in 2 of 7 runs (2026-11-28)
 mark_stop() {
 	cat /proc/kallsyms >"$ctl/prof.syms"
-	echo stop >"$ctl/prof.stop"
+	echo stop >"$ctl/prof.stop.tmp"
+	mv "$ctl/prof.stop.tmp" "$ctl/prof.stop"
 	wait_for 120 eval "[ -e '$ctl/prof-$1.txt' ]" || fail "no count for $1"
 }
 
