@@ -480,7 +480,13 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 	if (got) {
 		c = &dp->cmpl[dp->cmpl_tail & (dp->cmpl_num - 1)];
 		c->wr_id = tx->sqe.wr_id;
-		c->opcode = IB_WC_SEND;
+		/*
+		 * Its completion opcode, also if the WR fails its checks
+		 * (xiw_tx_start_sqe()); a refused opcode completes as a Send.
+		 */
+		c->opcode = xiw_sqe_op_allowed(tx->sqe.opcode, qp->user) ?
+			    xiw_sq_wc_opcode(qp->user, tx->sqe.opcode) :
+			    IB_WC_SEND;
 		c->status = IB_WC_SUCCESS;
 		c->byte_len = 0;
 		c->vendor_err = 0;
@@ -497,13 +503,6 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 	tx->len = 0;
 	tx->nsge = 0;
 	return true;
-}
-
-static void xiw_tx_set_wc_opcode(struct xiw_qp_dp *dp, u8 opcode)
-{
-	spin_lock_bh(&dp->lock);
-	dp->cmpl[dp->tx.cidx & (dp->cmpl_num - 1)].opcode = opcode;
-	spin_unlock_bh(&dp->lock);
 }
 
 /*
@@ -534,8 +533,6 @@ static int xiw_tx_start_sqe(struct xiw_qp_dp *dp)
 			   qp->user ? "user" : "kernel");
 		return IB_WC_LOC_QP_OP_ERR;
 	}
-	/* The completion opcode, also of a WR that fails the check. */
-	xiw_tx_set_wc_opcode(dp, xiw_sq_wc_opcode(qp->user, s->opcode));
 	st = xiw_sqe_check(s, s->flags, &lim, qp->user);
 	if (st)
 		return st;
