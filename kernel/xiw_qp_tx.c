@@ -430,6 +430,18 @@ static void xiw_tx_wqe_complete(struct xiw_qp_dp *dp, u8 status)
 	}
 }
 
+/* Is the SQ slot TX takes next published? Caller owns TX_BUSY. */
+static bool xiw_tx_sq_head_valid(struct xiw_qp *qp)
+{
+	unsigned long flags;
+	bool valid;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	valid = xiw_wq_published(&qp->sq, qp->sq.cons, 0);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return valid;
+}
+
 /*
  * Take the next SQE from the ring into the TX context. The SQE is copied
  * out before anything in it is looked at (user rings are shared with the
@@ -448,7 +460,7 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_dp_cmpl *c;
 	unsigned long flags;
-	bool got = false, full, blocked = false;
+	bool got = false;
 
 	spin_lock_bh(&dp->lock);
 	/*
@@ -461,14 +473,13 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 		tx->sq_empty_seen = false;
 		return false;
 	}
-	full = dp->cmpl_tail - dp->cmpl_head >= dp->cmpl_num;
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	if (full)
-		blocked = xiw_wq_published(&qp->sq, qp->sq.cons, 0);
-	else
-		got = xiw_wq_take(&qp->sq, &tx->sqe);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	if (blocked) {
+	if (dp->cmpl_tail - dp->cmpl_head >= dp->cmpl_num) {
+		if (!xiw_tx_sq_head_valid(qp)) {
+			/* nothing waits for a slot: the SQ is empty */
+			spin_unlock_bh(&dp->lock);
+			tx->sq_empty_seen = true;
+			return false;
+		}
 		/* under dp->lock: the reaper that frees a slot sees it */
 		set_bit(XIW_DP_CMPL_WAIT, &dp->flags);
 		spin_unlock_bh(&dp->lock);
@@ -476,6 +487,9 @@ static bool xiw_tx_fetch(struct xiw_qp_dp *dp)
 		tx->sq_empty_seen = false;
 		return false;
 	}
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	got = xiw_wq_take(&qp->sq, &tx->sqe);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	tx->sq_empty_seen = !got;
 	if (got) {
 		c = &dp->cmpl[dp->cmpl_tail & (dp->cmpl_num - 1)];
@@ -1389,18 +1403,6 @@ static int xiw_tx_batch_push(struct xiw_qp_dp *dp)
 	}
 	xiw_tx_batch_reset(tx);
 	return 0;
-}
-
-/* Is the SQ slot TX takes next published? Caller owns TX_BUSY. */
-static bool xiw_tx_sq_head_valid(struct xiw_qp *qp)
-{
-	unsigned long flags;
-	bool valid;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	valid = xiw_wq_published(&qp->sq, qp->sq.cons, 0);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	return valid;
 }
 
 static bool xiw_irq_pending(struct xiw_qp_dp *dp)
