@@ -35,6 +35,8 @@
 #define XIW_PORT		1
 
 #define XIW_MAX_QP		16384
+/* QP numbers: cyclic in [1, XIW_QPN_MAX]; restrack takes 24 bits */
+#define XIW_QPN_MAX		((1U << 24) - 1)
 #define XIW_MAX_QP_WR		16384
 #define XIW_MAX_CQ		16384
 #define XIW_MAX_CQE		262144
@@ -62,6 +64,7 @@ struct xiw_device {
 	u32 index;
 
 	struct xarray qp_xa;		/* qpn -> struct xiw_qp */
+	u32 qp_next;			/* cyclic QP number allocation */
 	struct xarray mr_xa;		/* STag index -> struct xiw_mr */
 	u32 mr_next;			/* cyclic STag index allocation */
 
@@ -226,7 +229,7 @@ int xiw_dp_init(void);
 void xiw_dp_exit(void);
 int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 		     const struct xiw_llp_params *p);
-void xiw_qp_llp_stop(struct xiw_qp *qp);
+void xiw_qp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep);
 void xiw_qp_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird);
 bool xiw_qp_llp_failed_locked(struct xiw_qp *qp);
 void xiw_qp_sq_kick(struct xiw_qp *qp, bool burst);
@@ -492,6 +495,7 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 void xiw_qp_get(struct ib_qp *ibqp);
 void xiw_qp_put(struct ib_qp *ibqp);
 struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn);
+struct xiw_qp *xiw_qp_lookup(struct xiw_device *xdev, u32 qpn);
 void xiw_dev_qps_to_error(struct xiw_device *xdev);
 
 /* xiw_srq.c */

@@ -478,17 +478,23 @@ static void xiw_cep_drop_listener(struct xiw_cep *cep)
 	xiw_cep_put(l);
 }
 
-/* Stop the data path, unlink the QP and move it to ERROR. */
+/*
+ * Stop the data path this CEP started and unlink the QP. The QP goes to
+ * ERROR in xiw_qp_llp_stop() if it was still connected, under its state
+ * mutex and only for this CEP's connection. Nothing else here changes the
+ * QP's state: a QP the consumer moved to RESET (and maybe reconnected
+ * with another CEP meanwhile), or one whose connect lost to another, is
+ * not this CEP's to move to ERROR.
+ */
 static void xiw_cep_qp_down(struct xiw_cep *cep)
 {
 	struct xiw_qp *qp = cep->qp;
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
 	if (!qp || !cep->qp_linked)
 		return;
 	/* clears qp->cep; the QP goes to ERROR if it was connected */
 	if (cep->llp_started) {
-		xiw_qp_llp_stop(qp);
+		xiw_qp_llp_stop(qp, cep);
 		cep->llp_started = false;
 	}
 	mutex_lock(&qp->state_lock);
@@ -497,7 +503,6 @@ static void xiw_cep_qp_down(struct xiw_cep *cep)
 	mutex_unlock(&qp->state_lock);
 	cep->qp_linked = false;
 	xiw_cep_put(cep);
-	xiw_modify_qp(&qp->base, &attr, IB_QP_STATE, NULL);
 }
 
 /*
@@ -1307,6 +1312,7 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	struct xiw_device *xdev = to_xiw_dev(id->device);
 	struct sockaddr_storage *laddr = &id->m_local_addr;
 	struct sockaddr_storage *raddr = &id->m_remote_addr;
+	struct xiw_qp *qp;
 	struct ib_qp *ibqp;
 	struct xiw_cep *cep;
 	struct socket *sock;
@@ -1323,16 +1329,20 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 			param->private_data_len, param->ird, param->ord);
 		return -EINVAL;
 	}
-	ibqp = xiw_get_qp(id->device, param->qpn);
-	if (!ibqp)
+	/* the lookup's reference becomes the CEP's (cep->qp) */
+	qp = xiw_qp_lookup(xdev, param->qpn);
+	if (!qp)
 		return -EINVAL;
-	rv = xiw_cm_check_qp(id, to_xiw_qp(ibqp), "connect");
+	ibqp = &qp->base;
+	rv = xiw_cm_check_qp(id, qp, "connect");
 	if (rv)
-		return rv;
+		goto err_qp;
 
 	cep = xiw_cep_alloc(xdev);
-	if (!cep)
-		return -ENOMEM;
+	if (!cep) {
+		rv = -ENOMEM;
+		goto err_qp;
+	}
 	rv = xiw_cm_active_sock(id, false, &sock);
 	if (rv == -EADDRINUSE) {
 		xiw_dbg(id->device, "port of %pISpc taken in TCP: TCP picks one\n",
@@ -1350,8 +1360,7 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	cep->pd_len = param->private_data_len;
 	if (cep->pd_len)
 		memcpy(cep->pdata, param->private_data, cep->pd_len);
-	xiw_qp_get(ibqp);
-	cep->qp = to_xiw_qp(ibqp);
+	cep->qp = qp;
 	id->add_ref(id);
 	cep->cm_id = id;
 	id->provider_data = cep;
@@ -1394,6 +1403,8 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 
 err_cep:
 	xiw_cep_put(cep);
+err_qp:
+	xiw_qp_put(ibqp);
 	return rv;
 }
 
@@ -1412,7 +1423,7 @@ int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
 	struct xiw_cep *cep = id->provider_data;
 	struct xiw_mpa_v2 v2;
-	struct ib_qp *ibqp;
+	struct xiw_qp *qp;
 	u8 flags = 0;
 	int rv;
 
@@ -1432,14 +1443,17 @@ int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		rv = -EINVAL;
 		goto abort;
 	}
-	ibqp = xiw_get_qp(id->device, param->qpn);
-	if (!ibqp) {
+	/* the lookup's reference becomes the CEP's (cep->qp) */
+	qp = xiw_qp_lookup(to_xiw_dev(id->device), param->qpn);
+	if (!qp) {
 		rv = -EINVAL;
 		goto abort;
 	}
-	rv = xiw_cm_check_qp(id, to_xiw_qp(ibqp), "accept");
-	if (rv)
+	rv = xiw_cm_check_qp(id, qp, "accept");
+	if (rv) {
+		xiw_qp_put(&qp->base);
 		goto abort;
+	}
 	if (cep->enhanced) {
 		/* our ORD may not exceed the initiator's IRD */
 		cep->ord = min_t(u16, param->ord, cep->ord);
@@ -1448,8 +1462,7 @@ int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		cep->ord = param->ord;
 		cep->ird = param->ird;
 	}
-	xiw_qp_get(ibqp);
-	cep->qp = to_xiw_qp(ibqp);
+	cep->qp = qp;
 	id->add_ref(id);
 	cep->cm_id = id;
 

@@ -694,8 +694,12 @@ static void xiw_dp_drain_tx(struct xiw_qp_dp *dp)
  * to ERROR if it was connected (flushing everything), wait for every user
  * of the data path and free it. Process context; the caller must not hold
  * the QP's state mutex. Safe against concurrent softirq RX and TX work.
+ *
+ * Only the endpoint that started the data path (@cep) stops it: CM work
+ * of an old connection, or of a connect that lost the QP to another, must
+ * never stop or move to ERROR a connection it does not own.
  */
-void xiw_qp_llp_stop(struct xiw_qp *qp)
+void xiw_qp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep)
 {
 	struct xiw_qp_dp *dp;
 	struct sock *sk;
@@ -703,7 +707,7 @@ void xiw_qp_llp_stop(struct xiw_qp *qp)
 	mutex_lock(&qp->state_lock);
 	dp = rcu_dereference_protected(qp->dp,
 				       lockdep_is_held(&qp->state_lock));
-	if (!dp) {
+	if (!dp || dp->cep != cep) {
 		mutex_unlock(&qp->state_lock);
 		return;
 	}

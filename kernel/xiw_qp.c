@@ -50,11 +50,50 @@ void xiw_qp_put(struct ib_qp *ibqp)
 		complete(&qp->free);
 }
 
+/*
+ * QP numbers and lookups. Numbers are allocated cyclically, so a number a
+ * consumer still holds after its QP was destroyed names no other QP for a
+ * long while (XIW_QPN_MAX allocations).
+ *
+ * xiw_qp_lookup() takes a reference under the xarray's lock. destroy_qp
+ * erases the entry before it drops the QP's own reference, so an entry
+ * found under that lock always has a reference left: a lookup never
+ * revives a QP whose count reached zero. A QP being destroyed (state
+ * ERROR, no longer in the xarray once destroy_qp got that far) is not
+ * found.
+ */
+struct xiw_qp *xiw_qp_lookup(struct xiw_device *xdev, u32 qpn)
+{
+	struct xiw_qp *qp;
+
+	xa_lock(&xdev->qp_xa);
+	qp = xa_load(&xdev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	xa_unlock(&xdev->qp_xa);
+	return qp;
+}
+
+/*
+ * iw_cm's get_qp: iwcm.c calls it and then add_ref in one section under
+ * its cm_id spinlock with interrupts off, which is an RCU read-side
+ * critical section. It returns no reference of its own (add_ref takes
+ * it); destroy_qp waits a grace period between erasing the QP and
+ * dropping the QP's own reference, so a QP returned here is still
+ * referenced when iw_cm's add_ref runs.
+ */
 struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn)
 {
-	struct xiw_qp *qp = xa_load(&to_xiw_dev(ibdev)->qp_xa, qpn);
+	struct xiw_qp *qp;
 
-	return qp ? &qp->base : NULL;
+	if (qpn <= 0)
+		return NULL;
+	qp = xiw_qp_lookup(to_xiw_dev(ibdev), qpn);
+	if (!qp)
+		return NULL;
+	/* ours goes, iw_cm's add_ref follows in the same RCU section */
+	xiw_qp_put(&qp->base);
+	return &qp->base;
 }
 
 static int xiw_qp_check_caps(struct ib_device *ibdev,
@@ -154,10 +193,11 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		qp->max_recv_sge = attr->cap.max_recv_sge;
 	}
 
-	rv = xa_alloc(&xdev->qp_xa, &qpn, qp, XA_LIMIT(1, XIW_MAX_QP * 4),
-		      GFP_KERNEL);
-	if (rv)
+	rv = xa_alloc_cyclic(&xdev->qp_xa, &qpn, qp, XA_LIMIT(1, XIW_QPN_MAX),
+			     &xdev->qp_next, GFP_KERNEL);
+	if (rv < 0)
 		goto err_rq;
+	rv = 0;
 	ibqp->qp_num = qpn;
 
 	/* Report what was really allocated. */
@@ -665,7 +705,13 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mutex_unlock(&qp->state_lock);
 
 	xa_erase(&xdev->qp_xa, ibqp->qp_num);
-	/* Wait for the connection manager and the data path to let go. */
+	/*
+	 * An iw_cm connect or accept that found the QP before the erase
+	 * takes its reference in the same RCU section (xiw_get_qp()): let
+	 * it, then wait for the connection manager and the data path to
+	 * let go.
+	 */
+	synchronize_rcu();
 	xiw_qp_put(ibqp);
 	wait_for_completion(&qp->free);
 

@@ -49,6 +49,20 @@
 //	connection to end; print "DISCONNECTED after N ms" (exit 0) or
 //	"STILL CONNECTED" (exit 1). The test moves the netdev down meanwhile.
 //
+//   reuse ADDR PORT
+//	A connected QP moved to RESET by its consumer stays in RESET once
+//	its old connection is torn down (DISCONNECTED on both sides): the
+//	old endpoint must not move it to ERROR. Then RESET -> INIT and an
+//	accept naming it: a Write and a Read over the new connection carry
+//	the right bytes.
+//
+//   qpnum ADDR PORT ROUNDS
+//	QP numbers are not reused at once: a QP created right after another
+//	was destroyed gets another number. Then ROUNDS rounds in which one
+//	thread creates and destroys a QP while another connects naming its
+//	number (the listener rejects what reaches it): every connect is
+//	refused with EINVAL or goes out, and every QP destroy returns.
+//
 // One "ok"/"FAIL" line per check; exit status 0 only if all passed.
 #include "verbs_side.h"
 
@@ -705,13 +719,226 @@ int do_hold(cm_pair::Pair &pair, int secs)
 	return 0;
 }
 
+const char *qps_name(int s)
+{
+	static const char *const n[] = { "RESET", "INIT", "RTR", "RTS",
+					 "SQD", "SQE", "ERR" };
+
+	return s >= 0 && s < 7 ? n[s] : "?";
+}
+
+ibv_qp_state qp_state(ibv_qp *qp)
+{
+	ibv_qp_attr qa{};
+	ibv_qp_init_attr qi{};
+
+	if (ibv_query_qp(qp, &qa, IBV_QP_STATE, &qi))
+		die("ibv_query_qp");
+	return qa.qp_state;
+}
+
+// A resolved active id on @ch, without a QP.
+rdma_cm_id *resolved_id(cm_pair::Pair &pair, rdma_event_channel *ch)
+{
+	rdma_cm_id *cid;
+
+	if (rdma_create_id(ch, &cid, nullptr, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(cid, nullptr, pair.ai->ai_addr, 2000))
+		die("rdma_resolve_addr");
+	rdma_ack_cm_event(cm_pair::expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(cid, 2000))
+		die("rdma_resolve_route");
+	rdma_ack_cm_event(cm_pair::expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	return cid;
+}
+
+int do_reuse(cm_pair::Pair &pair)
+{
+	Side srv, cli, act;
+
+	connect_ends(pair, cli, srv, 4);
+	check(modify_state(srv.id->qp, IBV_QPS_RESET),
+	      "passive QP: RTS -> RESET accepted");
+	long ms = wait_event(pair.sch, RDMA_CM_EVENT_DISCONNECTED, 20000);
+	long ms2 = wait_event(pair.cch, RDMA_CM_EVENT_DISCONNECTED, 20000);
+	check(ms >= 0 && ms2 >= 0,
+	      "the old connection ends: DISCONNECTED on both sides");
+	ibv_qp_state st = qp_state(srv.id->qp);
+	check(st == IBV_QPS_RESET,
+	      std::string("the old connection's teardown leaves the QP in RESET (") +
+		      qps_name(st) + ")");
+	if (!modify_state(srv.id->qp, IBV_QPS_INIT)) {
+		check(false, "RESET -> INIT accepted");
+		srv.teardown();
+		cli.teardown();
+		return 0;
+	}
+	check(true, "RESET -> INIT accepted");
+
+	// A new connection, accepted naming the reused QP.
+	rdma_cm_id *cid = resolved_id(pair, pair.cch);
+	act.setup(cid, depth(16));
+	rdma_conn_param p{};
+	p.responder_resources = 4;
+	p.initiator_depth = 4;
+	if (rdma_connect(cid, &p))
+		die("rdma_connect");
+	rdma_cm_event *ev = cm_pair::expect(pair.sch,
+					    RDMA_CM_EVENT_CONNECT_REQUEST);
+	rdma_cm_id *pid = ev->id;
+	rdma_ack_cm_event(ev);
+	rdma_conn_param acc = p;
+	acc.qp_num = srv.id->qp->qp_num;
+	int rv = rdma_accept(pid, &acc);
+	check(rv == 0, "accept naming the reused QP " +
+			       std::to_string(acc.qp_num) +
+			       (rv ? std::string(": ") + std::strerror(errno) : ""));
+	if (!rv) {
+		rdma_ack_cm_event(cm_pair::expect(pair.cch,
+						  RDMA_CM_EVENT_ESTABLISHED));
+		rdma_ack_cm_event(cm_pair::expect(pair.sch,
+						  RDMA_CM_EVENT_ESTABLISHED));
+		std::memset(srv.mem.data(), 0x3c, srv.mem.size());
+		for (size_t i = 0; i < 256; i++)
+			act.mem[i] = uint8_t(i * 7 + 1);
+		if (act.post(IBV_WR_RDMA_WRITE, 1, act.mem.data(), 256, true,
+			     (uintptr_t)srv.mem.data(), srv.mr->rkey))
+			die("post write");
+		auto wc = act.poll(1, 20000);
+		check(wc.size() == 1 && wc[0].status == IBV_WC_SUCCESS &&
+			      std::memcmp(srv.mem.data(), act.mem.data(), 256) == 0 &&
+			      srv.mem[256] == 0x3c,
+		      "a Write over the new connection lands, exactly");
+		if (act.post(IBV_WR_RDMA_READ, 2, act.mem.data() + 4096, 256,
+			     true, (uintptr_t)srv.mem.data(), srv.mr->rkey))
+			die("post read");
+		wc = act.poll(1, 20000);
+		check(wc.size() == 1 && wc[0].status == IBV_WC_SUCCESS &&
+			      std::memcmp(act.mem.data() + 4096, act.mem.data(),
+					  256) == 0,
+		      "a Read over the new connection returns the bytes");
+		rdma_disconnect(cid);
+		wait_event(pair.sch, RDMA_CM_EVENT_DISCONNECTED, 20000);
+	}
+	rdma_destroy_id(pid);
+	act.teardown();
+	srv.teardown();
+	cli.teardown();
+	return 0;
+}
+
+int do_qpnum(cm_pair::Pair &pair, int rounds)
+{
+	rdma_cm_id *bid;
+
+	// A verbs context of the device: an id bound to the listener's address.
+	if (rdma_create_id(pair.cch, &bid, nullptr, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(bid, nullptr, pair.ai->ai_addr, 2000))
+		die("rdma_resolve_addr");
+	rdma_ack_cm_event(cm_pair::expect(pair.cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	ibv_context *ctx = bid->verbs;
+	ibv_pd *pd = ibv_alloc_pd(ctx);
+	ibv_cq *cq = ibv_create_cq(ctx, 64, nullptr, nullptr, 0);
+	if (!pd || !cq)
+		die("pd/cq");
+	ibv_qp_init_attr qa{};
+	qa.qp_type = IBV_QPT_RC;
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	qa.cap.max_send_wr = 4;
+	qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+
+	ibv_qp *a = ibv_create_qp(pd, &qa);
+	if (!a)
+		die("ibv_create_qp");
+	uint32_t na = a->qp_num;
+	ibv_destroy_qp(a);
+	ibv_qp *b = ibv_create_qp(pd, &qa);
+	if (!b)
+		die("ibv_create_qp");
+	check(b->qp_num != na, "a new QP does not take the number of the QP "
+			       "just destroyed (" + std::to_string(na) + " -> " +
+			       std::to_string(b->qp_num) + ")");
+	ibv_destroy_qp(b);
+
+	// The race: create/destroy against connects naming the numbers.
+	std::atomic<uint32_t> cur{ 0 };
+	std::atomic<bool> stop{ false };
+	std::atomic<long> refused{ 0 }, sent{ 0 }, other{ 0 }, rejected{ 0 };
+	std::thread lsn([&] {
+		while (!stop) {
+			pollfd pf{ pair.sch->fd, POLLIN, 0 };
+			rdma_cm_event *ev;
+
+			if (poll(&pf, 1, 100) <= 0)
+				continue;
+			if (rdma_get_cm_event(pair.sch, &ev))
+				die("rdma_get_cm_event");
+			if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+				rdma_cm_id *id = ev->id;
+
+				rdma_reject(id, nullptr, 0);
+				rejected++;
+				rdma_ack_cm_event(ev);
+				rdma_destroy_id(id);
+				continue;
+			}
+			rdma_ack_cm_event(ev);
+		}
+	});
+	std::thread maker([&] {
+		for (int i = 0; i < rounds; i++) {
+			ibv_qp *q = ibv_create_qp(pd, &qa);
+
+			if (!q)
+				die("ibv_create_qp");
+			cur = q->qp_num;
+			std::this_thread::sleep_for(
+				std::chrono::microseconds(100 * (i % 30)));
+			if (ibv_destroy_qp(q))
+				die("ibv_destroy_qp");
+		}
+		stop = true;
+	});
+	rdma_event_channel *ch = rdma_create_event_channel();
+	if (!ch)
+		die("rdma_create_event_channel");
+	while (!stop) {
+		rdma_cm_id *cid = resolved_id(pair, ch);
+		rdma_conn_param p{};
+
+		p.qp_num = cur;
+		if (!rdma_connect(cid, &p))
+			sent++;
+		else if (errno == EINVAL)
+			refused++;
+		else
+			other++;
+		rdma_destroy_id(cid);
+	}
+	maker.join();
+	lsn.join();
+	// events of ids destroyed meanwhile were dropped with them
+	rdma_destroy_event_channel(ch);
+	std::printf("connects: %ld went out, %ld refused (no such QP), %ld other; %ld rejected\n",
+		    sent.load(), refused.load(), other.load(), rejected.load());
+	check(other == 0 && sent + refused > 0,
+	      "every connect naming a QP being destroyed went out or was refused with EINVAL");
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	rdma_destroy_id(bid);
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|hold|traffic ADDR PORT [N [SRC]]\n",
+			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|hold|traffic|reuse|qpnum ADDR PORT [N [SRC]]\n",
 			     argv[0]);
 		return 2;
 	}
@@ -738,6 +965,10 @@ int main(int argc, char **argv)
 		return do_hold(pair, n);
 	else if (cmd == "traffic")
 		do_traffic(pair, n);
+	else if (cmd == "reuse")
+		do_reuse(pair);
+	else if (cmd == "qpnum")
+		do_qpnum(pair, n);
 	else
 		return 2;
 	return failures ? 1 : 0;
