@@ -14,10 +14,16 @@
  *   SRQ: depth, receives posted, limit.
  *
  * ib_core calls these in process context with a restrack reference on
- * the object (it cannot be destroyed meanwhile) and no driver lock. They
- * only read: ring occupancy is a snapshot of the slots' ownership flags,
- * taken without the rings' locks, so it may be stale by the time it is
- * printed but never changes anything. A QP's connection state is read
+ * the object and no driver lock. The reference keeps the driver's destroy
+ * away, not only the memory: ib_core drains every dump's reference
+ * (rdma_restrack_begin_del(), or rdma_restrack_del() for an MR) before
+ * it calls destroy_qp, destroy_cq, destroy_srq or dereg_mr, in 6.12 and
+ * in the 6.1 stable kernels xiw is built for (6.1.0-56 exports
+ * rdma_restrack_begin_del). So a fill never meets a ring, a mutex or a
+ * data path that destroy has freed; obs_restrack_race runs dumps against
+ * object cycles to keep it so. They only read: ring occupancy is a
+ * snapshot of the slots' ownership flags, taken without the rings' locks,
+ * so it may be stale by the time it is printed but never changes anything. A QP's connection state is read
  * under its state mutex, which keeps qp->dp and its socket.
  */
 #include <net/inet_sock.h>
