@@ -43,8 +43,15 @@ int xiw_dp_init(void)
 	xiw_dp_wq = alloc_workqueue("xiw_dp", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!xiw_dp_wq)
 		return -ENOMEM;
-	/* long responder work (xiw_dp_exec_work): any CPU, never TX's */
-	xiw_exec_wq = alloc_workqueue("xiw_exec", WQ_UNBOUND, 0);
+	/*
+	 * Long responder work (xiw_dp_exec_work): any CPU, never TX's. It
+	 * holds a reference on the data path, which xiw_qp_llp_stop() waits
+	 * for from the CM's WQ_MEM_RECLAIM work (users_done: a completion,
+	 * so check_flush_dependency() cannot see it), so it needs a rescuer
+	 * as well.
+	 */
+	xiw_exec_wq = alloc_workqueue("xiw_exec", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				      0);
 	if (!xiw_exec_wq) {
 		destroy_workqueue(xiw_dp_wq);
 		return -ENOMEM;

@@ -308,6 +308,10 @@ struct xiw_rx_ctx {
 	u32 irq_new;		/* requests queued in the IRQ: answer */
 	bool irq_long;		/* one of them not short (xiw_irqe_short()) */
 	bool tx_wake;		/* TX waited for ORD or a fence: kick */
+
+	/* xiw_dp_data_ready() is running; it was called again meanwhile */
+	bool running;
+	bool again;
 };
 
 struct xiw_qp_dp {
