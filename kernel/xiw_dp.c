@@ -43,8 +43,15 @@ int xiw_dp_init(void)
 	xiw_dp_wq = alloc_workqueue("xiw_dp", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!xiw_dp_wq)
 		return -ENOMEM;
-	/* long responder work (xiw_dp_exec_work): any CPU, never TX's */
-	xiw_exec_wq = alloc_workqueue("xiw_exec", WQ_UNBOUND, 0);
+	/*
+	 * Long responder work (xiw_dp_exec_work): any CPU, never TX's. It
+	 * holds a reference on the data path, which xiw_qp_llp_stop() waits
+	 * for from the CM's WQ_MEM_RECLAIM work (users_done: a completion,
+	 * so check_flush_dependency() cannot see it), so it needs a rescuer
+	 * as well.
+	 */
+	xiw_exec_wq = alloc_workqueue("xiw_exec", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				      0);
 	if (!xiw_exec_wq) {
 		destroy_workqueue(xiw_dp_wq);
 		return -ENOMEM;
@@ -65,7 +72,9 @@ void xiw_dp_exit(void)
  * done when TCP accepted its last FPDU (Send, Write), when its last Read
  * Response arrived (Read) or at once (local operations); CQEs are emitted
  * from the head while the head is done, so the SQ completes in order even
- * when a Send finishes before an earlier Read. Caller holds dp->lock.
+ * when a Send finishes before an earlier Read. A WR sent zero-copy is
+ * done only once TCP released its pages, whatever else completed it
+ * (struct xiw_dp_cmpl.zc, xiw_tx_zcopy.c). Caller holds dp->lock.
  */
 static bool xiw_dp_cmpl_reap(struct xiw_qp_dp *dp)
 {
@@ -76,7 +85,7 @@ static bool xiw_dp_cmpl_reap(struct xiw_qp_dp *dp)
 			&dp->cmpl[dp->cmpl_head & (dp->cmpl_num - 1)];
 		struct xiw_cqe cqe = {};
 
-		if (c->state != XIW_CMPL_DONE)
+		if (c->state != XIW_CMPL_DONE || c->zc)
 			break;
 		if (c->signaled || c->status != IB_WC_SUCCESS) {
 			cqe.wr_id = c->wr_id;
@@ -121,6 +130,72 @@ void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 	if (wake)
 		xiw_dp_tx_kick(dp, false);
 	/* a consumer may post from its handler: no xiw lock held here */
+	if (notify)
+		xiw_cq_notify(dp->qp->scq);
+}
+
+/*
+ * TX sends the WR of completion index @cidx zero-copy: its slot is held
+ * until xiw_dp_cmpl_zc_release(). False once the data path failed (the
+ * flush may be counting the notifiers already): TX copies instead.
+ */
+bool xiw_dp_cmpl_zc_hold(struct xiw_qp_dp *dp, u32 cidx)
+{
+	struct xiw_dp_cmpl *c;
+	bool ok = false;
+
+	spin_lock_bh(&dp->lock);
+	/* XIW_DP_ERROR is set before the flush reads zc_pending, locked */
+	if (!test_bit(XIW_DP_ERROR, &dp->flags)) {
+		c = &dp->cmpl[cidx & (dp->cmpl_num - 1)];
+		c->zc = true;
+		c->zc_seq = cidx;
+		atomic_inc(&dp->zc_pending);
+		ok = true;
+	}
+	spin_unlock_bh(&dp->lock);
+	return ok;
+}
+
+/*
+ * TCP and TX let go of the pages of the WR of completion index @cidx:
+ * its slot may be reaped, as a success of @byte_len if @complete (TX
+ * handed all of it to TCP), TCP let go because the peer acknowledged it
+ * and nothing completed it with an error meanwhile. TCP also frees its
+ * skbs when the connection dies (a reset received, tcp_abort() by the
+ * flush, tcp_disconnect()), always after setting sk_err: then the WR is
+ * left pending, for the flush that follows to complete. @cidx is
+ * free-running, so a slot that a discarding flush emptied or a later WR
+ * reuses does not match and is left alone.
+ */
+void xiw_dp_cmpl_zc_release(struct xiw_qp_dp *dp, u32 cidx, bool complete,
+			    u32 byte_len)
+{
+	struct xiw_dp_cmpl *c;
+	bool notify = false, wake = false;
+	u32 head;
+
+	spin_lock_bh(&dp->lock);
+	c = &dp->cmpl[cidx & (dp->cmpl_num - 1)];
+	if (c->zc && c->zc_seq == cidx) {
+		c->zc = false;
+		if (complete && c->state != XIW_CMPL_DONE &&
+		    !READ_ONCE(dp->sk->sk_err) &&
+		    !test_bit(XIW_DP_ZC_RECLAIM, &dp->flags)) {
+			c->status = IB_WC_SUCCESS;
+			c->byte_len = byte_len;
+			c->state = XIW_CMPL_DONE;
+		}
+		head = dp->cmpl_head;
+		notify = xiw_dp_cmpl_reap(dp);
+		wake = dp->cmpl_head != head &&
+		       test_and_clear_bit(XIW_DP_CMPL_WAIT, &dp->flags);
+	}
+	spin_unlock_bh(&dp->lock);
+	if (atomic_dec_and_test(&dp->zc_pending))
+		wake_up_var(&dp->zc_pending);
+	if (wake)
+		xiw_dp_tx_kick(dp, false);
 	if (notify)
 		xiw_cq_notify(dp->qp->scq);
 }
@@ -227,7 +302,9 @@ static void xiw_dp_put_kept_mrs(struct xiw_qp_dp *dp, struct xiw_mr *mr)
  * false: WR_FLUSH_ERR completions) or RESET (@discard: no completions),
  * with the state mutex held, before the SQ ring itself is flushed. On
  * return RX executes nothing more: no placement, no Read Response, no
- * atomic.
+ * atomic. Zero-copy pages TCP still holds are taken back first
+ * (xiw_tx_zc_reclaim(): a completion, also WR_FLUSH_ERR, means the buffer
+ * is free); a discard completes nothing and need not wait.
  */
 void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard)
 {
@@ -243,6 +320,8 @@ void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard)
 	lock_sock(dp->sk);
 	xiw_dp_rx_flush(dp);
 	release_sock(dp->sk);
+	if (!discard && !test_bit(XIW_DP_FLUSHED, &dp->flags))
+		xiw_tx_zc_reclaim(dp);
 	spin_lock_bh(&dp->lock);
 	if (!test_and_set_bit(XIW_DP_FLUSHED, &dp->flags)) {
 		for (i = dp->cmpl_head; i != dp->cmpl_tail; i++) {
@@ -251,6 +330,7 @@ void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard)
 
 			if (discard) {
 				c->state = 0;
+				c->zc = false;
 			} else if (c->state != XIW_CMPL_DONE) {
 				c->status = IB_WC_WR_FLUSH_ERR;
 				c->byte_len = 0;
@@ -719,8 +799,6 @@ void xiw_qp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep)
 	}
 	set_bit(XIW_DP_STOPPED, &dp->flags);
 	set_bit(XIW_DP_ERROR, &dp->flags);
-	/* zero-copy WRs TCP still holds are flushed below, not completed */
-	xiw_tx_zc_detach(dp);
 	sk = dp->sk;
 	write_lock_bh(&sk->sk_callback_lock);
 	if (sk->sk_data_ready == xiw_dp_data_ready)

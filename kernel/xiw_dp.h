@@ -57,6 +57,7 @@ enum {
 	XIW_DP_EXEC_BUSY,	/* exec_work runs the IRQ head */
 	XIW_DP_EXEC_DONE,	/* exec_work executed it: TX answers */
 	XIW_DP_ORD_WAIT,	/* an SQ WR waits for ORD or a fence */
+	XIW_DP_ZC_RECLAIM,	/* the flush took zero-copy pages back */
 };
 
 /* Completion-order ring: SQ WRs complete in posting order. */
@@ -73,6 +74,14 @@ struct xiw_dp_cmpl {
 	u8 state;		/* 0 = free, enum xiw_cmpl_state */
 	bool signaled;
 	u16 vendor_err;		/* peer's Terminate: layer:4 type:4 code:8 */
+	/*
+	 * TCP may hold pages of the WR (a zero-copy notifier is attached,
+	 * xiw_tx_zcopy.c): the slot is not reaped, whatever its state,
+	 * until the notifier's release clears this. zc_seq: the WR's
+	 * free-running completion index, which the release must match.
+	 */
+	bool zc;
+	u32 zc_seq;
 };
 
 /*
@@ -299,6 +308,10 @@ struct xiw_rx_ctx {
 	u32 irq_new;		/* requests queued in the IRQ: answer */
 	bool irq_long;		/* one of them not short (xiw_irqe_short()) */
 	bool tx_wake;		/* TX waited for ORD or a fence: kick */
+
+	/* xiw_dp_data_ready() is running; it was called again meanwhile */
+	bool running;
+	bool again;
 };
 
 struct xiw_qp_dp {
@@ -343,7 +356,10 @@ struct xiw_qp_dp {
 		    XIW_MPA_HDR_LEN];
 	u32 term_hdr_len;
 
-	/* Zero-copy WRs TCP still holds (xiw_tx_zcopy.c). */
+	/*
+	 * Zero-copy notifiers alive (xiw_tx_zcopy.c): counted from
+	 * xiw_tx_zc_get() to their release; the flush waits for zero.
+	 */
 	struct xiw_zc_owner *zc_owner;
 	atomic_t zc_pending;
 
@@ -366,6 +382,9 @@ static inline void xiw_dp_stat_add(struct xiw_qp_dp *dp, enum xiw_stat s,
 /* xiw_dp.c: the data-path core */
 void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 		      u32 byte_len);
+bool xiw_dp_cmpl_zc_hold(struct xiw_qp_dp *dp, u32 cidx);
+void xiw_dp_cmpl_zc_release(struct xiw_qp_dp *dp, u32 cidx, bool complete,
+			    u32 byte_len);
 enum ib_event_type xiw_dp_term_event(const struct xiw_term_code *tc);
 void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
 			    const struct xiw_term_code *tc);
@@ -389,9 +408,10 @@ bool xiw_tx_idle(struct xiw_qp_dp *dp);
 /* xiw_tx_zcopy.c */
 bool xiw_tx_zcopy_enabled(void);
 int xiw_tx_zc_attach(struct xiw_qp_dp *dp);
-void xiw_tx_zc_detach(struct xiw_qp_dp *dp);
 void xiw_tx_zc_free(struct xiw_qp_dp *dp);
-struct xiw_tx_zc *xiw_tx_zc_get(struct xiw_qp_dp *dp);
+struct xiw_tx_zc *xiw_tx_zc_get(struct xiw_qp_dp *dp, u32 cidx);
+void xiw_tx_zc_reclaim(struct xiw_qp_dp *dp);
+void xiw_tx_zc_abandon(struct xiw_qp_dp *dp);
 struct ubuf_info *xiw_tx_zc_uarg(struct xiw_tx_zc *zc);
 void xiw_tx_zc_put(struct xiw_tx_zc *zc);
 void xiw_tx_zc_finish(struct xiw_qp_dp *dp, struct xiw_tx_zc *zc, u32 cidx,

@@ -1492,6 +1492,19 @@ fault:
 /*
  * sk_data_ready of a connected QP. Softirq with the socket spinlock held,
  * or process context owning the socket (backlog, xiw_qp_llp_start()).
+ *
+ * Not reentrant, by a flag of the RX context (the socket lock serialises
+ * every RX, so only the running pass itself can see it set). RX run by
+ * the socket's owner (release_sock() draining the backlog: the TX work,
+ * a flush or a dereg that took lock_sock) sends responses at the end of
+ * its pass (xiw_dp_tx_from_rx()); tcp_sendmsg_locked() flushes the
+ * backlog after 16 new skbs (sk_flush_backlog()), which calls
+ * sk_data_ready again from inside that send. xiw_dp_tx_from_rx() keeps
+ * each call under 16 skbs only while GSO builds them (without it - IPsec,
+ * TCP-MD5 - a batch at a small MSS is more), and the nested pass would
+ * parse new FPDUs and act on IRQ state between the running pass's reads
+ * and writes of it. The nested call only asks the running pass to read
+ * again, which it does once its send is done.
  */
 void xiw_dp_data_ready(struct sock *sk)
 {
@@ -1499,28 +1512,39 @@ void xiw_dp_data_ready(struct sock *sk)
 
 	read_lock_bh(&sk->sk_callback_lock);
 	dp = xiw_dp_get_sk(sk);
-	if (dp) {
-		read_descriptor_t desc = { .arg.data = dp, .count = 1 };
+	if (dp && dp->rx.running) {
+		dp->rx.again = true;
+	} else if (dp) {
+		read_descriptor_t desc = { .arg.data = dp };
 
-		if (dp->rx.hdr_need == 0)
-			xiw_rx_reset(&dp->rx);
-		tcp_read_sock(sk, &desc, xiw_rx_actor);
-		/*
-		 * After the pass, so one send answers every request it
-		 * brought and TCP is not sending while tcp_read_sock()
-		 * walks the receive queue.
-		 */
-		if (dp->rx.irq_new) {
-			xiw_dp_tx_answer(dp, dp->rx.irq_new,
-					 !dp->rx.irq_long);
-			dp->rx.irq_new = 0;
-			dp->rx.irq_long = false;
-		}
-		if (dp->rx.tx_wake) {
-			dp->rx.tx_wake = false;
-			xiw_dp_tx_kick(dp, false);
-		}
-		xiw_dp_put(dp);
+		dp->rx.running = true;
+		do {
+			dp->rx.again = false;
+			desc.count = 1;
+			if (dp->rx.hdr_need == 0)
+				xiw_rx_reset(&dp->rx);
+			tcp_read_sock(sk, &desc, xiw_rx_actor);
+			/*
+			 * After the pass, so one send answers every request
+			 * it brought and TCP is not sending while
+			 * tcp_read_sock() walks the receive queue.
+			 */
+			if (dp->rx.irq_new) {
+				u32 n = dp->rx.irq_new;
+				bool all_short = !dp->rx.irq_long;
+
+				dp->rx.irq_new = 0;
+				dp->rx.irq_long = false;
+				xiw_dp_tx_answer(dp, n, all_short);
+			}
+			if (dp->rx.tx_wake) {
+				dp->rx.tx_wake = false;
+				xiw_dp_tx_kick(dp, false);
+			}
+		} while (dp->rx.again);
+		dp->rx.running = false;
 	}
+	if (dp)
+		xiw_dp_put(dp);
 	read_unlock_bh(&sk->sk_callback_lock);
 }

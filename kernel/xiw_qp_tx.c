@@ -854,7 +854,7 @@ static int xiw_tx_build_sq(struct xiw_qp_dp *dp)
 				inv ? s->rkey : 0);
 	}
 	if (splice_ok && n && !tx->zc)
-		tx->zc = xiw_tx_zc_get(dp);	/* NULL: copy */
+		tx->zc = xiw_tx_zc_get(dp, tx->cidx);	/* NULL: copy */
 	tx->zcopy = splice_ok && n && tx->zc;
 	xiw_tx_seal(dp, hlen, n);
 	tx->done += n;
@@ -1671,6 +1671,8 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 			xiw_tx_sq_set_active(dp->qp);
 		dp->tx.sq_empty_seen = false;
 		rv = xiw_tx_loop(dp);
+		/* the flush took zero-copy pages back: let go of the WR's */
+		xiw_tx_zc_abandon(dp);
 		if (user && xiw_tx_sq_idle(dp, rv))
 			set_bit(XIW_DP_TX_MORE, &dp->flags);
 		clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);

@@ -15,21 +15,39 @@
  *
  * One notifier (struct xiw_tx_zc) per WR sent zero-copy. References on its
  * ubuf_info: TX's own while it frames the WR, plus one per skb that TCP
- * attached it to. The notifier can outlive the QP's data path (an orphaned
- * socket may retransmit for minutes after a close), so it reaches the data
- * path only through a small refcounted owner whose dp pointer is cleared,
- * under its lock, when the data path stops (the flush then reports the WR
- * as WR_FLUSH_ERR). Each notifier holds a module reference: the callback
- * is module text and TCP may call it after every xiw object is gone.
+ * attached it to. From xiw_tx_zc_get() to the release, the WR's slot in
+ * the completion-order ring is marked (struct xiw_dp_cmpl.zc) and is not
+ * reaped, whatever completes it: success, an error completion of TX, a
+ * received Terminate (xiw_dp_cmpl_remote_err()) or the flush. Since slots
+ * complete in order, no later WR completes either, so no completion of
+ * any status tells the consumer a buffer is free while TCP may read it.
+ *
+ * The flush (QP to ERROR) cannot wait for TCP to let go by itself: a
+ * graceful close keeps retransmitting for minutes to a peer that does
+ * not acknowledge. It takes the pages back instead (xiw_tx_zc_reclaim()):
+ * the connection is aborted, which frees every skb TCP holds for it, TX
+ * drops its own reference, and the flush waits for the releases before
+ * it completes anything. A release finds its slot by the WR's
+ * free-running completion index (zc_seq): a slot reused by a later WR, or
+ * emptied by a discarding flush (RESET), does not match and is left alone.
+ *
+ * The notifier can outlive the QP's data path (an orphaned socket may
+ * still hold clones), so it reaches the data path only through a small
+ * refcounted owner whose dp pointer is cleared, under its lock, when the
+ * data path is freed. Each notifier holds a module reference: the
+ * callback is module text and TCP may call it after every xiw object is
+ * gone.
  *
  * The release callback runs where TCP frees the last skb: softirq (ACK
  * processing), or process context under the socket lock (release_sock's
- * backlog), never in hard IRQ (dev_kfree_skb_any defers). Lock order:
- * socket lock -> owner->lock -> dp->lock -> CQ lock.
+ * backlog, tcp_abort()), never in hard IRQ (dev_kfree_skb_any defers).
+ * Lock order: socket lock -> owner->lock -> dp->lock -> CQ lock.
  */
 #include <linux/module.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
+#include <net/tcp.h>
 
 #include "xiw_dp.h"
 
@@ -49,13 +67,13 @@ MODULE_PARM_DESC(tx_zcopy,
 struct xiw_zc_owner {
 	refcount_t ref;
 	spinlock_t lock;		/* dp */
-	struct xiw_qp_dp *dp;		/* NULL once the data path stopped */
+	struct xiw_qp_dp *dp;		/* NULL once the data path is freed */
 };
 
 struct xiw_tx_zc {
 	struct ubuf_info uarg;		/* refcnt: TX's own + one per skb */
 	struct xiw_zc_owner *owner;
-	u32 cidx;			/* completion-order slot of the WR */
+	u32 cidx;			/* the WR's completion index */
 	u32 byte_len;
 	bool complete;			/* WR fully framed: complete on release */
 };
@@ -86,10 +104,10 @@ static void xiw_zc_owner_put(struct xiw_zc_owner *o)
 }
 
 /*
- * The data path stops: notifiers still held by TCP complete nothing from
- * now on (the flush reports their WRs). Idempotent; TX may still run.
+ * The data path is being freed: notifiers still held (a discarding
+ * flush, RESET, does not wait for them) complete nothing from now on.
  */
-void xiw_tx_zc_detach(struct xiw_qp_dp *dp)
+static void xiw_tx_zc_detach(struct xiw_qp_dp *dp)
 {
 	struct xiw_zc_owner *o = dp->zc_owner;
 
@@ -117,21 +135,15 @@ void xiw_tx_zc_free(struct xiw_qp_dp *dp)
 	}
 }
 
-/* TCP and TX are done with the pages: complete the WR in order. */
+/* TCP and TX are done with the pages: the WR may complete, in order. */
 static void xiw_tx_zc_release(struct xiw_tx_zc *zc)
 {
 	struct xiw_zc_owner *o = zc->owner;
-	struct xiw_qp_dp *dp;
 
 	spin_lock_bh(&o->lock);
-	dp = o->dp;
-	if (dp && zc->complete) {
-		xiw_dp_cmpl_done(dp, zc->cidx, IB_WC_SUCCESS, zc->byte_len);
-		atomic_dec(&dp->zc_pending);
-		/* TX stopped on a full completion ring: a slot is free now. */
-		if (test_and_clear_bit(XIW_DP_CMPL_WAIT, &dp->flags))
-			xiw_dp_tx_kick(dp, false);
-	}
+	if (o->dp)
+		xiw_dp_cmpl_zc_release(o->dp, zc->cidx, zc->complete,
+				       zc->byte_len);
 	spin_unlock_bh(&o->lock);
 	xiw_zc_owner_put(o);
 	kfree(zc);
@@ -148,23 +160,26 @@ static void xiw_tx_zc_complete(struct sk_buff *skb, struct ubuf_info *uarg,
 XIW_UBUF_OPS(xiw_tx_zc_ops, xiw_tx_zc_complete);
 
 /*
- * A notifier for the WR in dp->tx, or NULL (no memory, module going
- * away): then TX copies. TX context.
+ * A notifier for the WR in dp->tx (completion index @cidx), holding its
+ * slot, or NULL (no memory, module going away, the data path failed):
+ * then TX copies. TX context.
  */
-struct xiw_tx_zc *xiw_tx_zc_get(struct xiw_qp_dp *dp)
+struct xiw_tx_zc *xiw_tx_zc_get(struct xiw_qp_dp *dp, u32 cidx)
 {
 	struct xiw_tx_zc *zc;
 
 	if (!dp->zc_owner || !try_module_get(THIS_MODULE))
 		return NULL;
 	zc = kzalloc(sizeof(*zc), GFP_NOWAIT | __GFP_NOWARN);
-	if (!zc) {
+	if (!zc || !xiw_dp_cmpl_zc_hold(dp, cidx)) {
+		kfree(zc);
 		module_put(THIS_MODULE);
 		return NULL;
 	}
 	xiw_ubuf_set_ops(&zc->uarg, &xiw_tx_zc_ops);
 	zc->uarg.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 	refcount_set(&zc->uarg.refcnt, 1);
+	zc->cidx = cidx;
 	zc->owner = dp->zc_owner;
 	refcount_inc(&zc->owner->ref);
 	return zc;
@@ -189,9 +204,68 @@ void xiw_tx_zc_put(struct xiw_tx_zc *zc)
 void xiw_tx_zc_finish(struct xiw_qp_dp *dp, struct xiw_tx_zc *zc, u32 cidx,
 		      u32 byte_len)
 {
-	zc->cidx = cidx;
+	WARN_ON_ONCE(zc->cidx != cidx);
 	zc->byte_len = byte_len;
 	zc->complete = true;
-	atomic_inc(&dp->zc_pending);
 	xiw_tx_zc_put(zc);
+}
+
+/*
+ * TX context (owner of XIW_DP_TX_BUSY), after each pass: once the flush
+ * took the pages back, the WR TX was sending is abandoned (the socket is
+ * closed, nothing more of it can go out) and TX's reference on its
+ * notifier goes, which the flush waits for.
+ */
+void xiw_tx_zc_abandon(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	if (likely(!tx->zc) || !test_bit(XIW_DP_ZC_RECLAIM, &dp->flags))
+		return;
+	/* the FPDU's pieces point into the WR's pages: never resumed */
+	tx->fpdu_active = false;
+	tx->zcopy = false;
+	xiw_tx_zc_put(tx->zc);
+	tx->zc = NULL;
+}
+
+/*
+ * The flush (xiw_qp_cmpl_flush(), QP to ERROR, process context, state
+ * mutex held) is about to complete the WRs the data path took: first
+ * every zero-copy page must be back. TCP holds them until acknowledged,
+ * which a peer that does not answer (a cut path, a graceful close that
+ * keeps retransmitting) can put off for minutes, so the connection is
+ * aborted instead: tcp_abort() sends a reset and frees every skb of the
+ * socket (tcp_done_with_error() purges the write and retransmit queues),
+ * and a closed socket takes no new data. What may remain are clones
+ * below TCP (a qdisc, a driver's TX ring), which the network stack frees
+ * in bounded time. A graceful close first waits for the notifiers on a
+ * live connection (xiw_dp_drain_tx(), xiw_tx_idle()), so only a close
+ * that could not finish loses its data, which is the QP's error anyway.
+ */
+void xiw_tx_zc_reclaim(struct xiw_qp_dp *dp)
+{
+	unsigned int secs = 0;
+	int n;
+
+	spin_lock_bh(&dp->lock);
+	n = atomic_read(&dp->zc_pending);
+	spin_unlock_bh(&dp->lock);
+	if (!n)
+		return;
+	xiw_dp_dbg(dp, "%d zero-copy WRs held: aborting the connection\n", n);
+	set_bit(XIW_DP_ZC_RECLAIM, &dp->flags);
+	/* -ENOENT: closed already, its queues purged then */
+	tcp_abort(dp->sk, ECONNABORTED);
+	/* TX drops its own reference (xiw_tx_zc_abandon()) */
+	xiw_dp_tx_kick(dp, false);
+	while (!wait_var_event_timeout(&dp->zc_pending,
+				       !atomic_read(&dp->zc_pending),
+				       10 * HZ)) {
+		secs += 10;
+		ibdev_warn(dp->qp->base.device,
+			   "QP%u: %d zero-copy WRs still held by the network stack after %u s\n",
+			   dp->qp->base.qp_num,
+			   atomic_read(&dp->zc_pending), secs);
+	}
 }

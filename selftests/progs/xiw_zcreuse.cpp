@@ -21,7 +21,18 @@
 // Prints one "ok"/"FAIL" line per check and a throughput figure; exit
 // status 0 only if every byte arrived as sent.
 //
+// --flush DROP RESTORE: the error paths. The shell command DROP makes the
+// path drop every segment; one signaled SIZE-byte RDMA Write is posted
+// (TCP keeps it unacknowledged), the connection is closed
+// (rdma_disconnect), and the WR's completion, whatever its status, is
+// taken as the verbs rules allow: the buffer is free, it is scribbled over
+// at once. Then RESTORE lets segments through again and the peer's sink is
+// watched for 10 s: it must hold the Write's bytes or its old contents,
+// never a scribble byte (TCP retransmitting from pages a completion
+// released), and the WR must not complete successfully (nothing arrived).
+//
 // Usage: xiw_zcreuse ADDR PORT [ROUNDS [SIZE]]
+//        xiw_zcreuse ADDR PORT --flush DROP RESTORE [SIZE]
 #include "verbs_side.h"
 
 #include <infiniband/verbs.h>
@@ -34,6 +45,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <span>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -52,6 +64,110 @@ uint64_t pattern(uint32_t round, size_t w)
 using cm_pair::Side;
 using cm_pair::SideOpts;
 
+constexpr uint64_t kUntouched = 0x0f0f0f0f0f0f0f0fULL;
+
+void run_cmd(const char *what, const char *cmd)
+{
+	if (std::system(cmd) != 0) {
+		std::fprintf(stderr, "%s command failed: %s\n", what, cmd);
+		std::exit(2);
+	}
+}
+
+// --flush: see the head of the file.
+int flush_case(const char *addr, const char *port, const char *drop,
+	       const char *restore, uint32_t size)
+{
+	const size_t words = size / sizeof(uint64_t);
+	Side srv, cli;
+	cm_pair::Pair pair(addr, port);
+	rdma_conn_param p{};
+	rdma_cm_id *passive;
+	SideOpts co, so;
+
+	p.responder_resources = 1;
+	p.initiator_depth = 1;
+	co.mem_bytes = so.mem_bytes = size;
+	pair.connect([&](rdma_cm_id *id) { cli.setup(id, co); },
+		     [&](rdma_cm_id *id) { srv.setup(id, so); }, p, p,
+		     &passive);
+
+	uint64_t *src = reinterpret_cast<uint64_t *>(cli.mem.data());
+	volatile uint64_t *sink =
+		reinterpret_cast<uint64_t *>(srv.mem.data());
+
+	for (size_t w = 0; w < words; w++) {
+		src[w] = pattern(0, w);
+		sink[w] = kUntouched;
+	}
+	run_cmd("DROP", drop);
+	if (cli.post(IBV_WR_RDMA_WRITE, 1, src, size, true,
+		     (uintptr_t)srv.mem.data(), srv.mr->rkey))
+		die("ibv_post_send");
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	if (!cli.poll(1, 0).empty()) {
+		std::printf("FAIL the Write completed while every segment was dropped\n");
+		return 1;
+	}
+	auto t0 = std::chrono::steady_clock::now();
+	if (rdma_disconnect(cli.id))
+		die("rdma_disconnect");
+	auto wc = cli.poll(1, 60000);
+	if (wc.empty()) {
+		std::printf("FAIL no completion within 60 s of the disconnect\n");
+		return 1;
+	}
+	// The buffer is free: reuse it at once.
+	for (size_t w = 0; w < words; w++)
+		src[w] = kScribble;
+	double ms = std::chrono::duration<double, std::milli>(
+			    std::chrono::steady_clock::now() - t0).count();
+	run_cmd("RESTORE", restore);
+
+	size_t old = 0, scribbled = 0, other = 0, first = words;
+	auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+	do {
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		old = scribbled = other = 0;
+		first = words;
+		for (size_t w = 0; w < words; w++) {
+			uint64_t v = sink[w];
+
+			if (v == kUntouched)
+				continue;
+			if (v == pattern(0, w))
+				old++;
+			else if (v == kScribble)
+				scribbled++;
+			else
+				other++;
+			if (v != pattern(0, w) && first == words)
+				first = w;
+		}
+	} while (!scribbled && !other && old < words &&
+		 std::chrono::steady_clock::now() < end);
+
+	int failures = 0;
+	std::printf("# completion %s (wr_id %" PRIu64 ") %.0f ms after the disconnect; the peer holds %zu of %zu words as written, %zu untouched\n",
+		    ibv_wc_status_str(wc[0].status), wc[0].wr_id, ms, old,
+		    words, words - old - scribbled - other);
+	if (wc[0].status == IBV_WC_SUCCESS && old < words) {
+		failures++;
+		std::printf("FAIL the Write completed successfully but only %zu of %zu words arrived\n",
+			    old, words);
+	}
+	if (scribbled || other) {
+		failures++;
+		std::printf("FAIL the peer received bytes written after the completion: %zu words of scribble, %zu other, first at byte %zu\n",
+			    scribbled, other, first * 8);
+	}
+	if (!failures)
+		std::printf("ok flushed zero-copy Write: the peer saw the old bytes or nothing, no false success\n");
+	cli.teardown();
+	srv.teardown();
+	return failures ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -60,6 +176,15 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "usage: %s ADDR PORT [ROUNDS [SIZE]]\n",
 			     argv[0]);
 		return 2;
+	}
+	if (argc > 3 && !std::strcmp(argv[3], "--flush")) {
+		if (argc < 6) {
+			std::fprintf(stderr, "usage: %s ADDR PORT --flush DROP RESTORE [SIZE]\n",
+				     argv[0]);
+			return 2;
+		}
+		return flush_case(argv[1], argv[2], argv[4], argv[5],
+				  argc > 6 ? std::atoi(argv[6]) : 65536);
 	}
 	const uint32_t rounds = argc > 3 ? std::atoi(argv[3]) : 64;
 	const uint32_t size = argc > 4 ? std::atoi(argv[4]) : 65536;

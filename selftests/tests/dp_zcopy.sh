@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 400
-# description: a completion means the buffer is free: 64 KiB RDMA Writes and Sends from one buffer reused right after a later (or their own) signaled completion, every byte checked at the peer; copying TX (default) and zero-copy TX completed on TCP's release (tx_zcopy=1), without and with netem delay and loss on the path (retransmissions from the pages), MPA CRC off and on; copying TX goes through the QP's TX pages (counted)
+# description: a completion means the buffer is free: 64 KiB RDMA Writes and Sends from one buffer reused right after a later (or their own) signaled completion, every byte checked at the peer; copying TX (default) and zero-copy TX completed on TCP's release (tx_zcopy=1), without and with netem delay and loss on the path (retransmissions from the pages), MPA CRC off and on; copying TX goes through the QP's TX pages (counted); the error paths: a zero-copy Write TCP still holds when the connection closes completes only once TCP let go of its pages (64 KiB, and 16 MiB of which TX still holds the rest; the peer never sees bytes written after the completion)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 ZC=$(need_prog xiw_zcreuse)
@@ -48,3 +48,29 @@ hw=/sys/class/infiniband/xiw0/ports/1/hw_counters
 pf=$(cat "$hw/tx_page_fpdus")
 [ "$pf" -gt 0 ] || fail "no FPDU went through the TX pages"
 log "TX pages: $pf FPDUs; $(cat "$hw/tx_pages_busy") copied by TCP while all 64 pages were in flight"
+
+# The error paths: every segment is dropped, a zero-copy Write is posted
+# (TCP holds its pages, unacknowledged), the connection is closed, the
+# buffer is scribbled over as soon as the WR completes (with any status),
+# then segments pass again. A completion that came while TCP still held
+# the pages lets TCP retransmit the scribble to the peer, whose QP is
+# still connected.
+# zcflush TAG PORT SIZE: one --flush run, as zcreuse
+zcflush() {
+	local rc=0
+	run_timeout 120 "$ZC" 192.0.2.1 "$2" --flush \
+		"tc qdisc replace dev lo root netem loss 100%" \
+		"tc qdisc replace dev lo root netem delay 1ms" \
+		"$3" >"zc-$1.log" 2>&1 || rc=$?
+	sed 's/^/# /' "zc-$1.log"
+	[ "$rc" = 0 ] || fail "$1: $(grep -m1 -E '^FAIL|xiw_zcreuse|rdma|die|command' "zc-$1.log")"
+	expect_match "$(cat "zc-$1.log")" "^ok flushed zero-copy Write" "$1"
+	log "$1: $(grep -m1 '^# completion' "zc-$1.log" | sed 's/^# //')"
+}
+echo 1 >"$P/tx_zcopy"
+tc qdisc replace dev lo root netem delay 1ms
+zcflush zcopy-close 7487 65536
+# 16 MiB: more than TCP takes, so TX also holds the WR's notifier, parked
+# in the middle of it, when the connection closes
+zcflush zcopy-close-16m 7488 16777216
+echo 0 >"$P/tx_zcopy"
