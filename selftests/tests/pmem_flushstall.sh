@@ -3,7 +3,7 @@
 # topology: 1vm
 # pmem: 16G
 # timeout: 300
-# description: long Flush P (region Flushes with the R flag, Data Sink Length 0 on the wire; a range of almost 4 GiB at an unaligned start) and a long Verify on a device-dax MR: no soft lockup (watchdog_thresh 1) while they run, and ibv_dereg_mr, rdma_disconnect and QP destroy of the target in the midst of them each return within 400 ms, the requests ending in successes, then a Terminate naming the STag, then flushes
+# description: long Flush P and Verify on a ~15.4 GiB device-dax MR (region Flushes by xiw and by a raw peer sending Data Sink Length 0, a range of almost 4 GiB at an unaligned start, a Verify of almost 4 GiB): no soft lockup at watchdog_thresh 1, and ibv_dereg_mr, rdma_disconnect and QP destroy of the target in the midst of them each return within 400 ms, the requests ending in successes, then one Terminate naming the STag, then flushes
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 F=$(need_prog xiw_flushstall)
