@@ -20,8 +20,16 @@
  * - Verify: a crypto API digest (crc32c or sha256, the MR's choice) of the
  *   range as placed, page by page.
  *
- * Long ranges (xiw_commit_heavy()) run in the exec work, which yields the
- * CPU every MiB and stops as soon as the connection fails.
+ * What is long is judged by the bytes an operation touches, not by its
+ * wire length (xiw_commit_heavy(): a Flush with the R flag covers its
+ * whole region): TX, which runs in a high-priority work item or in a
+ * poster's doorbell syscall, executes at most XIW_COMMIT_LIGHT bytes per
+ * request and hands anything longer to the exec work (process context).
+ * There each operation yields the CPU every XIW_COMMIT_YIELD bytes
+ * counted from its start, whatever its alignment, and stops between two
+ * chunks as soon as the connection failed or its region was deregistered
+ * or invalidated (xiw_commit_yield()), so neither a CPU nor a teardown
+ * waits for the rest of a multi-GiB range.
  *
  * Counters of what was done are in debugfs (xiw/commit_stats), so a test can
  * tell a write-back that happened from one that was skipped.
@@ -103,25 +111,61 @@ bool xiw_digest_supported(u8 digest)
 	}
 }
 
-bool xiw_commit_heavy(const struct xiw_irqe *e)
+/*
+ * Is the IRQ entry @e (a copy TX owns) too long for TX to execute itself?
+ * By the bytes it touches: a Verify's and a Flush P's range (a Flush
+ * without P touches no memory). A Flush P with R covers its region, of
+ * any length (more than 4 GiB too): its region is looked up now, and if
+ * it is short the request is turned into the Flush of that range (R
+ * cleared), so that what TX executes is what was judged here even if the
+ * region changes meanwhile (a fast-registration MR registered again); a
+ * long or unknown region goes to the exec work, which looks it up itself.
+ */
+bool xiw_commit_heavy(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 {
+	struct xiw_mr *mr;
+	u64 iova, len;
+
 	if (e->type == XIW_RQ_VERIFY)
 		return e->len > XIW_COMMIT_LIGHT;
-	if (e->type == XIW_RQ_FLUSH)
-		return (e->flags & XIW_FLUSH_PERSISTENT) &&
-		       e->len > XIW_COMMIT_LIGHT;
+	if (e->type != XIW_RQ_FLUSH || !(e->flags & XIW_FLUSH_PERSISTENT))
+		return false;
+	if (!(e->flags & XIW_FLUSH_REGION))
+		return e->len > XIW_COMMIT_LIGHT;
+	mr = xiw_mr_get(xiw_dp_dev(dp), e->sink_stag);
+	if (!mr)
+		return true;
+	iova = READ_ONCE(mr->base.iova);
+	len = READ_ONCE(mr->base.length);
+	xiw_mr_put(mr);
+	if (len > XIW_COMMIT_LIGHT)
+		return true;
+	e->sink_to = iova;
+	e->len = len;
+	e->flags &= ~XIW_FLUSH_REGION;
 	return false;
 }
 
 /*
- * Between chunks of a long operation in the exec work: let others run,
- * and stop (true) once the connection failed, e.g. because the region is
- * being deregistered (xiw_dp_revoke_mr()).
+ * Between two chunks of an operation in the exec work (@dp; NULL: TX
+ * executes a short one and never yields): let others run, then 0 to go
+ * on, -ECANCELED once the connection failed (TX answers nothing more),
+ * -EKEYREVOKED once @mr no longer is the valid region of @stag
+ * (deregistration, local or remote invalidation: the caller answers with
+ * a Terminate and lets go of the region, which a deregistration waits
+ * for, xiw_mr_remove()).
  */
-static bool xiw_commit_yield(struct xiw_qp_dp *dp)
+static int xiw_commit_yield(struct xiw_qp_dp *dp, struct xiw_mr *mr,
+			    u32 stag)
 {
+	if (!dp)
+		return 0;
 	cond_resched();
-	return test_bit(XIW_DP_ERROR, &dp->flags);
+	if (test_bit(XIW_DP_ERROR, &dp->flags))
+		return -ECANCELED;
+	if (!READ_ONCE(mr->valid) || READ_ONCE(mr->stag) != stag)
+		return -EKEYREVOKED;
+	return 0;
 }
 
 static bool xiw_page_is_pmem(struct page *page)
@@ -132,50 +176,40 @@ static bool xiw_page_is_pmem(struct page *page)
 }
 
 /*
- * Is every page of [@va, @va + @len) of @mr persistent memory? Used when
- * a user MR asks for IB_ACCESS_FLUSH_PERSISTENT and before every
- * persistent Flush (fast-registration MRs change pages at any time).
+ * User MR registration (process context) asking for
+ * IB_ACCESS_FLUSH_PERSISTENT: all pinned pages persistent memory? A GiB
+ * of device-dax is a quarter of a million pages: yield now and then.
  */
-bool xiw_mr_range_is_pmem(struct xiw_mr *mr, u64 va, u64 len)
-{
-	struct page *last = NULL;
-
-	while (len) {
-		u32 off, avail;
-		struct page *page = xiw_mr_page(mr, va, &off, &avail);
-
-		if (!page)
-			return false;
-		if (page != last && !xiw_page_is_pmem(page))
-			return false;
-		last = page;
-		avail = min_t(u64, avail, len);
-		va += avail;
-		len -= avail;
-	}
-	return true;
-}
-
-/* User MR registration: all pinned pages persistent memory? */
 bool xiw_umem_is_pmem(struct page **pages, unsigned long n)
 {
 	unsigned long i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (!xiw_page_is_pmem(pages[i]))
 			return false;
+		if (!((i + 1) % (XIW_COMMIT_YIELD >> PAGE_SHIFT)))
+			cond_resched();
+	}
 	return n > 0;
 }
 
 /*
  * Flush [@va, @va + @len) of @mr with the wire flags @flags (P, G; the
- * caller resolved R into the MR's range). 0 or -EIO (a page that is not
- * persistent memory for P, or that cannot be mapped).
+ * caller resolved R into the MR's range). @dp: see xiw_commit_yield().
+ * For P every page is checked to be persistent memory right before its
+ * cache lines are written back (fast-registration MRs change pages at any
+ * time), in the same pass, so that a check too yields between chunks; a
+ * page that is not ends the Flush with -EIO, the earlier pages written
+ * back for nothing (harmless). 0, -EIO (also a page that cannot be
+ * mapped), or xiw_commit_yield()'s error.
  */
 int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
 		     struct xiw_qp_dp *dp)
 {
+	u32 stag = READ_ONCE(mr->stag), since_yield = 0;
+	struct page *last = NULL;
 	u64 done = 0;
+	int rv;
 
 	/* every earlier placement was a CPU store before this point */
 	smp_mb();
@@ -183,15 +217,14 @@ int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
 		XIW_STAT_ADD(flush_global, 1);
 		return 0;
 	}
-	if (!xiw_mr_range_is_pmem(mr, va, len))
-		return -EIO;
 	while (len) {
 		u32 off, avail;
 		struct page *page = xiw_mr_page(mr, va, &off, &avail);
 		void *p;
 
-		if (!page)
+		if (!page || (page != last && !xiw_page_is_pmem(page)))
 			return -EIO;
+		last = page;
 		avail = min_t(u64, avail, len);
 		p = kmap_local_page(page);
 		arch_wb_cache_pmem(p + off, avail);
@@ -199,8 +232,13 @@ int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
 		va += avail;
 		len -= avail;
 		done += avail;
-		if (dp && !(done % XIW_COMMIT_YIELD) && xiw_commit_yield(dp))
-			return -ECANCELED;
+		since_yield += avail;
+		if (since_yield >= XIW_COMMIT_YIELD) {
+			since_yield = 0;
+			rv = xiw_commit_yield(dp, mr, stag);
+			if (rv)
+				return rv;
+		}
 	}
 	pmem_wmb();
 	XIW_STAT_ADD(flush_persistent, 1);
@@ -228,7 +266,8 @@ int xiw_commit_awrite(struct xiw_mr *mr, u64 va, u64 data)
 
 /*
  * Verify: digest of [@va, @va + @len) of @mr with the MR's algorithm into
- * @out (XIW_VERIFY_HASH_MAX bytes). Returns the digest length or -EIO.
+ * @out (XIW_VERIFY_HASH_MAX bytes). @dp: see xiw_commit_yield(). Returns
+ * the digest length, -EIO, or xiw_commit_yield()'s error.
  */
 int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
 		      struct xiw_qp_dp *dp)
@@ -237,8 +276,8 @@ int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
 	struct crypto_shash *tfm = alg == XIW_DIGEST_SHA256 ? xiw_sha256_tfm :
 				   alg == XIW_DIGEST_CRC32C ? xiw_crc32c_tfm :
 				   NULL;
-	u32 since_yield = 0;
-	int rv;
+	u32 stag = READ_ONCE(mr->stag), since_yield = 0;
+	int rv, stop = 0;
 
 	if (!tfm)
 		return -EIO;
@@ -264,18 +303,19 @@ int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
 			len -= avail;
 			XIW_STAT_ADD(verify_bytes, avail);
 			since_yield += avail;
-			if (dp && since_yield >= XIW_COMMIT_YIELD) {
+			if (since_yield >= XIW_COMMIT_YIELD) {
 				since_yield = 0;
-				if (xiw_commit_yield(dp)) {
-					rv = -ECANCELED;
+				stop = xiw_commit_yield(dp, mr, stag);
+				if (stop)
 					break;
-				}
 			}
 		}
-		if (!rv)
+		if (!rv && !stop)
 			rv = crypto_shash_final(desc, out);
 		shash_desc_zero(desc);
 	}
+	if (stop)
+		return stop;
 	if (rv)
 		return -EIO;
 	XIW_STAT_ADD(verify, 1);

@@ -17,11 +17,13 @@ void xiw_commit_exit(void);
 
 int xiw_digest_len(u8 digest);
 bool xiw_digest_supported(u8 digest);
-bool xiw_mr_range_is_pmem(struct xiw_mr *mr, u64 va, u64 len);
 bool xiw_umem_is_pmem(struct page **pages, unsigned long n);
 
-bool xiw_commit_heavy(const struct xiw_irqe *e);
-/* @dp: yield between chunks and stop when it fails; NULL: neither */
+bool xiw_commit_heavy(struct xiw_qp_dp *dp, struct xiw_irqe *e);
+/*
+ * @dp: yield between chunks and stop when it fails or the region is
+ * revoked (-ECANCELED, -EKEYREVOKED); NULL: neither (short ranges only)
+ */
 int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
 		     struct xiw_qp_dp *dp);
 int xiw_commit_awrite(struct xiw_mr *mr, u64 va, u64 data);

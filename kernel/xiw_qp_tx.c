@@ -1022,6 +1022,13 @@ static bool xiw_tx_exec_irqe(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 	}
 	if (rv == -ECANCELED)
 		return false;	/* the data path failed meanwhile */
+	if (rv == -EKEYREVOKED) {
+		/* deregistered or invalidated between two chunks */
+		xiw_dp_dbg(dp, "IRQ type %u: STag %#x revoked while executed\n",
+			   e->type, e->sink_stag);
+		xiw_tx_prot_fail(dp, XIW_MEM_INV_STAG);
+		return false;
+	}
 	if (rv) {
 		xiw_dp_dbg(dp, "IRQ type %u at %#llx (%llu bytes) failed: %d\n",
 			   e->type, va, len, rv);
@@ -1110,7 +1117,7 @@ static bool xiw_tx_start_rresp(struct xiw_qp_dp *dp, bool short_only)
 	tx->rr_sge.mr = NULL;
 	tx->rr_sge.len = tx->irqe.len;
 	tx->rr_sge.addr = tx->irqe.src_to;
-	if (xiw_commit_heavy(&tx->irqe)) {
+	if (xiw_commit_heavy(dp, &tx->irqe)) {
 		if (tx->irqe.mr) {	/* only Reads and atomics keep one */
 			xiw_mr_put(tx->irqe.mr);
 			tx->irqe.mr = NULL;

@@ -500,6 +500,21 @@ const Case kCases[] = {
 		send_fpdu(p, commit_hdr(p, rdmap::kFlushReq, p.ro_stag,
 					64, p.ro_addr, be32_bytes(2)));
 	}},
+	{"flush-region", "(--foreign STAG:ADDR, xiw_target --big) 4 Flushes (persistent) of the whole region of STAG: the R flag, Data Sink Length 0 and TO 0, the region's length is the target's to find",
+	 [](Peer &p, const Opts &o) {
+		Bytes all;
+
+		for (int i = 0; i < 4; i++) {
+			Bytes f = fpdu(p, commit_hdr(p, rdmap::kFlushReq,
+						     o.foreign_stag, 0, 0,
+						     be32_bytes(rdmap::commit::kFlushP |
+								rdmap::commit::kFlushRegionXiw)), {});
+			p.msn[rdmap::kQnReadReq]++;
+			all.insert(all.end(), f.begin(), f.end());
+		}
+		send_all(p.fd, all);
+		std::printf("FLUSHES sent=4\n");
+	}},
 	{"verify-oob", "Verify crossing the end of the RO region",
 	 [](Peer &p, const Opts &) {
 		send_fpdu(p, commit_hdr(p, rdmap::kVerifyReq, p.ro_stag,

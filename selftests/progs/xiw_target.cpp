@@ -36,6 +36,13 @@
 // With --priv, every connection also registers a third 4 KiB region with
 // local rights only (filled with 0x5a, its STag never told to the peer)
 // and reports at disconnect whether it is intact: "PRIV id=1 intact=1".
+// With --big PATH:MIB, the first MIB MiB of the device-dax PATH (an
+// NVDIMM namespace) are registered once, before the first connection,
+// with the remote rights and both Flush rights (persistent, global), in
+// a PD every connection then shares, and told on stdout only: "BIG
+// stag=0x... addr=0x... len=N ms=T" (a raw peer aims at it with
+// xiw_badpeer --foreign). --dereg-on then deregisters it too, timed:
+// "DEREG big ms=... rc=0".
 // With --quiet, completions (CQE lines) are counted, not printed, and the
 // counts by status come at the end: "CQES status=0:n status=5:n ...".
 #include <arpa/inet.h>
@@ -43,6 +50,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <rdma/rdma_cma.h>
 
@@ -116,6 +124,7 @@ struct Conn {
 	ibv_mr *rw_mr = nullptr, *ro_mr = nullptr, *rx_mr = nullptr;
 	ibv_mr *priv_mr = nullptr;
 	bool connected = false;
+	bool own_pd = true;	// false: the PD of --big, shared
 
 	~Conn()
 	{
@@ -126,7 +135,7 @@ struct Conn {
 				ibv_dereg_mr(mr);
 		if (cq)
 			ibv_destroy_cq(cq);
-		if (pd)
+		if (pd && own_pd)
 			ibv_dealloc_pd(pd);
 		if (cm)
 			rdma_destroy_id(cm);
@@ -183,10 +192,11 @@ struct Conn {
 	static inline bool quiet;
 	static inline std::map<int, unsigned long> cqe_counts;
 
-	int setup(rdma_cm_id *id_, bool with_priv)
+	int setup(rdma_cm_id *id_, bool with_priv, ibv_pd *shared_pd)
 	{
 		cm = id_;
-		pd = ibv_alloc_pd(cm->verbs);
+		own_pd = !shared_pd;
+		pd = shared_pd ? shared_pd : ibv_alloc_pd(cm->verbs);
 		cq = pd ? ibv_create_cq(cm->verbs, 64, nullptr, nullptr, 0) : nullptr;
 		if (!cq)
 			return -1;
@@ -258,7 +268,7 @@ int main(int argc, char **argv)
 	std::string dereg_on, disc_on;
 	bool dereg_done = false, disc_done = false, send_out = false;
 	bool with_priv = false, stopping = false;
-	std::string stop_on;
+	std::string stop_on, big;
 
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -289,12 +299,14 @@ int main(int argc, char **argv)
 			with_priv = true;
 		else if (a == "--quiet")
 			Conn::quiet = true;
+		else if (a == "--big")
+			big = val();
 		else {
 			std::fprintf(stderr, "usage: xiw_target --bind ADDR "
 				     "[--port P] [--conns N] [--timeout SEC] "
 				     "[--dereg-on FILE] [--disconnect-on FILE] "
 				     "[--send-out] [--stop-on FILE] [--priv] "
-				     "[--quiet]\n");
+				     "[--quiet] [--big DAX:MIB]\n");
 			return 2;
 		}
 	}
@@ -319,6 +331,40 @@ int main(int argc, char **argv)
 	freeaddrinfo(ai);
 	if (rdma_listen(listen_id, 8))
 		die("rdma_listen");
+	ibv_pd *big_pd = nullptr;
+	ibv_mr *big_mr = nullptr;
+	if (!big.empty()) {
+		size_t colon = big.rfind(':');
+
+		if (colon == std::string::npos || !listen_id->verbs) {
+			std::fprintf(stderr, "xiw_target: --big DAX:MIB, bound to a device\n");
+			return 2;
+		}
+		size_t len = std::stoul(big.substr(colon + 1)) << 20;
+		int fd = open(big.substr(0, colon).c_str(), O_RDWR);
+		if (fd < 0)
+			die("open --big");
+		void *m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       fd, 0);
+		if (m == MAP_FAILED)
+			die("mmap --big");
+		close(fd);
+		big_pd = ibv_alloc_pd(listen_id->verbs);
+		if (!big_pd)
+			die("ibv_alloc_pd");
+		auto t0 = std::chrono::steady_clock::now();
+		// IBV_ACCESS_FLUSH_GLOBAL (1 << 8), _PERSISTENT (1 << 9)
+		big_mr = ibv_reg_mr(big_pd, m, len, IBV_ACCESS_LOCAL_WRITE |
+				    IBV_ACCESS_REMOTE_WRITE |
+				    IBV_ACCESS_REMOTE_READ | (1 << 8) | (1 << 9));
+		if (!big_mr)
+			die("register --big");
+		std::printf("BIG stag=0x%x addr=0x%llx len=%zu ms=%lld\n",
+			    big_mr->rkey, (unsigned long long)(uintptr_t)m, len,
+			    (long long)std::chrono::duration_cast<
+				    std::chrono::milliseconds>(
+				    std::chrono::steady_clock::now() - t0).count());
+	}
 	std::printf("LISTENING %s:%s\n", bind_addr.c_str(), port.c_str());
 
 	std::map<rdma_cm_id *, std::unique_ptr<Conn>> live;
@@ -372,6 +418,17 @@ int main(int argc, char **argv)
 				std::printf("DEREG id=%u ms=%ld rc=%d\n", c->id,
 					    ms, rc);
 			}
+			if (big_mr) {
+				auto t0 = std::chrono::steady_clock::now();
+				int rc = ibv_dereg_mr(big_mr);
+
+				big_mr = nullptr;
+				std::printf("DEREG big ms=%lld rc=%d\n",
+					    (long long)std::chrono::duration_cast<
+						    std::chrono::milliseconds>(
+						    std::chrono::steady_clock::now() - t0).count(),
+					    rc);
+			}
 		}
 		pollfd pfd[2] = { { ch->fd, POLLIN, 0 },
 				  { ctx ? ctx->async_fd : -1, POLLIN, 0 } };
@@ -409,7 +466,7 @@ int main(int argc, char **argv)
 			auto c = std::make_unique<Conn>();
 
 			c->id = next_id++;
-			if (c->setup(id, with_priv) || c->accept()) {
+			if (c->setup(id, with_priv, big_pd) || c->accept()) {
 				std::printf("EVENT id=%u SETUP_FAILED errno=%d\n",
 					    c->id, errno);
 				// reject, then free the id and what was
@@ -471,6 +528,11 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	live.clear();
+	if (big_mr)
+		ibv_dereg_mr(big_mr);
+	if (big_pd)
+		ibv_dealloc_pd(big_pd);
 	rdma_destroy_id(listen_id);
 	rdma_destroy_event_channel(ch);
 	if (Conn::quiet) {
