@@ -31,6 +31,13 @@
 //	A QP in one PD with an SRQ in another: the SRQ's receive buffers
 //	(registered in the SRQ's PD) take a Send.
 //
+//   sgelimit ADDR PORT
+//	Both QPs created with one SGE per WR: 2-SGE sends (alone, second
+//	in a chain, inline), a 2-SGE ibv_wr_set_sge_list() batch, 2-SGE
+//	receives on the QP and on an SRQ of max_sge 1 all fail their post
+//	with EINVAL (bad_wr at the WR); the connection then still carries
+//	a Send and Writes, every byte checked.
+//
 //   cycle ADDR PORT N
 //	N connections set up and torn down in turn: "CYCLE i ms=..." each,
 //	"WORST ms=..." at the end.
@@ -420,6 +427,160 @@ int do_qpaccess(cm_pair::Pair &pair)
 	return 0;
 }
 
+// Issue 34 item 3: SGE limits of the QP, not the device's, at post time.
+// Both ends are created with one SGE per WR (the active one as an
+// ibv_qp_ex QP). A send WR, a receive WR and an SRQ receive with two
+// SGEs must fail their post with EINVAL and bad_wr at that WR (in a
+// chain, the WR before it posted), ibv_wr_set_sge_list() with two SGEs
+// must fail the batch at ibv_wr_complete(); then the connection must
+// still carry a Send and a Write, their bytes checked.
+int do_sgelimit(cm_pair::Pair &pair)
+{
+	Side srv, cli;
+	rdma_conn_param p{};
+	rdma_cm_id *passive;
+	SideOpts co = depth(16), so = depth(16);
+
+	co.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE;
+	pair.connect([&](rdma_cm_id *id) { cli.setup(id, co); },
+		     [&](rdma_cm_id *id) { srv.setup(id, so); }, p, p,
+		     &passive);
+	std::memset(srv.mem.data(), 0x3c, srv.mem.size());
+	for (size_t i = 0; i < cli.mem.size(); i++)
+		cli.mem[i] = uint8_t(i * 7 + 1);
+
+	ibv_qp_attr qa{};
+	ibv_qp_init_attr qi{};
+	ibv_query_qp(cli.id->qp, &qa, IBV_QP_CAP, &qi);
+	check(qi.cap.max_send_sge == 1 && qi.cap.max_recv_sge == 1,
+	      "QP created with max_send_sge 1, max_recv_sge 1 (query says " +
+		      std::to_string(qi.cap.max_send_sge) + ", " +
+		      std::to_string(qi.cap.max_recv_sge) + ")");
+
+	ibv_sge two[2] = { { (uintptr_t)cli.mem.data(), 32, cli.mr->lkey },
+			   { (uintptr_t)cli.mem.data() + 32, 32, cli.mr->lkey } };
+	ibv_send_wr ok_wr{}, big{}, *bad = nullptr;
+
+	// A 2-SGE Send alone.
+	big.wr_id = 2;
+	big.opcode = IBV_WR_SEND;
+	big.sg_list = two;
+	big.num_sge = 2;
+	big.send_flags = IBV_SEND_SIGNALED;
+	int rv = ibv_post_send(cli.id->qp, &big, &bad);
+	check(rv == EINVAL && bad == &big,
+	      "2-SGE Send on max_send_sge 1: EINVAL, bad_wr at it (got " +
+		      std::to_string(rv) + (bad == &big ? ", bad_wr ok)" :
+					     ", bad_wr wrong)"));
+
+	// A valid Write, then a 2-SGE Write, in one chain.
+	ibv_sge one{ (uintptr_t)cli.mem.data(), 64, cli.mr->lkey };
+	ok_wr.wr_id = 3;
+	ok_wr.opcode = IBV_WR_RDMA_WRITE;
+	ok_wr.sg_list = &one;
+	ok_wr.num_sge = 1;
+	ok_wr.send_flags = IBV_SEND_SIGNALED;
+	ok_wr.wr.rdma.remote_addr = (uintptr_t)srv.mem.data();
+	ok_wr.wr.rdma.rkey = srv.mr->rkey;
+	ok_wr.next = &big;
+	big.wr_id = 4;
+	big.opcode = IBV_WR_RDMA_WRITE;
+	big.wr.rdma.remote_addr = (uintptr_t)srv.mem.data() + 1024;
+	big.wr.rdma.rkey = srv.mr->rkey;
+	bad = nullptr;
+	rv = ibv_post_send(cli.id->qp, &ok_wr, &bad);
+	check(rv == EINVAL && bad == &big,
+	      "chain [Write, 2-SGE Write]: EINVAL, bad_wr at the second (got " +
+		      std::to_string(rv) + (bad == &big ? ", bad_wr ok)" :
+					     bad == &ok_wr ? ", bad_wr at the first)" :
+					     ", bad_wr wrong)"));
+	// The same as inline data: the SGE count is the QP's limit too.
+	big.next = nullptr;
+	big.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	bad = nullptr;
+	rv = ibv_post_send(cli.id->qp, &big, &bad);
+	check(rv == EINVAL && bad == &big,
+	      "2-SGE inline Write on max_send_sge 1: EINVAL (got " +
+		      std::to_string(rv) + ")");
+
+	// ibv_qp_ex: a 2-SGE list fails the batch at wr_complete.
+	ibv_wr_start(cli.qpx);
+	cli.qpx->wr_id = 5;
+	cli.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(cli.qpx);
+	ibv_wr_set_sge_list(cli.qpx, 2, two);
+	rv = ibv_wr_complete(cli.qpx);
+	check(rv == EINVAL, "ibv_wr_set_sge_list() of 2 SGEs: ibv_wr_complete "
+			    "EINVAL (got " + std::to_string(rv) + ")");
+
+	// Receives: the QP's max_recv_sge and an SRQ's max_sge.
+	ibv_sge rtwo[2] = { { (uintptr_t)srv.mem.data() + 4096, 32, srv.mr->lkey },
+			    { (uintptr_t)srv.mem.data() + 4128, 32, srv.mr->lkey } };
+	ibv_recv_wr rbig{}, *rbad = nullptr;
+	rbig.wr_id = 6;
+	rbig.sg_list = rtwo;
+	rbig.num_sge = 2;
+	rv = ibv_post_recv(srv.id->qp, &rbig, &rbad);
+	check(rv == EINVAL && rbad == &rbig,
+	      "2-SGE receive on max_recv_sge 1: EINVAL, bad_wr at it (got " +
+		      std::to_string(rv) + ")");
+	ibv_srq_init_attr sa{};
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 1;
+	ibv_srq *srq = ibv_create_srq(srv.pd, &sa);
+	if (!srq)
+		die("ibv_create_srq");
+	rbad = nullptr;
+	rv = ibv_post_srq_recv(srq, &rbig, &rbad);
+	check(rv == EINVAL && rbad == &rbig,
+	      "2-SGE receive on an SRQ of max_sge 1: EINVAL, bad_wr at it (got " +
+		      std::to_string(rv) + ")");
+	ibv_destroy_srq(srq);
+
+	// The first Write of the chain went; then the QP still works.
+	auto wc = cli.poll(1, 20000);
+	check(wc.size() == 1 && wc[0].wr_id == 3 &&
+		      wc[0].status == IBV_WC_SUCCESS,
+	      std::string("the Write before the refused WR completes (") +
+		      (wc.empty() ? "none" : ibv_wc_status_str(wc[0].status)) +
+		      ")");
+	srv.post_recv(7, srv.mem.data() + 2048, 256);
+	if (cli.post(IBV_WR_SEND, 8, cli.mem.data() + 512, 200))
+		die("post send");
+	wc = cli.poll(1, 20000);
+	check(wc.size() == 1 && wc[0].wr_id == 8 &&
+		      wc[0].status == IBV_WC_SUCCESS,
+	      std::string("a following 1-SGE Send completes (") +
+		      (wc.empty() ? "none" : ibv_wc_status_str(wc[0].status)) +
+		      ")");
+	auto rwc = srv.poll(1, 20000);
+	check(rwc.size() == 1 && rwc[0].wr_id == 7 &&
+		      rwc[0].status == IBV_WC_SUCCESS && rwc[0].byte_len == 200 &&
+		      !std::memcmp(srv.mem.data() + 2048, cli.mem.data() + 512, 200),
+	      "and is received, 200 bytes equal");
+	ibv_wr_start(cli.qpx);
+	cli.qpx->wr_id = 9;
+	cli.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(cli.qpx, srv.mr->rkey, (uintptr_t)srv.mem.data() + 3072);
+	ibv_wr_set_sge_list(cli.qpx, 1, two);
+	rv = ibv_wr_complete(cli.qpx);
+	wc = cli.poll(1, 20000);
+	check(!rv && wc.size() == 1 && wc[0].wr_id == 9 &&
+		      wc[0].status == IBV_WC_SUCCESS &&
+		      !std::memcmp(srv.mem.data(), cli.mem.data(), 64) &&
+		      !std::memcmp(srv.mem.data() + 3072, cli.mem.data(), 32) &&
+		      srv.mem[1024] == 0x3c && srv.mem[3072 + 32] == 0x3c,
+	      "a following ibv_wr Write completes; every byte Written is there, "
+	      "none of the refused ones");
+	long ms = wait_event(pair.cch, RDMA_CM_EVENT_DISCONNECTED, 200);
+	check(ms < 0, "the connection is still up");
+
+	rdma_disconnect(cli.id);
+	srv.teardown();
+	cli.teardown();
+	return 0;
+}
+
 // Issue 13 item 3: rdma_cm lets a process name any QP number. "victim"
 // creates a QP and prints its number, then reports its state when stdin
 // closes; "thief" names that number in a connect and in an accept.
@@ -711,7 +872,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|hold|traffic ADDR PORT [N [SRC]]\n",
+			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|sgelimit|hold|traffic ADDR PORT [N [SRC]]\n",
 			     argv[0]);
 		return 2;
 	}
@@ -734,6 +895,8 @@ int main(int argc, char **argv)
 		do_cycle(pair, n);
 	else if (cmd == "srqpd")
 		do_srqpd(pair);
+	else if (cmd == "sgelimit")
+		do_sgelimit(pair);
 	else if (cmd == "hold")
 		return do_hold(pair, n);
 	else if (cmd == "traffic")
