@@ -38,6 +38,13 @@
 //	with EINVAL (bad_wr at the WR); the connection then still carries
 //	a Send and Writes, every byte checked.
 //
+//   conns ADDR PORT N [step|go [DEPTH]]
+//	N connections of queue depth DEPTH (16) one after the other, each
+//	used by a Write each way (the process locks its memory first);
+//	"CONN i" after each (with "step": then a line from stdin before the
+//	next), "HOLD" after all; torn down when stdin closes ("FREED"). For
+//	a test that watches the memory cgroup of the process.
+//
 //   cycle ADDR PORT N
 //	N connections set up and torn down in turn: "CYCLE i ms=..." each,
 //	"WORST ms=..." at the end.
@@ -61,7 +68,9 @@
 
 #include <infiniband/verbs.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <rdma/rdma_cma.h>
 
 #include <algorithm>
@@ -581,6 +590,69 @@ int do_sgelimit(cm_pair::Pair &pair)
 	return 0;
 }
 
+// Issue 34 item 7: connections one after the other, for a test that
+// watches the memory cgroup this process runs in. After connection i
+// prints "CONN i" and, with @step, waits for a line on stdin (the test
+// reads the cgroup's charge meanwhile). A setup that fails ends the
+// process with the failing call and its errno (cm_pair::die), as any
+// rdma_cm client would see it. After all N: "HOLD", then everything is
+// torn down once stdin is closed, and "FREED".
+int do_conns(cm_pair::Pair &pair, int n, bool step, uint32_t qdepth)
+{
+	std::vector<Side> cli(n), srv(n);
+	char line[64];
+
+	// What this process itself needs later is charged now and locked:
+	// at the cgroup's limit only the connections' kernel memory is new
+	// (a page fault there would invoke the cgroup's OOM killer instead
+	// of failing a verb).
+	constexpr size_t kReserve = 8 << 20;
+	void *reserve;
+
+	// the heap keeps it after the free (no mmap, no trim)
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	mallopt(M_MMAP_THRESHOLD, 16 << 20);
+	reserve = std::malloc(kReserve);
+	if (!reserve)
+		die("malloc");
+	std::memset(reserve, 1, kReserve);
+	asm volatile("" : : "r"(reserve) : "memory");
+	std::free(reserve);
+	if (mlockall(MCL_CURRENT))
+		die("mlockall");
+	for (int i = 0; i < n; i++) {
+		rdma_conn_param p{};
+		rdma_cm_id *passive;
+
+		pair.connect([&](rdma_cm_id *id) { cli[i].setup(id, depth(qdepth)); },
+			     [&](rdma_cm_id *id) { srv[i].setup(id, depth(qdepth)); },
+			     p, p, &passive);
+		// an 8 KiB Write each way: one FPDU each, copied into TX pages
+		if (cli[i].post(IBV_WR_RDMA_WRITE, 1, cli[i].mem.data(), 8192,
+				true, (uintptr_t)srv[i].mem.data(), srv[i].mr->rkey) ||
+		    srv[i].post(IBV_WR_RDMA_WRITE, 2, srv[i].mem.data(), 8192,
+				true, (uintptr_t)cli[i].mem.data(), cli[i].mr->rkey))
+			die("ibv_post_send");
+		cli[i].poll_ok();
+		srv[i].poll_ok();
+		std::printf("CONN %d\n", i + 1);
+		std::fflush(stdout);
+		if (step && !std::fgets(line, sizeof(line), stdin))
+			step = false;
+	}
+	std::printf("HOLD\n");
+	std::fflush(stdout);
+	while (std::fgets(line, sizeof(line), stdin))
+		;
+	for (int i = 0; i < n; i++) {
+		rdma_disconnect(cli[i].id);
+		srv[i].teardown();
+		cli[i].teardown();
+	}
+	std::printf("FREED\n");
+	return 0;
+}
+
 // Issue 13 item 3: rdma_cm lets a process name any QP number. "victim"
 // creates a QP and prints its number, then reports its state when stdin
 // closes; "thief" names that number in a connect and in an accept.
@@ -872,7 +944,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|sgelimit|hold|traffic ADDR PORT [N [SRC]]\n",
+			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|sgelimit|conns|hold|traffic ADDR PORT [N [SRC|step|go [DEPTH]]]\n",
 			     argv[0]);
 		return 2;
 	}
@@ -897,6 +969,9 @@ int main(int argc, char **argv)
 		do_srqpd(pair);
 	else if (cmd == "sgelimit")
 		do_sgelimit(pair);
+	else if (cmd == "conns")
+		do_conns(pair, n, argc > 5 && std::string(argv[5]) == "step",
+			 argc > 6 ? std::atoi(argv[6]) : 16);
 	else if (cmd == "hold")
 		return do_hold(pair, n);
 	else if (cmd == "traffic")
