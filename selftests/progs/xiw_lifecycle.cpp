@@ -45,6 +45,13 @@
 //	next), "HOLD" after all; torn down when stdin closes ("FREED"). For
 //	a test that watches the memory cgroup of the process.
 //
+//   accepter ADDR PORT N / connector ADDR PORT N
+//	The passive side with N QPs created before any connection, which
+//	it then accepts requests with, one by one ("READY", a line from
+//	stdin, then "CONN i" or "FAILED i: why"); and the active side, in
+//	another process ("CONN i" or "REFUSED i: event"). For a test that
+//	limits the memory cgroup of the passive side only.
+//
 //   cycle ADDR PORT N
 //	N connections set up and torn down in turn: "CYCLE i ms=..." each,
 //	"WORST ms=..." at the end.
@@ -71,6 +78,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <rdma/rdma_cma.h>
 
 #include <algorithm>
@@ -590,22 +598,11 @@ int do_sgelimit(cm_pair::Pair &pair)
 	return 0;
 }
 
-// Issue 34 item 7: connections one after the other, for a test that
-// watches the memory cgroup this process runs in. After connection i
-// prints "CONN i" and, with @step, waits for a line on stdin (the test
-// reads the cgroup's charge meanwhile). A setup that fails ends the
-// process with the failing call and its errno (cm_pair::die), as any
-// rdma_cm client would see it. After all N: "HOLD", then everything is
-// torn down once stdin is closed, and "FREED".
-int do_conns(cm_pair::Pair &pair, int n, bool step, uint32_t qdepth)
+// What this process needs later is charged to its memory cgroup now and
+// locked: at the cgroup's limit only kernel memory is new (a page fault
+// there would invoke the cgroup's OOM killer instead of failing a verb).
+void lock_memory()
 {
-	std::vector<Side> cli(n), srv(n);
-	char line[64];
-
-	// What this process itself needs later is charged now and locked:
-	// at the cgroup's limit only the connections' kernel memory is new
-	// (a page fault there would invoke the cgroup's OOM killer instead
-	// of failing a verb).
 	constexpr size_t kReserve = 8 << 20;
 	void *reserve;
 
@@ -620,6 +617,21 @@ int do_conns(cm_pair::Pair &pair, int n, bool step, uint32_t qdepth)
 	std::free(reserve);
 	if (mlockall(MCL_CURRENT))
 		die("mlockall");
+}
+
+// Issue 34 item 7: connections one after the other, for a test that
+// watches the memory cgroup this process runs in. After connection i
+// prints "CONN i" and, with @step, waits for a line on stdin (the test
+// reads the cgroup's charge meanwhile). A setup that fails ends the
+// process with the failing call and its errno (cm_pair::die), as any
+// rdma_cm client would see it. After all N: "HOLD", then everything is
+// torn down once stdin is closed, and "FREED".
+int do_conns(cm_pair::Pair &pair, int n, bool step, uint32_t qdepth)
+{
+	std::vector<Side> cli(n), srv(n);
+	char line[64];
+
+	lock_memory();
 	for (int i = 0; i < n; i++) {
 		rdma_conn_param p{};
 		rdma_cm_id *passive;
@@ -650,6 +662,143 @@ int do_conns(cm_pair::Pair &pair, int n, bool step, uint32_t qdepth)
 		cli[i].teardown();
 	}
 	std::printf("FREED\n");
+	return 0;
+}
+
+// Issue 34 item 7, the passive side under a limit: N QPs (PD, CQ, QP of
+// depth 16, 8 KiB MR) created up front on the listener's device, then
+// "READY" and a line from stdin (the test sets the cgroup's limit); then
+// each connection request is accepted with the next of these QPs
+// (conn_param.qp_num). Nothing else this process does then allocates
+// charged kernel memory: the TCP socket was accepted by xiw's work, the
+// rings are mapped, the process's memory is locked. So what meets the
+// limit is xiw's per-connection memory. "CONN i" per connection, "FAILED
+// i: ..." for the first that fails (exit 2), "HOLD" after N.
+int do_accepter(cm_pair::Pair &pair, int n)
+{
+	ibv_context *ctx = pair.lid->verbs;
+	std::vector<std::vector<uint8_t>> mem(n);
+	std::vector<ibv_qp *> qps(n);
+	char line[64];
+
+	if (!ctx)
+		die("accepter: listener has no device");
+	for (int i = 0; i < n; i++) {
+		ibv_pd *pd = ibv_alloc_pd(ctx);
+		ibv_cq *cq = pd ? ibv_create_cq(ctx, 48, nullptr, nullptr, 0) :
+				  nullptr;
+		ibv_qp_init_attr a{};
+
+		if (!cq)
+			die("accepter: pd/cq");
+		a.qp_type = IBV_QPT_RC;
+		a.send_cq = cq;
+		a.recv_cq = cq;
+		a.cap.max_send_wr = 16;
+		a.cap.max_recv_wr = 16;
+		a.cap.max_send_sge = 1;
+		a.cap.max_recv_sge = 1;
+		qps[i] = ibv_create_qp(pd, &a);
+		mem[i].assign(8192, 0);
+		if (!qps[i] || !ibv_reg_mr(pd, mem[i].data(), mem[i].size(),
+					   IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_WRITE))
+			die("accepter: qp/mr");
+	}
+	lock_memory();
+	std::printf("READY\n");
+	std::fflush(stdout);
+	if (!std::fgets(line, sizeof(line), stdin))
+		return 2;
+	// Requests and establishments may interleave (the next request can
+	// come before this side's ESTABLISHED). The first failure ends the
+	// process at once: its end releases everything (no rdma_destroy_id(),
+	// which would wait for events not acknowledged).
+	for (int accepted = 0, established = 0; established < n;) {
+		rdma_cm_event *ev;
+
+		if (rdma_get_cm_event(pair.sch, &ev))
+			die("rdma_get_cm_event");
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && accepted < n) {
+			rdma_cm_id *id = ev->id;
+			rdma_conn_param p{};
+
+			rdma_ack_cm_event(ev);
+			p.qp_num = qps[accepted++]->qp_num;
+			p.responder_resources = 1;
+			p.initiator_depth = 1;
+			if (rdma_accept(id, &p)) {
+				std::printf("FAILED %d: rdma_accept: %s\n",
+					    accepted, std::strerror(errno));
+				std::fflush(stdout);
+				_exit(2);
+			}
+			continue;
+		}
+		if (ev->event != RDMA_CM_EVENT_ESTABLISHED) {
+			std::printf("FAILED %d: %s, status %d (%s)\n", accepted,
+				    rdma_event_str(ev->event), ev->status,
+				    std::strerror(-ev->status));
+			std::fflush(stdout);
+			_exit(2);
+		}
+		rdma_ack_cm_event(ev);
+		std::printf("CONN %d\n", ++established);
+		std::fflush(stdout);
+	}
+	std::printf("HOLD\n");
+	std::fflush(stdout);
+	while (std::fgets(line, sizeof(line), stdin))
+		;
+	_exit(0);	// the process's end releases everything
+}
+
+// The active side for "accepter", in another process: up to N
+// connections to ADDR:PORT one after the other, "CONN i" each, until one
+// is refused ("REFUSED i: event, status"); then it holds them until
+// stdin closes.
+int do_connector(const char *addr, const char *port, int n)
+{
+	rdma_event_channel *ch = rdma_create_event_channel();
+	std::vector<Side> sides(n);	// kept until the process ends
+	addrinfo hints{}, *ai;
+	char line[64];
+
+	hints.ai_socktype = SOCK_STREAM;
+	if (!ch || getaddrinfo(addr, port, &hints, &ai))
+		die("connector: channel/address");
+	for (int i = 0; i < n; i++) {
+		rdma_cm_id *id;
+		rdma_cm_event *ev;
+		rdma_conn_param p{};
+
+		if (rdma_create_id(ch, &id, nullptr, RDMA_PS_TCP) ||
+		    rdma_resolve_addr(id, nullptr, ai->ai_addr, 5000))
+			die("connector: resolve_addr");
+		rdma_ack_cm_event(cm_pair::expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+		if (rdma_resolve_route(id, 5000))
+			die("connector: resolve_route");
+		rdma_ack_cm_event(cm_pair::expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+		sides[i].setup(id, depth(16));
+		p.responder_resources = 1;
+		p.initiator_depth = 1;
+		if (rdma_connect(id, &p))
+			die("connector: rdma_connect");
+		if (rdma_get_cm_event(ch, &ev))
+			die("rdma_get_cm_event");
+		if (ev->event != RDMA_CM_EVENT_ESTABLISHED) {
+			std::printf("REFUSED %d: %s, status %d\n", i + 1,
+				    rdma_event_str(ev->event), ev->status);
+			rdma_ack_cm_event(ev);
+			break;
+		}
+		rdma_ack_cm_event(ev);
+		std::printf("CONN %d\n", i + 1);
+		std::fflush(stdout);
+	}
+	std::fflush(stdout);
+	while (std::fgets(line, sizeof(line), stdin))
+		;
 	return 0;
 }
 
@@ -944,12 +1093,15 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|sgelimit|conns|hold|traffic ADDR PORT [N [SRC|step|go [DEPTH]]]\n",
+			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|sgelimit|conns|accepter|connector|hold|traffic ADDR PORT [N [SRC|step|go [DEPTH]]]\n",
 			     argv[0]);
 		return 2;
 	}
 	std::string cmd = argv[1];
 	int n = argc > 4 ? std::atoi(argv[4]) : 20;
+
+	if (cmd == "connector")	// no listener of its own
+		return do_connector(argv[2], argv[3], n);
 	cm_pair::Pair pair(argv[2], argv[3],
 			   cmd == "traffic" && argc > 5 ? argv[5] : nullptr);
 
@@ -969,6 +1121,8 @@ int main(int argc, char **argv)
 		do_srqpd(pair);
 	else if (cmd == "sgelimit")
 		do_sgelimit(pair);
+	else if (cmd == "accepter")
+		return do_accepter(pair, n);
 	else if (cmd == "conns")
 		do_conns(pair, n, argc > 5 && std::string(argv[5]) == "step",
 			 argc > 6 ? std::atoi(argv[6]) : 16);
