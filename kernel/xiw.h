@@ -11,9 +11,11 @@
 #define XIW_H
 
 #include <linux/list.h>
+#include <linux/memcontrol.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/refcount.h>
+#include <linux/sched/mm.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
 #include <linux/etherdevice.h>
@@ -157,6 +159,12 @@ struct xiw_qp {
 	enum xiw_qp_state state;
 	bool user;
 	struct pid *owner;		/* user QP: the creating process */
+	/*
+	 * User QP: the memory cgroup of the creating process (a reference
+	 * held until destroy_qp), which its connection's memory is charged
+	 * to (xiw_qp_memcg_enter()); NULL for kernel QPs.
+	 */
+	struct mem_cgroup *memcg;
 
 	struct xiw_pd *pd;
 	struct xiw_cq *scq;
@@ -195,6 +203,39 @@ struct xiw_qp {
 	atomic64_t qstats[XIW_STAT_NUM];
 	u64 qbase[XIW_STAT_NUM];
 };
+
+/*
+ * Memory a user QP's connection needs (the data path, its TX pages, the
+ * active CM endpoint) is charged to the memory cgroup of the process that
+ * created the QP, whatever context allocates it: the CM's and TX's work
+ * items, RX in softirq, the process itself. Such an allocation runs
+ * between xiw_qp_memcg_enter() and xiw_qp_memcg_exit() (which make
+ * qp->memcg the charged memcg of this task or, in interrupt context, of
+ * this CPU) with xiw_qp_gfp() flags: __GFP_ACCOUNT for user QPs, and
+ * __GFP_RETRY_MAYFAIL when it may sleep, so that a cgroup at its limit
+ * fails the connection with -ENOMEM instead of invoking its OOM killer;
+ * __GFP_NOWARN, as such a failure is the cgroup's limit at work, not a
+ * kernel problem. Kernel QPs charge nobody (memcg NULL, no __GFP_ACCOUNT).
+ */
+static inline struct mem_cgroup *xiw_qp_memcg_enter(struct xiw_qp *qp)
+{
+	return set_active_memcg(qp->memcg);
+}
+
+static inline void xiw_qp_memcg_exit(struct mem_cgroup *old)
+{
+	set_active_memcg(old);
+}
+
+static inline gfp_t xiw_qp_gfp(const struct xiw_qp *qp, gfp_t gfp)
+{
+	if (!qp->memcg)
+		return gfp;
+	gfp |= __GFP_ACCOUNT | __GFP_NOWARN;
+	if (gfpflags_allow_blocking(gfp))
+		gfp |= __GFP_RETRY_MAYFAIL;
+	return gfp;
+}
 
 /*
  * Connection manager -> data path interface.

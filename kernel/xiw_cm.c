@@ -148,10 +148,26 @@ static void xiw_cep_set_state(struct xiw_cep *cep, enum xiw_cep_state state)
 	cep->state = state;
 }
 
-static struct xiw_cep *xiw_cep_alloc(struct xiw_device *xdev)
+/*
+ * A new endpoint. @qp: the QP it connects, known only on the active side:
+ * a user QP's endpoint is charged to the QP's creator (xiw_qp_gfp()). A
+ * passive endpoint exists before any QP (the listener's work accepts the
+ * TCP connection) and is charged to nobody; the MPA timeouts bound its
+ * life.
+ */
+static struct xiw_cep *xiw_cep_alloc(struct xiw_device *xdev,
+				     struct xiw_qp *qp)
 {
-	struct xiw_cep *cep = kzalloc(sizeof(*cep), GFP_KERNEL);
+	struct mem_cgroup *memcg;
+	struct xiw_cep *cep;
 
+	if (qp) {
+		memcg = xiw_qp_memcg_enter(qp);
+		cep = kzalloc(sizeof(*cep), xiw_qp_gfp(qp, GFP_KERNEL));
+		xiw_qp_memcg_exit(memcg);
+	} else {
+		cep = kzalloc(sizeof(*cep), GFP_KERNEL);
+	}
 	if (!cep)
 		return NULL;
 	kref_init(&cep->ref);
@@ -903,7 +919,7 @@ static void xiw_cep_accept_conns(struct xiw_cep *l)
 		if (kernel_accept(l->sock, &ns, O_NONBLOCK))
 			return;
 		target = xiw_cep_route(l);
-		cep = target ? xiw_cep_alloc(target->xdev) : NULL;
+		cep = target ? xiw_cep_alloc(target->xdev, NULL) : NULL;
 		if (!cep) {
 			if (target) {
 				xiw_cep_dbg(l, "no memory for a new connection\n");
@@ -1338,7 +1354,7 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (rv)
 		goto err_qp;
 
-	cep = xiw_cep_alloc(xdev);
+	cep = xiw_cep_alloc(xdev, qp);
 	if (!cep) {
 		rv = -ENOMEM;
 		goto err_qp;
@@ -1559,7 +1575,7 @@ static struct xiw_cep *xiw_cep_listen_sock(struct xiw_device *xdev,
 
 	if (alen < 0)
 		return ERR_PTR(alen);
-	cep = xiw_cep_alloc(xdev);
+	cep = xiw_cep_alloc(xdev, NULL);
 	if (!cep)
 		return ERR_PTR(-ENOMEM);
 	rv = xiw_sock_create(xdev, laddr->ss_family, &sock);
@@ -1722,7 +1738,7 @@ int xiw_create_listen(struct iw_cm_id *id, int backlog)
 		if (IS_ERR(cep))
 			return PTR_ERR(cep);
 	} else {
-		cep = xiw_cep_alloc(xdev);
+		cep = xiw_cep_alloc(xdev, NULL);
 		if (!cep)
 			return -ENOMEM;
 		rv = xiw_listen_shared(id, cep, backlog);

@@ -634,13 +634,20 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 		     const struct xiw_llp_params *p)
 {
 	struct sock *sk = p->sock->sk;
+	gfp_t gfp = xiw_qp_gfp(qp, GFP_KERNEL);
+	struct mem_cgroup *memcg;
 	struct xiw_qp_dp *dp;
+	bool nomem;
 	u32 n;
 	int i;
 
-	dp = kzalloc(sizeof(*dp), GFP_KERNEL);
-	if (!dp)
+	/* charged to the QP's creator, not to the CM work that runs this */
+	memcg = xiw_qp_memcg_enter(qp);
+	dp = kzalloc(sizeof(*dp), gfp);
+	if (!dp) {
+		xiw_qp_memcg_exit(memcg);
 		return -ENOMEM;
+	}
 	dp->qp = qp;
 	dp->cep = cep;
 	dp->sock = p->sock;
@@ -668,14 +675,16 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 		set_bit(XIW_DP_RTR_WAIT, &dp->flags);
 
 	dp->cmpl_num = qp->sq.num;
-	dp->cmpl = kvcalloc(dp->cmpl_num, sizeof(*dp->cmpl), GFP_KERNEL);
+	dp->cmpl = kvcalloc(dp->cmpl_num, sizeof(*dp->cmpl), gfp);
 	n = roundup_pow_of_two(max_t(u32, dp->ord, 1));
-	dp->orq = kcalloc(n, sizeof(*dp->orq), GFP_KERNEL);
+	dp->orq = kcalloc(n, sizeof(*dp->orq), gfp);
 	n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
-	dp->irq = kcalloc(n, sizeof(*dp->irq), GFP_KERNEL);
-	dp->tx.batch = kvmalloc(XIW_TX_BATCH_BYTES, GFP_KERNEL);
-	if (!dp->cmpl || !dp->orq || !dp->irq || !dp->tx.batch ||
-	    xiw_tx_zc_attach(dp)) {
+	dp->irq = kcalloc(n, sizeof(*dp->irq), gfp);
+	dp->tx.batch = kvmalloc(XIW_TX_BATCH_BYTES, gfp);
+	nomem = !dp->cmpl || !dp->orq || !dp->irq || !dp->tx.batch ||
+		xiw_tx_zc_attach(dp, gfp);
+	xiw_qp_memcg_exit(memcg);
+	if (nomem) {
 		xiw_dp_free(dp);
 		return -ENOMEM;
 	}

@@ -407,7 +407,7 @@ bool xiw_tx_idle(struct xiw_qp_dp *dp);
 
 /* xiw_tx_zcopy.c */
 bool xiw_tx_zcopy_enabled(void);
-int xiw_tx_zc_attach(struct xiw_qp_dp *dp);
+int xiw_tx_zc_attach(struct xiw_qp_dp *dp, gfp_t gfp);
 void xiw_tx_zc_free(struct xiw_qp_dp *dp);
 struct xiw_tx_zc *xiw_tx_zc_get(struct xiw_qp_dp *dp, u32 cidx);
 void xiw_tx_zc_reclaim(struct xiw_qp_dp *dp);

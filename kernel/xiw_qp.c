@@ -209,6 +209,8 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	if (udata) {
 		/* only this process may connect it (xiw_qp_caller_owns()) */
 		qp->owner = get_pid(task_tgid(current));
+		/* its connection's memory is charged there (xiw_qp_gfp()) */
+		qp->memcg = get_mem_cgroup_from_mm(current->mm);
 		uresp.qp_id = qpn;
 		uresp.num_sqe = qp->sq.num;
 		uresp.num_rqe = qp->srq ? 0 : qp->rq.num;
@@ -222,6 +224,7 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	return 0;
 
 err_xa:
+	mem_cgroup_put(qp->memcg);
 	put_pid(qp->owner);
 	xa_erase(&xdev->qp_xa, qpn);
 err_rq:
@@ -718,6 +721,8 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xiw_queue_destroy(&qp->sq);
 	if (!qp->srq)
 		xiw_queue_destroy(&qp->rq);
+	/* the data path is gone: nothing is charged through it any more */
+	mem_cgroup_put(qp->memcg);
 	put_pid(qp->owner);
 	mutex_destroy(&qp->state_lock);
 	atomic_dec(&xdev->num_qp);

@@ -2,10 +2,14 @@
 /*
  * xiw - rings in the user ABI layout (struct xiw_queue_ctrl + entries).
  *
- * User queues are vmalloc_user() memory handed to an rdma_user_mmap_entry;
- * the memory is freed by xiw_mmap_free() once the owning object is gone
- * and no mapping is left, so a process that keeps a stale mapping can
- * never reach memory the kernel has reused. Kernel queues are vzalloc()ed.
+ * User queues are zeroed pages, vmap()ed for user mapping (VM_USERMAP)
+ * and handed to an rdma_user_mmap_entry; the memory is freed by
+ * xiw_mmap_free() (vfree(), which frees the pages of a VM_MAP_PUT_PAGES
+ * area) once the owning object is gone and no mapping is left, so a
+ * process that keeps a stale mapping can never reach memory the kernel
+ * has reused. They are charged to the memory cgroup of the process that
+ * creates the object (xiw_queue_user_alloc()). Kernel queues are
+ * vzalloc()ed.
  *
  * The kernel's side of the work queue rings (SQ, RQ, SRQ; the provider's
  * twin is userspace/libxiw/xiw_ring.c) is here too: filling a slot for a
@@ -28,6 +32,47 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "xiw.h"
+
+/*
+ * User rings and their mmap entries are charged to the memory cgroup of
+ * the calling process (the create verbs run in its context); at the
+ * cgroup's limit the verb fails with -ENOMEM, quietly, rather than
+ * invoking the cgroup's OOM killer (as xiw_qp_gfp()).
+ */
+#define XIW_QUEUE_USER_GFP \
+	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+
+/*
+ * The memory of a user ring, @size bytes (page aligned), zeroed: what
+ * vmalloc_user() gives, but charged (vmalloc_user() cannot be asked for
+ * __GFP_ACCOUNT). Freed with vfree().
+ */
+static void *xiw_queue_user_alloc(size_t size)
+{
+	const gfp_t gfp = XIW_QUEUE_USER_GFP;
+	unsigned int i, n = size >> PAGE_SHIFT;
+	struct page **pages;
+	void *addr;
+
+	pages = kvcalloc(n, sizeof(*pages), gfp);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(gfp | __GFP_ZERO);
+		if (!pages[i])
+			goto err;
+	}
+	/* from here on vfree() frees the pages and the array */
+	addr = vmap(pages, n, VM_MAP | VM_USERMAP | VM_MAP_PUT_PAGES,
+		    PAGE_KERNEL);
+	if (addr)
+		return addr;
+err:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return NULL;
+}
 
 int xiw_queue_init(struct xiw_queue *q, struct ib_udata *udata, u32 min_num,
 		   u32 esize, u64 *mmap_key)
@@ -52,10 +97,10 @@ int xiw_queue_init(struct xiw_queue *q, struct ib_udata *udata, u32 min_num,
 	}
 
 	uctx = rdma_udata_to_drv_context(udata, struct xiw_ucontext, base);
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	entry = kzalloc(sizeof(*entry), XIW_QUEUE_USER_GFP);
 	if (!entry)
 		return -ENOMEM;
-	entry->addr = vmalloc_user(size);
+	entry->addr = xiw_queue_user_alloc(size);
 	if (!entry->addr) {
 		kfree(entry);
 		return -ENOMEM;

@@ -26,8 +26,11 @@
  * tx_pages_busy counts it.
  *
  * Only the TX runner (owner of XIW_DP_TX_BUSY) uses the ring; RX runs TX
- * with GFP_ATOMIC (xiw_dp_tx_from_rx()). The pages are released with the
- * data path; skbs still holding one keep it until they are freed.
+ * with GFP_ATOMIC (xiw_dp_tx_from_rx()). A user QP's pages are charged to
+ * the memory cgroup of the process that created it, also when the TX work
+ * or softirq RX allocates them (xiw_qp_memcg_enter()); the charge goes
+ * with the page. The pages are released with the data path; skbs still
+ * holding one keep it until they are freed.
  */
 #include <linux/gfp.h>
 #include <linux/highmem.h>
@@ -35,13 +38,20 @@
 
 #include "xiw_dp.h"
 
-/* The page of the ring at @i, allocated if need be; NULL if busy. */
-static struct page *xiw_tx_page_take(struct xiw_tx_pages *p, u32 i, gfp_t gfp)
+/*
+ * The page of the ring at @i, allocated if need be (charged to the QP's
+ * creator, see xiw_qp_gfp()); NULL if busy or out of memory.
+ */
+static struct page *xiw_tx_page_take(struct xiw_qp_dp *dp, u32 i, gfp_t gfp)
 {
+	struct xiw_tx_pages *p = &dp->tx.pages;
 	struct page *page = p->page[i];
+	struct mem_cgroup *memcg;
 
 	if (!page) {
-		page = alloc_page(gfp | __GFP_NOWARN);
+		memcg = xiw_qp_memcg_enter(dp->qp);
+		page = alloc_page(xiw_qp_gfp(dp->qp, gfp) | __GFP_NOWARN);
+		xiw_qp_memcg_exit(memcg);
 		p->page[i] = page;
 		return page;
 	}
@@ -109,14 +119,14 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 	 */
 	idx = p->idx;
 	off = 0;
-	if (!xiw_tx_page_take(p, idx, gfp)) {
+	if (!xiw_tx_page_take(dp, idx, gfp)) {
 		if (!p->page[idx])
 			goto busy;
 		off = p->off;		/* in flight: only its unused tail */
 		if (off == PAGE_SIZE) {
 			idx = (idx + 1) % XIW_TX_PAGES;
 			off = 0;
-			if (!xiw_tx_page_take(p, idx, gfp))
+			if (!xiw_tx_page_take(dp, idx, gfp))
 				goto busy;
 		}
 	}
@@ -125,7 +135,7 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 	if (1 + need > ARRAY_SIZE(tx->bv))
 		return false;
 	for (i = 1; i <= need; i++)
-		if (!xiw_tx_page_take(p, (idx + i) % XIW_TX_PAGES, gfp))
+		if (!xiw_tx_page_take(dp, (idx + i) % XIW_TX_PAGES, gfp))
 			goto busy;
 
 	/* Copy; the CRC covers the copy, which is what goes out. */

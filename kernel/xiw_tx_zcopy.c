@@ -83,9 +83,10 @@ bool xiw_tx_zcopy_enabled(void)
 	return READ_ONCE(tx_zcopy);
 }
 
-int xiw_tx_zc_attach(struct xiw_qp_dp *dp)
+/* @gfp: the data path's allocation flags (xiw_qp_gfp()) */
+int xiw_tx_zc_attach(struct xiw_qp_dp *dp, gfp_t gfp)
 {
-	struct xiw_zc_owner *o = kzalloc(sizeof(*o), GFP_KERNEL);
+	struct xiw_zc_owner *o = kzalloc(sizeof(*o), gfp);
 
 	if (!o)
 		return -ENOMEM;

@@ -31,6 +31,27 @@
 //	A QP in one PD with an SRQ in another: the SRQ's receive buffers
 //	(registered in the SRQ's PD) take a Send.
 //
+//   sgelimit ADDR PORT
+//	Both QPs created with one SGE per WR: 2-SGE sends (alone, second
+//	in a chain, inline), a 2-SGE ibv_wr_set_sge_list() batch, 2-SGE
+//	receives on the QP and on an SRQ of max_sge 1 all fail their post
+//	with EINVAL (bad_wr at the WR); the connection then still carries
+//	a Send and Writes, every byte checked.
+//
+//   conns ADDR PORT N [step|go [DEPTH]]
+//	N connections of queue depth DEPTH (16) one after the other, each
+//	used by a Write each way (the process locks its memory first);
+//	"CONN i" after each (with "step": then a line from stdin before the
+//	next), "HOLD" after all; torn down when stdin closes ("FREED"). For
+//	a test that watches the memory cgroup of the process.
+//
+//   accepter ADDR PORT N / connector ADDR PORT N
+//	The passive side with N QPs created before any connection, which
+//	it then accepts requests with, one by one ("READY", a line from
+//	stdin, then "CONN i" or "FAILED i: why"); and the active side, in
+//	another process ("CONN i" or "REFUSED i: event"). For a test that
+//	limits the memory cgroup of the passive side only.
+//
 //   cycle ADDR PORT N
 //	N connections set up and torn down in turn: "CYCLE i ms=..." each,
 //	"WORST ms=..." at the end.
@@ -68,7 +89,10 @@
 
 #include <infiniband/verbs.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <rdma/rdma_cma.h>
 
 #include <algorithm>
@@ -431,6 +455,364 @@ int do_qpaccess(cm_pair::Pair &pair)
 		srv.teardown();
 		cli.teardown();
 	}
+	return 0;
+}
+
+// Issue 34 item 3: SGE limits of the QP, not the device's, at post time.
+// Both ends are created with one SGE per WR (the active one as an
+// ibv_qp_ex QP). A send WR, a receive WR and an SRQ receive with two
+// SGEs must fail their post with EINVAL and bad_wr at that WR (in a
+// chain, the WR before it posted), ibv_wr_set_sge_list() with two SGEs
+// must fail the batch at ibv_wr_complete(); then the connection must
+// still carry a Send and a Write, their bytes checked.
+int do_sgelimit(cm_pair::Pair &pair)
+{
+	Side srv, cli;
+	rdma_conn_param p{};
+	rdma_cm_id *passive;
+	SideOpts co = depth(16), so = depth(16);
+
+	co.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE;
+	pair.connect([&](rdma_cm_id *id) { cli.setup(id, co); },
+		     [&](rdma_cm_id *id) { srv.setup(id, so); }, p, p,
+		     &passive);
+	std::memset(srv.mem.data(), 0x3c, srv.mem.size());
+	for (size_t i = 0; i < cli.mem.size(); i++)
+		cli.mem[i] = uint8_t(i * 7 + 1);
+
+	ibv_qp_attr qa{};
+	ibv_qp_init_attr qi{};
+	ibv_query_qp(cli.id->qp, &qa, IBV_QP_CAP, &qi);
+	check(qi.cap.max_send_sge == 1 && qi.cap.max_recv_sge == 1,
+	      "QP created with max_send_sge 1, max_recv_sge 1 (query says " +
+		      std::to_string(qi.cap.max_send_sge) + ", " +
+		      std::to_string(qi.cap.max_recv_sge) + ")");
+
+	ibv_sge two[2] = { { (uintptr_t)cli.mem.data(), 32, cli.mr->lkey },
+			   { (uintptr_t)cli.mem.data() + 32, 32, cli.mr->lkey } };
+	ibv_send_wr ok_wr{}, big{}, *bad = nullptr;
+
+	// A 2-SGE Send alone.
+	big.wr_id = 2;
+	big.opcode = IBV_WR_SEND;
+	big.sg_list = two;
+	big.num_sge = 2;
+	big.send_flags = IBV_SEND_SIGNALED;
+	int rv = ibv_post_send(cli.id->qp, &big, &bad);
+	check(rv == EINVAL && bad == &big,
+	      "2-SGE Send on max_send_sge 1: EINVAL, bad_wr at it (got " +
+		      std::to_string(rv) + (bad == &big ? ", bad_wr ok)" :
+					     ", bad_wr wrong)"));
+
+	// A valid Write, then a 2-SGE Write, in one chain.
+	ibv_sge one{ (uintptr_t)cli.mem.data(), 64, cli.mr->lkey };
+	ok_wr.wr_id = 3;
+	ok_wr.opcode = IBV_WR_RDMA_WRITE;
+	ok_wr.sg_list = &one;
+	ok_wr.num_sge = 1;
+	ok_wr.send_flags = IBV_SEND_SIGNALED;
+	ok_wr.wr.rdma.remote_addr = (uintptr_t)srv.mem.data();
+	ok_wr.wr.rdma.rkey = srv.mr->rkey;
+	ok_wr.next = &big;
+	big.wr_id = 4;
+	big.opcode = IBV_WR_RDMA_WRITE;
+	big.wr.rdma.remote_addr = (uintptr_t)srv.mem.data() + 1024;
+	big.wr.rdma.rkey = srv.mr->rkey;
+	bad = nullptr;
+	rv = ibv_post_send(cli.id->qp, &ok_wr, &bad);
+	check(rv == EINVAL && bad == &big,
+	      "chain [Write, 2-SGE Write]: EINVAL, bad_wr at the second (got " +
+		      std::to_string(rv) + (bad == &big ? ", bad_wr ok)" :
+					     bad == &ok_wr ? ", bad_wr at the first)" :
+					     ", bad_wr wrong)"));
+	// The same as inline data: the SGE count is the QP's limit too.
+	big.next = nullptr;
+	big.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	bad = nullptr;
+	rv = ibv_post_send(cli.id->qp, &big, &bad);
+	check(rv == EINVAL && bad == &big,
+	      "2-SGE inline Write on max_send_sge 1: EINVAL (got " +
+		      std::to_string(rv) + ")");
+
+	// ibv_qp_ex: a 2-SGE list fails the batch at wr_complete.
+	ibv_wr_start(cli.qpx);
+	cli.qpx->wr_id = 5;
+	cli.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(cli.qpx);
+	ibv_wr_set_sge_list(cli.qpx, 2, two);
+	rv = ibv_wr_complete(cli.qpx);
+	check(rv == EINVAL, "ibv_wr_set_sge_list() of 2 SGEs: ibv_wr_complete "
+			    "EINVAL (got " + std::to_string(rv) + ")");
+
+	// Receives: the QP's max_recv_sge and an SRQ's max_sge.
+	ibv_sge rtwo[2] = { { (uintptr_t)srv.mem.data() + 4096, 32, srv.mr->lkey },
+			    { (uintptr_t)srv.mem.data() + 4128, 32, srv.mr->lkey } };
+	ibv_recv_wr rbig{}, *rbad = nullptr;
+	rbig.wr_id = 6;
+	rbig.sg_list = rtwo;
+	rbig.num_sge = 2;
+	rv = ibv_post_recv(srv.id->qp, &rbig, &rbad);
+	check(rv == EINVAL && rbad == &rbig,
+	      "2-SGE receive on max_recv_sge 1: EINVAL, bad_wr at it (got " +
+		      std::to_string(rv) + ")");
+	ibv_srq_init_attr sa{};
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 1;
+	ibv_srq *srq = ibv_create_srq(srv.pd, &sa);
+	if (!srq)
+		die("ibv_create_srq");
+	rbad = nullptr;
+	rv = ibv_post_srq_recv(srq, &rbig, &rbad);
+	check(rv == EINVAL && rbad == &rbig,
+	      "2-SGE receive on an SRQ of max_sge 1: EINVAL, bad_wr at it (got " +
+		      std::to_string(rv) + ")");
+	ibv_destroy_srq(srq);
+
+	// The first Write of the chain went; then the QP still works.
+	auto wc = cli.poll(1, 20000);
+	check(wc.size() == 1 && wc[0].wr_id == 3 &&
+		      wc[0].status == IBV_WC_SUCCESS,
+	      std::string("the Write before the refused WR completes (") +
+		      (wc.empty() ? "none" : ibv_wc_status_str(wc[0].status)) +
+		      ")");
+	srv.post_recv(7, srv.mem.data() + 2048, 256);
+	if (cli.post(IBV_WR_SEND, 8, cli.mem.data() + 512, 200))
+		die("post send");
+	wc = cli.poll(1, 20000);
+	check(wc.size() == 1 && wc[0].wr_id == 8 &&
+		      wc[0].status == IBV_WC_SUCCESS,
+	      std::string("a following 1-SGE Send completes (") +
+		      (wc.empty() ? "none" : ibv_wc_status_str(wc[0].status)) +
+		      ")");
+	auto rwc = srv.poll(1, 20000);
+	check(rwc.size() == 1 && rwc[0].wr_id == 7 &&
+		      rwc[0].status == IBV_WC_SUCCESS && rwc[0].byte_len == 200 &&
+		      !std::memcmp(srv.mem.data() + 2048, cli.mem.data() + 512, 200),
+	      "and is received, 200 bytes equal");
+	ibv_wr_start(cli.qpx);
+	cli.qpx->wr_id = 9;
+	cli.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(cli.qpx, srv.mr->rkey, (uintptr_t)srv.mem.data() + 3072);
+	ibv_wr_set_sge_list(cli.qpx, 1, two);
+	rv = ibv_wr_complete(cli.qpx);
+	wc = cli.poll(1, 20000);
+	check(!rv && wc.size() == 1 && wc[0].wr_id == 9 &&
+		      wc[0].status == IBV_WC_SUCCESS &&
+		      !std::memcmp(srv.mem.data(), cli.mem.data(), 64) &&
+		      !std::memcmp(srv.mem.data() + 3072, cli.mem.data(), 32) &&
+		      srv.mem[1024] == 0x3c && srv.mem[3072 + 32] == 0x3c,
+	      "a following ibv_wr Write completes; every byte Written is there, "
+	      "none of the refused ones");
+	long ms = wait_event(pair.cch, RDMA_CM_EVENT_DISCONNECTED, 200);
+	check(ms < 0, "the connection is still up");
+
+	rdma_disconnect(cli.id);
+	srv.teardown();
+	cli.teardown();
+	return 0;
+}
+
+// What this process needs later is charged to its memory cgroup now and
+// locked: at the cgroup's limit only kernel memory is new (a page fault
+// there would invoke the cgroup's OOM killer instead of failing a verb).
+void lock_memory()
+{
+	constexpr size_t kReserve = 8 << 20;
+	void *reserve;
+
+	// the heap keeps it after the free (no mmap, no trim)
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	mallopt(M_MMAP_THRESHOLD, 16 << 20);
+	reserve = std::malloc(kReserve);
+	if (!reserve)
+		die("malloc");
+	std::memset(reserve, 1, kReserve);
+	asm volatile("" : : "r"(reserve) : "memory");
+	std::free(reserve);
+	if (mlockall(MCL_CURRENT))
+		die("mlockall");
+}
+
+// Issue 34 item 7: connections one after the other, for a test that
+// watches the memory cgroup this process runs in. After connection i
+// prints "CONN i" and, with @step, waits for a line on stdin (the test
+// reads the cgroup's charge meanwhile). A setup that fails ends the
+// process with the failing call and its errno (cm_pair::die), as any
+// rdma_cm client would see it. After all N: "HOLD", then everything is
+// torn down once stdin is closed, and "FREED".
+int do_conns(cm_pair::Pair &pair, int n, bool step, uint32_t qdepth)
+{
+	std::vector<Side> cli(n), srv(n);
+	char line[64];
+
+	lock_memory();
+	for (int i = 0; i < n; i++) {
+		rdma_conn_param p{};
+		rdma_cm_id *passive;
+
+		pair.connect([&](rdma_cm_id *id) { cli[i].setup(id, depth(qdepth)); },
+			     [&](rdma_cm_id *id) { srv[i].setup(id, depth(qdepth)); },
+			     p, p, &passive);
+		// an 8 KiB Write each way: one FPDU each, copied into TX pages
+		if (cli[i].post(IBV_WR_RDMA_WRITE, 1, cli[i].mem.data(), 8192,
+				true, (uintptr_t)srv[i].mem.data(), srv[i].mr->rkey) ||
+		    srv[i].post(IBV_WR_RDMA_WRITE, 2, srv[i].mem.data(), 8192,
+				true, (uintptr_t)cli[i].mem.data(), cli[i].mr->rkey))
+			die("ibv_post_send");
+		cli[i].poll_ok();
+		srv[i].poll_ok();
+		std::printf("CONN %d\n", i + 1);
+		std::fflush(stdout);
+		if (step && !std::fgets(line, sizeof(line), stdin))
+			step = false;
+	}
+	std::printf("HOLD\n");
+	std::fflush(stdout);
+	while (std::fgets(line, sizeof(line), stdin))
+		;
+	for (int i = 0; i < n; i++) {
+		rdma_disconnect(cli[i].id);
+		srv[i].teardown();
+		cli[i].teardown();
+	}
+	std::printf("FREED\n");
+	return 0;
+}
+
+// Issue 34 item 7, the passive side under a limit: N QPs (PD, CQ, QP of
+// depth 16, 8 KiB MR) created up front on the listener's device, then
+// "READY" and a line from stdin (the test sets the cgroup's limit); then
+// each connection request is accepted with the next of these QPs
+// (conn_param.qp_num). Nothing else this process does then allocates
+// charged kernel memory: the TCP socket was accepted by xiw's work, the
+// rings are mapped, the process's memory is locked. So what meets the
+// limit is xiw's per-connection memory. "CONN i" per connection, "FAILED
+// i: ..." for the first that fails (exit 2), "HOLD" after N.
+int do_accepter(cm_pair::Pair &pair, int n)
+{
+	ibv_context *ctx = pair.lid->verbs;
+	std::vector<std::vector<uint8_t>> mem(n);
+	std::vector<ibv_qp *> qps(n);
+	char line[64];
+
+	if (!ctx)
+		die("accepter: listener has no device");
+	for (int i = 0; i < n; i++) {
+		ibv_pd *pd = ibv_alloc_pd(ctx);
+		ibv_cq *cq = pd ? ibv_create_cq(ctx, 48, nullptr, nullptr, 0) :
+				  nullptr;
+		ibv_qp_init_attr a{};
+
+		if (!cq)
+			die("accepter: pd/cq");
+		a.qp_type = IBV_QPT_RC;
+		a.send_cq = cq;
+		a.recv_cq = cq;
+		a.cap.max_send_wr = 16;
+		a.cap.max_recv_wr = 16;
+		a.cap.max_send_sge = 1;
+		a.cap.max_recv_sge = 1;
+		qps[i] = ibv_create_qp(pd, &a);
+		mem[i].assign(8192, 0);
+		if (!qps[i] || !ibv_reg_mr(pd, mem[i].data(), mem[i].size(),
+					   IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_WRITE))
+			die("accepter: qp/mr");
+	}
+	lock_memory();
+	std::printf("READY\n");
+	std::fflush(stdout);
+	if (!std::fgets(line, sizeof(line), stdin))
+		return 2;
+	// Requests and establishments may interleave (the next request can
+	// come before this side's ESTABLISHED). The first failure ends the
+	// process at once: its end releases everything (no rdma_destroy_id(),
+	// which would wait for events not acknowledged).
+	for (int accepted = 0, established = 0; established < n;) {
+		rdma_cm_event *ev;
+
+		if (rdma_get_cm_event(pair.sch, &ev))
+			die("rdma_get_cm_event");
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && accepted < n) {
+			rdma_cm_id *id = ev->id;
+			rdma_conn_param p{};
+
+			rdma_ack_cm_event(ev);
+			p.qp_num = qps[accepted++]->qp_num;
+			p.responder_resources = 1;
+			p.initiator_depth = 1;
+			if (rdma_accept(id, &p)) {
+				std::printf("FAILED %d: rdma_accept: %s\n",
+					    accepted, std::strerror(errno));
+				std::fflush(stdout);
+				_exit(2);
+			}
+			continue;
+		}
+		if (ev->event != RDMA_CM_EVENT_ESTABLISHED) {
+			std::printf("FAILED %d: %s, status %d (%s)\n", accepted,
+				    rdma_event_str(ev->event), ev->status,
+				    std::strerror(-ev->status));
+			std::fflush(stdout);
+			_exit(2);
+		}
+		rdma_ack_cm_event(ev);
+		std::printf("CONN %d\n", ++established);
+		std::fflush(stdout);
+	}
+	std::printf("HOLD\n");
+	std::fflush(stdout);
+	while (std::fgets(line, sizeof(line), stdin))
+		;
+	_exit(0);	// the process's end releases everything
+}
+
+// The active side for "accepter", in another process: up to N
+// connections to ADDR:PORT one after the other, "CONN i" each, until one
+// is refused ("REFUSED i: event, status"); then it holds them until
+// stdin closes.
+int do_connector(const char *addr, const char *port, int n)
+{
+	rdma_event_channel *ch = rdma_create_event_channel();
+	std::vector<Side> sides(n);	// kept until the process ends
+	addrinfo hints{}, *ai;
+	char line[64];
+
+	hints.ai_socktype = SOCK_STREAM;
+	if (!ch || getaddrinfo(addr, port, &hints, &ai))
+		die("connector: channel/address");
+	for (int i = 0; i < n; i++) {
+		rdma_cm_id *id;
+		rdma_cm_event *ev;
+		rdma_conn_param p{};
+
+		if (rdma_create_id(ch, &id, nullptr, RDMA_PS_TCP) ||
+		    rdma_resolve_addr(id, nullptr, ai->ai_addr, 5000))
+			die("connector: resolve_addr");
+		rdma_ack_cm_event(cm_pair::expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+		if (rdma_resolve_route(id, 5000))
+			die("connector: resolve_route");
+		rdma_ack_cm_event(cm_pair::expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+		sides[i].setup(id, depth(16));
+		p.responder_resources = 1;
+		p.initiator_depth = 1;
+		if (rdma_connect(id, &p))
+			die("connector: rdma_connect");
+		if (rdma_get_cm_event(ch, &ev))
+			die("rdma_get_cm_event");
+		if (ev->event != RDMA_CM_EVENT_ESTABLISHED) {
+			std::printf("REFUSED %d: %s, status %d\n", i + 1,
+				    rdma_event_str(ev->event), ev->status);
+			rdma_ack_cm_event(ev);
+			break;
+		}
+		rdma_ack_cm_event(ev);
+		std::printf("CONN %d\n", i + 1);
+		std::fflush(stdout);
+	}
+	std::fflush(stdout);
+	while (std::fgets(line, sizeof(line), stdin))
+		;
 	return 0;
 }
 
@@ -938,12 +1320,15 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|hold|traffic|reuse|qpnum ADDR PORT [N [SRC]]\n",
+			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|sgelimit|conns|accepter|connector|hold|traffic|reuse|qpnum ADDR PORT [N [SRC|step|go [DEPTH]]]\n",
 			     argv[0]);
 		return 2;
 	}
 	std::string cmd = argv[1];
 	int n = argc > 4 ? std::atoi(argv[4]) : 20;
+
+	if (cmd == "connector")	// no listener of its own
+		return do_connector(argv[2], argv[3], n);
 	cm_pair::Pair pair(argv[2], argv[3],
 			   cmd == "traffic" && argc > 5 ? argv[5] : nullptr);
 
@@ -961,6 +1346,13 @@ int main(int argc, char **argv)
 		do_cycle(pair, n);
 	else if (cmd == "srqpd")
 		do_srqpd(pair);
+	else if (cmd == "sgelimit")
+		do_sgelimit(pair);
+	else if (cmd == "accepter")
+		return do_accepter(pair, n);
+	else if (cmd == "conns")
+		do_conns(pair, n, argc > 5 && std::string(argv[5]) == "step",
+			 argc > 6 ? std::atoi(argv[6]) : 16);
 	else if (cmd == "hold")
 		return do_hold(pair, n);
 	else if (cmd == "traffic")

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 300
-# description: QP lifecycle and access edges: QP access flags enforced for remote Write/Read/atomics (rdma_cm's defaults allow atomics); connect/accept naming another process's QP refused; a connected QP moved to RESET executes no more remote Writes/Reads and its connection is aborted (the peer sees DISCONNECTED); WRs posted while the QP moves to ERROR all complete (30 connections); an SRQ in another PD than its QP takes a Send; the netdev going down aborts the connections of its QPs (no half-open socket left)
+# description: QP lifecycle and access edges: posts with more SGEs than the QP's (or SRQ's) limit fail with EINVAL at post time and the QP keeps working; QP access flags enforced for remote Write/Read/atomics (rdma_cm's defaults allow atomics); connect/accept naming another process's QP refused; a connected QP moved to RESET executes no more remote Writes/Reads and its connection is aborted (the peer sees DISCONNECTED); WRs posted while the QP moves to ERROR all complete (30 connections); an SRQ in another PD than its QP takes a Send; the netdev going down aborts the connections of its QPs (no half-open socket left)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 LC=$(need_prog xiw_lifecycle)
@@ -18,6 +18,11 @@ lc() {
 	[ "$rc" = 0 ] || fail "$tag: $(grep -m1 -E '^FAIL|xiw_lifecycle|rdma|die|srqpd' "lc-$tag.log")"
 	expect_nomatch "$(cat "lc-$tag.log")" '^FAIL' "$tag"
 }
+
+lc sgelimit sgelimit 192.0.2.1 7490
+n=$(grep -c '^ok' lc-sgelimit.log)
+[ "$n" = 12 ] || fail "sgelimit: $n of 12 checks ran"
+log "SGEs beyond the QP's max_send_sge/max_recv_sge and the SRQ's max_sge: EINVAL at post time, bad_wr at the WR; the connection still works"
 
 lc reset reset 192.0.2.1 7491
 n=$(grep -c '^ok' lc-reset.log)

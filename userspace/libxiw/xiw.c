@@ -286,6 +286,8 @@ static struct ibv_srq *xiw_create_srq(struct ibv_pd *pd,
 	if (rv)
 		goto err_free;
 
+	/* ibv_cmd_create_srq() wrote the kernel's attributes back */
+	srq->max_sge = attr->attr.max_sge;
 	rv = xiw_locked_ring_open(&srq->ring, &srq->lock, ibctx->cmd_fd,
 				  resp.drv.srq_key, resp.drv.num_rqe,
 				  sizeof(struct xiw_rqe));
@@ -342,8 +344,13 @@ static int xiw_check_qp_cap(const struct ibv_qp_cap *cap)
 	return 0;
 }
 
-/* Map the rings of a QP the kernel just created; undone by xiw_qp_fini. */
+/*
+ * Map the rings of a QP the kernel just created; undone by xiw_qp_fini.
+ * @cap: the capabilities as ibv_cmd_create_qp*() wrote them back from the
+ * kernel's response.
+ */
 static int xiw_qp_setup(struct xiw_qp *qp, bool with_srq, bool sq_sig_all,
+			const struct ibv_qp_cap *cap,
 			const struct xiw_uresp_create_qp *u)
 {
 	struct ibv_context *ibctx = qp->vqp.qp.context;
@@ -354,6 +361,8 @@ static int xiw_qp_setup(struct xiw_qp *qp, bool with_srq, bool sq_sig_all,
 	qp->vqp.qp.state = IBV_QPS_INIT;
 	qp->sq_sig_all = sq_sig_all;
 	qp->max_inline = to_xctx(ibctx)->max_inline;
+	qp->max_send_sge = cap->max_send_sge;
+	qp->max_recv_sge = cap->max_recv_sge;
 
 	rv = xiw_ring_map(&qp->sq, ibctx->cmd_fd, u->sq_key, u->num_sqe,
 			  sizeof(struct xiw_sqe));
@@ -420,7 +429,7 @@ static struct ibv_qp *xiw_create_qp(struct ibv_pd *pd,
 	if (rv)
 		goto err_free;
 	rv = xiw_qp_setup(qp, attr->srq != NULL, attr->sq_sig_all,
-			  &resp.drv);
+			  &attr->cap, &resp.drv);
 	if (rv)
 		goto err_destroy;
 	return &qp->vqp.qp;
@@ -468,7 +477,7 @@ static struct ibv_qp *xiw_create_qp_ex(struct ibv_context *ibctx,
 	if (rv)
 		goto err_free;
 	rv = xiw_qp_setup(qp, attr->srq != NULL, attr->sq_sig_all,
-			  &resp.drv);
+			  &attr->cap, &resp.drv);
 	if (rv)
 		goto err_destroy;
 

@@ -156,6 +156,7 @@ struct xiw_srq {
 	struct verbs_srq vsrq;
 	pthread_spinlock_t lock;
 	struct xiw_ring ring;
+	uint32_t max_sge;		/* SGEs per receive WR, as created */
 };
 
 struct xiw_qp {
@@ -165,6 +166,13 @@ struct xiw_qp {
 	struct xiw_ring sq;
 	bool sq_sig_all;
 	uint32_t max_inline;
+	/*
+	 * SGEs per send / receive WR as the kernel created the QP (its
+	 * create_qp response): a post beyond them fails with EINVAL, the
+	 * kernel would take such a WQE as a local QP operation error.
+	 */
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
 	/* doorbell object (SQ and RQ), or -1: the compatibility commands */
 	int db_fd;
 	struct xiw_db_cmd sq_db;

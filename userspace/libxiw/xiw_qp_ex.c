@@ -338,7 +338,8 @@ static void xiw_wr_set_sge_list(struct ibv_qp_ex *qpex, size_t num_sge,
 
 	if (!sqe)
 		return;
-	if (num_sge > XIW_MAX_SGE) {
+	/* wr_complete fails the batch with EINVAL */
+	if (num_sge > qp->max_send_sge) {
 		qp->wr_err = EINVAL;
 		return;
 	}

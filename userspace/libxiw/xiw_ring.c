@@ -24,7 +24,9 @@
  *   Inline (where the contract allows it; IBV_SEND_INLINE is ignored for
  *   Reads and atomics) copies up to max_inline bytes into the SQE, num_sge
  *   holding the byte count. IBV_SEND_FENCE is XIW_WQE_READ_FENCE.
- * - A receive may have 0..XIW_MAX_SGE SGEs.
+ * - A send WR may have 0..max_send_sge SGEs, a receive 0..max_recv_sge
+ *   (the SRQ's max_sge), as the QP or SRQ was created; more fail the post
+ *   with EINVAL.
  * - CQE opcode and status are the ib_uverbs values, equal to IBV_WC_*.
  */
 #include <endian.h>
@@ -332,7 +334,7 @@ int xiw_sqe_post_check(const struct xiw_qp *qp, const struct xiw_sqe *sqe,
 		       uint16_t flags)
 {
 	const struct xiw_sqe_limits lim = {
-		.max_sge = XIW_MAX_SGE,
+		.max_sge = qp->max_send_sge,
 		.max_inline = qp->max_inline,
 	};
 
@@ -385,7 +387,8 @@ static int xiw_build_sqe(struct xiw_qp *qp, const struct ibv_send_wr *wr,
 			qp->qp_id, wr->opcode);
 		return EINVAL;
 	}
-	if (wr->num_sge < 0)
+	/* the QP's limit, inline or not (as rdma-core's providers do) */
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
 		return EINVAL;
 
 	f = xiw_send_flags(qp, wr->send_flags);
@@ -445,9 +448,10 @@ static int xiw_build_sqe(struct xiw_qp *qp, const struct ibv_send_wr *wr,
 			return rv;
 		f |= XIW_WQE_INLINE;
 	} else {
-		/* IBV_SEND_INLINE means nothing for Read and atomics */
-		if (wr->num_sge > XIW_MAX_SGE)
-			return EINVAL;
+		/*
+		 * IBV_SEND_INLINE means nothing for Read and atomics;
+		 * num_sge <= max_send_sge <= XIW_MAX_SGE (checked above).
+		 */
 		if (wr->num_sge)
 			memcpy(sqe->sge, wr->sg_list,
 			       wr->num_sge * sizeof(struct ibv_sge));
@@ -498,16 +502,19 @@ int xiw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 /* ---- receive ----------------------------------------------------------- */
 
 /*
- * Post a chain of receive WRs into an RQ or SRQ ring. A zero-SGE receive
- * is legal (it takes a zero-length message or an Immediate Data message).
+ * Post a chain of receive WRs into an RQ or SRQ ring of @max_sge SGEs per
+ * WR (the QP's max_recv_sge or the SRQ's max_sge, at most XIW_MAX_SGE;
+ * the kernel's RX refuses an RQE beyond it). A zero-SGE receive is legal
+ * (it takes a zero-length message or an Immediate Data message).
  */
-static int xiw_post_rqes(struct xiw_ring *rq, struct ibv_recv_wr *wr,
-			 struct ibv_recv_wr **bad_wr, unsigned int *posted)
+static int xiw_post_rqes(struct xiw_ring *rq, uint32_t max_sge,
+			 struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr,
+			 unsigned int *posted)
 {
 	for (; wr; wr = wr->next) {
 		struct xiw_rqe *rqe = xiw_ring_elem(rq, rq->idx);
 
-		if (wr->num_sge < 0 || wr->num_sge > XIW_MAX_SGE) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
 			*bad_wr = wr;
 			return EINVAL;
 		}
@@ -539,7 +546,7 @@ int xiw_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		return EINVAL;
 	}
 	pthread_spin_lock(&qp->rq_lock);
-	rv = xiw_post_rqes(&qp->rq, wr, bad_wr, &posted);
+	rv = xiw_post_rqes(&qp->rq, qp->max_recv_sge, wr, bad_wr, &posted);
 	pthread_spin_unlock(&qp->rq_lock);
 
 	if (posted)
@@ -555,7 +562,7 @@ int xiw_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	int rv;
 
 	pthread_spin_lock(&srq->lock);
-	rv = xiw_post_rqes(&srq->ring, wr, bad_wr, &posted);
+	rv = xiw_post_rqes(&srq->ring, srq->max_sge, wr, bad_wr, &posted);
 	pthread_spin_unlock(&srq->lock);
 	return rv;
 }

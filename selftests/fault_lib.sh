@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: GPL-2.0
+# fault_lib.sh: resource pressure and fault injection for VM tests.
+# Source it after lib.sh:
+#	. "$(dirname "${BASH_SOURCE[0]}")/../fault_lib.sh"
+# The test VM's kernel has no fault injection (no FAILSLAB, no
+# FAIL_PAGE_ALLOC): pressure comes from limits a process can be put
+# under. Each section names its functions with its own prefix.
+
+# memory cgroups
+#
+# cgroup v2's memory controller, for a process whose kernel memory must
+# be charged to it and limited by it. The VM mounts no cgroup file
+# system: memcg_create mounts cgroup2 on $MEMCG_ROOT if nothing is there
+# and enables the memory controller for the root's children. A cgroup is
+# named by its NAME under $MEMCG_ROOT; the test runs a command in it with
+# memcg_run and reads its charge with memcg_current, memcg_stat and
+# memcg_event. memcg_create defers memcg_remove (and the unmount, if it
+# mounted), so call it in the test's shell, not inside $(...).
+
+MEMCG_ROOT=${MEMCG_ROOT:-/sys/fs/cgroup}
+
+# memcg_mount: cgroup2 on $MEMCG_ROOT, memory controller on for children.
+memcg_mount() {
+	if [ ! -e "$MEMCG_ROOT/cgroup.controllers" ]; then
+		mkdir -p "$MEMCG_ROOT"
+		mount -t cgroup2 cgroup2 "$MEMCG_ROOT" || fail "cannot mount cgroup2 on $MEMCG_ROOT"
+		defer umount "$MEMCG_ROOT"
+	fi
+	grep -qw memory "$MEMCG_ROOT/cgroup.controllers" ||
+		skip "no memory controller in cgroup2 ($(cat "$MEMCG_ROOT/cgroup.controllers"))"
+	grep -qw memory "$MEMCG_ROOT/cgroup.subtree_control" ||
+		echo +memory >"$MEMCG_ROOT/cgroup.subtree_control"
+}
+
+# memcg_path NAME: the cgroup's directory.
+memcg_path() { echo "$MEMCG_ROOT/$1"; }
+
+# memcg_create NAME [MAX]: a new cgroup NAME with memory.max MAX (bytes,
+# default max) and no swap, removed at exit (memcg_remove).
+memcg_create() {
+	local cg=$MEMCG_ROOT/$1
+
+	memcg_mount
+	mkdir "$cg" || fail "cannot create cgroup $1"
+	defer memcg_remove "$1"
+	memcg_set_max "$1" "${2:-max}"
+	if [ -e "$cg/memory.swap.max" ]; then echo 0 >"$cg/memory.swap.max"; fi
+}
+
+# memcg_set_max NAME BYTES|max: change the cgroup's limit.
+memcg_set_max() { echo "$2" >"$MEMCG_ROOT/$1/memory.max"; }
+
+# memcg_run NAME CMD [ARGS...]: run CMD inside the cgroup (in a subshell
+# that moves itself there and execs CMD); its status is CMD's. Put it in
+# the background, a coproc or a pipe as any command.
+memcg_run() {
+	local cg=$MEMCG_ROOT/$1
+
+	shift
+	# the status is CMD's to judge: no ERR trap for it here
+	(echo "$BASHPID" >"$cg/cgroup.procs" && exec "$@") || return $?
+}
+
+# memcg_current NAME: memory.current, bytes charged to the cgroup now.
+memcg_current() { cat "$MEMCG_ROOT/$1/memory.current"; }
+
+# memcg_stat NAME KEY: KEY's value in memory.stat (e.g. kernel, vmalloc,
+# slab_unreclaimable, sock; bytes), 0 if the kernel has no such key.
+memcg_stat() {
+	awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }' "$MEMCG_ROOT/$1/memory.stat"
+}
+
+# memcg_event NAME KEY: KEY's count in memory.events (max, oom,
+# oom_kill, ...).
+memcg_event() {
+	awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }' "$MEMCG_ROOT/$1/memory.events"
+}
+
+# memcg_procs NAME: the PIDs in the cgroup, one a line.
+memcg_procs() { cat "$MEMCG_ROOT/$1/cgroup.procs"; }
+
+# memcg_remove NAME: kill what still runs in the cgroup, wait until it is
+# empty (10 s), remove it. Deferred by memcg_create; a cgroup that cannot
+# be removed fails the test.
+memcg_remove() {
+	local cg=$MEMCG_ROOT/$1
+
+	[ -d "$cg" ] || return 0
+	if [ -s "$cg/cgroup.procs" ]; then echo 1 >"$cg/cgroup.kill"; fi
+	wait_for 10 eval "[ ! -s '$cg/cgroup.procs' ]" ||
+		fail "cgroup $1 still has processes: $(tr '\n' ' ' <"$cg/cgroup.procs")"
+	wait_for 10 rmdir "$cg" || fail "cannot remove cgroup $1"
+}
