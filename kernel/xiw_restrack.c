@@ -23,8 +23,9 @@
  * data path that destroy has freed; obs_restrack_race runs dumps against
  * object cycles to keep it so. They only read: ring occupancy is a
  * snapshot of the slots' ownership flags, taken without the rings' locks,
- * so it may be stale by the time it is printed but never changes anything. A QP's connection state is read
- * under its state mutex, which keeps qp->dp and its socket.
+ * so it may be stale by the time it is printed but never changes anything.
+ * A QP's connection state is read under its state mutex, which keeps
+ * qp->dp and its socket.
  */
 #include <net/inet_sock.h>
 #include <net/ipv6.h>
