@@ -579,6 +579,7 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	INIT_WORK(&dp->tx_work, xiw_tx_work);
 	INIT_WORK(&dp->err_work, xiw_dp_err_work);
 	INIT_DELAYED_WORK(&dp->term_work, xiw_dp_term_timeout);
+	INIT_DELAYED_WORK(&dp->tx_retry, xiw_tx_retry_work);
 	INIT_WORK(&dp->exec_work, xiw_dp_exec_work);
 	for (i = 0; i < XIW_QN_COUNT; i++) {
 		dp->tx.msn[i] = 1;
@@ -734,6 +735,8 @@ void xiw_qp_llp_stop(struct xiw_qp *qp)
 	xiw_dp_put(dp);
 	wait_for_completion(&dp->users_done);
 	cancel_work_sync(&dp->tx_work);
+	/* TX, stopped now, arms no backoff; a pending one queues tx_work */
+	cancel_delayed_work_sync(&dp->tx_retry);
 	cancel_delayed_work_sync(&dp->term_work);
 	cancel_work_sync(&dp->err_work);
 	cancel_work_sync(&dp->tx_work);

@@ -168,6 +168,8 @@ enum xiw_tx_kind {
 #define XIW_TX_BATCH_FPDU	4352	/* longest FPDU that is batched */
 #define XIW_TX_BATCH_MAX	32	/* FPDUs per batch */
 #define XIW_TX_PAGES		64	/* TX pages per QP (xiw_tx_pages.c) */
+#define XIW_TX_BACKOFF_MIN_MS	2	/* TCP short of memory: first wait */
+#define XIW_TX_BACKOFF_MAX_MS	128	/* ... doubling up to this */
 
 /*
  * A short response: one RX may send itself (xiw_dp_tx_from_rx()): an
@@ -226,6 +228,7 @@ struct xiw_tx_ctx {
 	bool zcopy;			/* send this FPDU's payload by reference */
 	bool from_rx;			/* RX runs TX (xiw_dp_tx_from_rx) */
 	bool more;			/* RX: another response follows at once */
+	u32 backoff_ms;			/* next memory-pressure wait, 0: none */
 	struct xiw_tx_zc *zc;		/* the SQ WR's zero-copy notifier */
 
 	/* Current FPDU: header | payload pieces | pad + CRC. */
@@ -320,6 +323,7 @@ struct xiw_qp_dp {
 	struct work_struct tx_work;
 	struct work_struct err_work;
 	struct delayed_work term_work;	/* Terminate send timeout */
+	struct delayed_work tx_retry;	/* TX backing off: TCP short of memory */
 	struct work_struct exec_work;	/* long Flush P / Verify */
 	struct xiw_irqe exec_irqe;	/* what exec_work executes */
 	struct xiw_mr *exec_mr;		/* its MR while it runs */
@@ -383,6 +387,7 @@ void xiw_dp_tx_from_rx(struct xiw_qp_dp *dp);
 void xiw_dp_tx_answer(struct xiw_qp_dp *dp, u32 n, bool all_short);
 void xiw_dp_tx_defer(struct xiw_qp_dp *dp);
 void xiw_tx_work(struct work_struct *w);
+void xiw_tx_retry_work(struct work_struct *w);
 void xiw_dp_exec_work(struct work_struct *w);
 bool xiw_tx_idle(struct xiw_qp_dp *dp);
 

@@ -18,7 +18,8 @@
  * (XIW_DOORBELL_SQ_BATCH) hand TX to the work item on another CPU and go
  * on (xiw_dp_tx_defer()), so WRs pile up and leave in batches. Every sendmsg is
  * MSG_DONTWAIT: when TCP is full, TX records its position inside the
- * FPDU, sets XIW_DP_TX_NOSPACE and sk_write_space requeues the work.
+ * FPDU, sets XIW_DP_TX_NOSPACE and sk_write_space requeues the work; when
+ * TCP is short of memory, a backoff timer does too (xiw_tx_backoff()).
  *
  * Zero copy: payload pages of a user MR are handed to TCP by reference
  * (MSG_ZEROCOPY with xiw's own ubuf_info, xiw_tx_zcopy.c) when the message
@@ -219,17 +220,64 @@ static bool xiw_op_needs_ord(u8 opcode)
 }
 
 /*
- * TCP took nothing (-EAGAIN, or 0): wait for sk_write_space. True if the
- * socket has room again already (it ran meanwhile): try once more.
+ * TCP short of memory. tcp_sendmsg_locked() with MSG_DONTWAIT also
+ * returns -EAGAIN when it cannot allocate or charge memory: an skb or a
+ * page fragment under GFP_ATOMIC, or the tcp_mem hard limit
+ * (sk_wmem_schedule(), which then moderates the send buffer down to
+ * SOCK_MIN_SNDBUF). The socket may still read as writeable then - a few
+ * KiB queued against the moderated buffer - and if nothing is in flight
+ * no sk_write_space will ever come, so retrying at once would spin, in
+ * softirq when RX runs TX, for as long as the shortage lasts. TX backs
+ * off instead, as sk_stream_wait_memory() makes a blocking sender wait:
+ * it stays parked with XIW_DP_TX_NOSPACE (tcp_sendmsg_locked() set
+ * SOCK_NOSPACE, so an ACK that frees memory still calls sk_write_space,
+ * which requeues TX), and tx_retry requeues it after
+ * XIW_TX_BACKOFF_MIN_MS, doubling up to XIW_TX_BACKOFF_MAX_MS while the
+ * sends keep failing. Any byte TCP takes ends the backoff. Caller owns
+ * TX_BUSY (tx->backoff_ms).
  */
-static bool xiw_tx_nospace(struct xiw_qp_dp *dp)
+static void xiw_tx_backoff(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	u32 ms = tx->backoff_ms ? tx->backoff_ms : XIW_TX_BACKOFF_MIN_MS;
+
+	tx->backoff_ms = min_t(u32, ms * 2, XIW_TX_BACKOFF_MAX_MS);
+	xiw_dp_dbg(dp, "TCP short of memory: TX retries in %u ms\n", ms);
+	mod_delayed_work(xiw_dp_wq, &dp->tx_retry, msecs_to_jiffies(ms));
+}
+
+/* The backoff is over: TX tries again, unless sk_write_space was first. */
+void xiw_tx_retry_work(struct work_struct *w)
+{
+	struct xiw_qp_dp *dp = container_of(to_delayed_work(w),
+					    struct xiw_qp_dp, tx_retry);
+
+	if (test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags))
+		xiw_dp_tx_queue(dp);
+}
+
+/*
+ * TCP took nothing (-EAGAIN, or 0): wait for sk_write_space. True if the
+ * socket has room again already: try once more. A socket without room
+ * (not writeable) always waits for sk_write_space. A writeable one is
+ * retried once per push (@retried): sk_write_space may have run between
+ * the failed sendmsg and the NOSPACE bit, and nobody would requeue TX;
+ * failing again with room is TCP short of memory: back off.
+ */
+static bool xiw_tx_nospace(struct xiw_qp_dp *dp, bool *retried)
 {
 	xiw_dp_stat_add(dp, XIW_STAT_TX_NOSPACE, 1);
 	set_bit(XIW_DP_TX_NOSPACE, &dp->flags);
 	/* sk_write_space may have run already */
 	smp_mb__after_atomic();
-	return sk_stream_is_writeable(dp->sk) &&
-	       test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags);
+	if (!sk_stream_is_writeable(dp->sk))
+		return false;
+	if (*retried) {
+		xiw_tx_backoff(dp);
+		return false;
+	}
+	*retried = true;
+	return test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags);
 }
 
 static int xiw_tx_sendmsg(struct xiw_qp_dp *dp, struct msghdr *msg)
@@ -245,6 +293,7 @@ static int xiw_tx_sendmsg(struct xiw_qp_dp *dp, struct msghdr *msg)
 static int xiw_tx_push(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
+	bool retried = false;
 
 	while (tx->bv_idx < tx->nbv) {
 		int first = tx->bv_idx, last, i;
@@ -280,12 +329,13 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 		rv = xiw_tx_sendmsg(dp, &msg);
 		if (rv <= 0) {
 			if (rv == -EAGAIN || rv == 0) {
-				if (xiw_tx_nospace(dp))
+				if (xiw_tx_nospace(dp, &retried))
 					continue;
 				return -EAGAIN;
 			}
 			return rv;
 		}
+		tx->backoff_ms = 0;
 		/* Advance by what TCP took, piece by piece. */
 		len = rv;
 		while (len) {
@@ -1378,6 +1428,7 @@ static bool xiw_tx_batch_add(struct xiw_qp_dp *dp)
 static int xiw_tx_batch_push(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
+	bool retried = false;
 
 	while (tx->batch_sent < tx->batch_len) {
 		struct kvec kv = {
@@ -1394,10 +1445,11 @@ static int xiw_tx_batch_push(struct xiw_qp_dp *dp)
 		if (rv <= 0) {
 			if (rv && rv != -EAGAIN)
 				return rv;
-			if (xiw_tx_nospace(dp))
+			if (xiw_tx_nospace(dp, &retried))
 				continue;
 			return -EAGAIN;
 		}
+		tx->backoff_ms = 0;
 		tx->batch_sent += rv;
 		xiw_tx_batch_done(dp);
 	}
@@ -1619,8 +1671,9 @@ static void xiw_tx_sq_set_active(struct xiw_qp *qp)
  * The flag is set while a TX runner owns the SQ and will look at it again
  * without a doorbell: while it runs, while its work is requeued after a
  * burst, and while it waits for an event that requeues it (socket space,
- * a Read Response for ORD or a fence). Otherwise it is cleared on the way
- * out, and then the head slot is checked once more: the poster publishes
+ * the end of a memory backoff, a Read Response for ORD or a fence).
+ * Otherwise it is cleared on the way out, and then the head slot is
+ * checked once more: the poster publishes
  * its WQE, issues a full barrier and loads the flag; we clear the flag,
  * issue a full barrier and load the slot's flags, so at least one of the
  * two sees the other's store and no WQE is left without a runner. The
