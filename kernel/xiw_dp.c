@@ -36,6 +36,7 @@
  * progress.
  */
 struct workqueue_struct *xiw_dp_wq;
+struct workqueue_struct *xiw_dp_bulk_wq;
 struct workqueue_struct *xiw_exec_wq;
 
 int xiw_dp_init(void)
@@ -43,9 +44,15 @@ int xiw_dp_init(void)
 	xiw_dp_wq = alloc_workqueue("xiw_dp", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!xiw_dp_wq)
 		return -ENOMEM;
+	/* TX of a QP with more to send than one run: nice 0 (xiw_tx_wq()) */
+	xiw_dp_bulk_wq = alloc_workqueue("xiw_dp_bulk", WQ_MEM_RECLAIM, 0);
 	/* long responder work (xiw_dp_exec_work): any CPU, never TX's */
 	xiw_exec_wq = alloc_workqueue("xiw_exec", WQ_UNBOUND, 0);
-	if (!xiw_exec_wq) {
+	if (!xiw_dp_bulk_wq || !xiw_exec_wq) {
+		if (xiw_exec_wq)
+			destroy_workqueue(xiw_exec_wq);
+		if (xiw_dp_bulk_wq)
+			destroy_workqueue(xiw_dp_bulk_wq);
 		destroy_workqueue(xiw_dp_wq);
 		return -ENOMEM;
 	}
@@ -55,6 +62,7 @@ int xiw_dp_init(void)
 void xiw_dp_exit(void)
 {
 	destroy_workqueue(xiw_exec_wq);
+	destroy_workqueue(xiw_dp_bulk_wq);
 	destroy_workqueue(xiw_dp_wq);
 }
 

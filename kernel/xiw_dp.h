@@ -229,6 +229,7 @@ struct xiw_tx_ctx {
 	bool from_rx;			/* RX runs TX (xiw_dp_tx_from_rx) */
 	bool more;			/* RX: another response follows at once */
 	u32 backoff_ms;			/* next memory-pressure wait, 0: none */
+	bool bulk;			/* more to send than a run: xiw_tx_wq() */
 	struct xiw_tx_zc *zc;		/* the SQ WR's zero-copy notifier */
 
 	/* Current FPDU: header | payload pieces | pad + CRC. */
@@ -379,6 +380,9 @@ void xiw_dp_put_lsges(struct xiw_lsge *sge, int n);
 struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp);
 struct xiw_qp_dp *xiw_dp_get_sk(struct sock *sk);
 void xiw_dp_put(struct xiw_qp_dp *dp);
+
+/* xiw_dp.c: TX work of a QP with more to send than one run (nice 0) */
+extern struct workqueue_struct *xiw_dp_bulk_wq;
 
 /* xiw_qp_tx.c: the TX engine */
 void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok);

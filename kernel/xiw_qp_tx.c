@@ -1707,6 +1707,34 @@ static bool xiw_tx_sq_idle(struct xiw_qp_dp *dp, int rv)
 }
 
 /*
+ * The workqueue of the TX work. xiw_dp_wq's workers run at nice -20, so
+ * that a poster's burst or a peer's requests are answered at once, ahead
+ * of whatever else the CPU runs. A QP whose TX has more to send than one
+ * run takes - its budget of XIW_TX_BURST FPDUs spent, or TCP full (or
+ * short of memory) - is a bulk flow, and at nice -20 it would take the
+ * CPU from every normal task there for as long as it lasts (a nice 0
+ * task gets about 1% beside a nice -20 one that never sleeps). Such a
+ * QP's TX is queued on xiw_dp_bulk_wq (nice 0, a fair share) until a run
+ * ends with nothing left that it could send; a latency-bound QP (every
+ * run drains its work) never leaves xiw_dp_wq. tx.bulk is written by the owner of TX_BUSY and
+ * read without a lock: a stale value picks the other queue once, and a
+ * work item queued on either runs TX all the same (TX_BUSY serialises).
+ */
+static struct workqueue_struct *xiw_tx_wq(struct xiw_qp_dp *dp)
+{
+	return READ_ONCE(dp->tx.bulk) ? xiw_dp_bulk_wq : xiw_dp_wq;
+}
+
+/* After a run of the TX loop that returned @rv: bulk flow or not. */
+static void xiw_tx_note_load(struct xiw_qp_dp *dp, int rv)
+{
+	bool bulk = rv > 0 || test_bit(XIW_DP_TX_NOSPACE, &dp->flags);
+
+	if (bulk != dp->tx.bulk)
+		WRITE_ONCE(dp->tx.bulk, bulk);
+}
+
+/*
  * A resume of TX can hold a split FPDU, so an RTR or Terminate arriving
  * mid-FPDU waits until the FPDU is out: they are framed only when
  * !fpdu_active (xiw_tx_next).
@@ -1724,6 +1752,7 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 			xiw_tx_sq_set_active(dp->qp);
 		dp->tx.sq_empty_seen = false;
 		rv = xiw_tx_loop(dp);
+		xiw_tx_note_load(dp, rv);
 		if (user && xiw_tx_sq_idle(dp, rv))
 			set_bit(XIW_DP_TX_MORE, &dp->flags);
 		clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
@@ -1755,7 +1784,7 @@ void xiw_tx_work(struct work_struct *w)
 /* Queue the TX work item (counted: the per-op cost of a hop). */
 void xiw_dp_tx_queue(struct xiw_qp_dp *dp)
 {
-	if (queue_work(xiw_dp_wq, &dp->tx_work))
+	if (queue_work(xiw_tx_wq(dp), &dp->tx_work))
 		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
 }
 
@@ -1898,7 +1927,7 @@ static void xiw_tx_queue_on(struct xiw_qp_dp *dp, unsigned int cpu)
 {
 	if (xiw_tx_request(dp))
 		return;
-	if (queue_work_on(cpu, xiw_dp_wq, &dp->tx_work))
+	if (queue_work_on(cpu, xiw_tx_wq(dp), &dp->tx_work))
 		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
 }
 
