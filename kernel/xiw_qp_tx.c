@@ -1709,20 +1709,57 @@ static bool xiw_tx_sq_idle(struct xiw_qp_dp *dp, int rv)
 /*
  * The workqueue of the TX work. xiw_dp_wq's workers run at nice -20, so
  * that a poster's burst or a peer's requests are answered at once, ahead
- * of whatever else the CPU runs. A QP whose TX has more to send than one
- * run takes - its budget of XIW_TX_BURST FPDUs spent, or TCP full (or
- * short of memory) - is a bulk flow, and at nice -20 it would take the
- * CPU from every normal task there for as long as it lasts (a nice 0
- * task gets about 1% beside a nice -20 one that never sleeps). Such a
- * QP's TX is queued on xiw_dp_bulk_wq (nice 0, a fair share) until a run
- * ends with nothing left that it could send; a latency-bound QP (every
- * run drains its work) never leaves xiw_dp_wq. tx.bulk is written by the owner of TX_BUSY and
- * read without a lock: a stale value picks the other queue once, and a
- * work item queued on either runs TX all the same (TX_BUSY serialises).
+ * of whatever else the CPU runs. TX work that keeps a CPU busy would take
+ * it from every normal task there for as long as it lasts (a nice 0 task
+ * gets about 1% beside a nice -20 one that never sleeps), so it goes to
+ * xiw_dp_bulk_wq (nice 0, a fair share) instead, in two cases:
+ *
+ * - the QP is a bulk flow: its last run had more to send than a run
+ *   takes (its budget of XIW_TX_BURST FPDUs spent, or TCP full or short
+ *   of memory), until a run ends with nothing left that it could send;
+ * - the CPU is loaded: TX work ran on it for more than half of the last
+ *   window of XIW_TX_LOAD_WINDOW_NS (xiw_tx_cpu_account()), whichever QPs
+ *   it was for - many QPs whose runs each drain their work can keep a CPU
+ *   just as busy as one bulk flow.
+ *
+ * A latency-bound QP on a CPU with time to spare never leaves xiw_dp_wq.
+ * tx.bulk is written by the owner of TX_BUSY, a CPU's load by the TX work
+ * on that CPU; both are read without a lock: a stale value picks the
+ * other queue once, and a work item queued on either runs TX all the
+ * same (TX_BUSY serialises the runners).
  */
-static struct workqueue_struct *xiw_tx_wq(struct xiw_qp_dp *dp)
+#define XIW_TX_LOAD_WINDOW_NS	(10 * NSEC_PER_MSEC)
+
+struct xiw_tx_cpu_load {
+	u64 win_start;		/* local_clock() at the window's start */
+	u64 busy;		/* ns of TX work in the window so far */
+	bool loaded;		/* the last window was more than half busy */
+};
+
+static DEFINE_PER_CPU(struct xiw_tx_cpu_load, xiw_tx_load);
+
+/* A run of the TX work on this CPU took from @t0 to now. */
+static void xiw_tx_cpu_account(u64 t0)
 {
-	return READ_ONCE(dp->tx.bulk) ? xiw_dp_bulk_wq : xiw_dp_wq;
+	struct xiw_tx_cpu_load *l = get_cpu_ptr(&xiw_tx_load);
+	u64 now = local_clock(), span;
+
+	l->busy += now - t0;
+	span = now - l->win_start;
+	if (span >= XIW_TX_LOAD_WINDOW_NS) {
+		WRITE_ONCE(l->loaded, l->busy * 2 > span);
+		l->win_start = now;
+		l->busy = 0;
+	}
+	put_cpu_ptr(&xiw_tx_load);
+}
+
+static struct workqueue_struct *xiw_tx_wq(struct xiw_qp_dp *dp,
+					  unsigned int cpu)
+{
+	return READ_ONCE(dp->tx.bulk) ||
+	       READ_ONCE(per_cpu_ptr(&xiw_tx_load, cpu)->loaded) ?
+	       xiw_dp_bulk_wq : xiw_dp_wq;
 }
 
 /* After a run of the TX loop that returned @rv: bulk flow or not. */
@@ -1770,6 +1807,7 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 void xiw_tx_work(struct work_struct *w)
 {
 	struct xiw_qp_dp *dp = container_of(w, struct xiw_qp_dp, tx_work);
+	u64 t0 = local_clock();
 
 	/*
 	 * Like a kick: if RX holds TX_BUSY to send responses only
@@ -1779,12 +1817,14 @@ void xiw_tx_work(struct work_struct *w)
 	/* TX_MORE before TX_BUSY; pairs with xiw_dp_tx_from_rx() */
 	smp_mb__after_atomic();
 	xiw_tx_run(dp);
+	xiw_tx_cpu_account(t0);
 }
 
 /* Queue the TX work item (counted: the per-op cost of a hop). */
 void xiw_dp_tx_queue(struct xiw_qp_dp *dp)
 {
-	if (queue_work(xiw_tx_wq(dp), &dp->tx_work))
+	/* a bound workqueue: the work runs on this CPU */
+	if (queue_work(xiw_tx_wq(dp, raw_smp_processor_id()), &dp->tx_work))
 		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
 }
 
@@ -1927,7 +1967,7 @@ static void xiw_tx_queue_on(struct xiw_qp_dp *dp, unsigned int cpu)
 {
 	if (xiw_tx_request(dp))
 		return;
-	if (queue_work_on(cpu, xiw_tx_wq(dp), &dp->tx_work))
+	if (queue_work_on(cpu, xiw_tx_wq(dp, cpu), &dp->tx_work))
 		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
 }
 

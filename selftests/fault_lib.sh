@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Fault and pressure helpers for the VM tests (sourced after lib.sh).
 #
 # The Debian kernel of the test VMs has no fault injection (no failslab,
