@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 240
-# description: TX under TCP memory pressure: tcp_mem squeezed to one page (over a few MiB of TCP ballast) for 4 s during ib_read_lat, ib_read_bw and ib_write_bw runs and a verified Write+Read stream (xiw_cm_tool); no CPU spends the squeeze in the kernel (a TX that retried sendmsg would spin there), every run completes after the restore, the stream's blocks are intact and every WR completes
+# description: TX under TCP memory pressure: tcp_mem squeezed to one page (over a few MiB of TCP ballast) for 4 s during ib_read_lat, ib_read_bw and ib_write_bw runs and a verified Write+Read stream (xiw_cm_tool); no CPU spends the squeeze in the kernel (90%) (a TX that retried sendmsg would spin there), every run completes after the restore, the stream's blocks are intact and every WR completes
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/perftest_lib.sh"
 . "$XIW_ROOT/selftests/fault_lib.sh"
@@ -21,10 +21,14 @@ counter() {
 cpu_kernel() { awk '$1 ~ /^cpu[0-9]/ { print $1, $4 + $7 + $8 }' /proc/stat; }
 
 # squeeze LABEL PORT: squeeze tcp_mem while traffic flows on PORT, 4 s;
-# over the last 3 s no CPU may spend more than 60% in the kernel (the
-# pollers spin in user space, TX parked on TCP waits in no CPU)
+# over the last 3 s no CPU may spend more than 90% in the kernel while
+# the traffic stands still (under 64 KiB acked): a TX that retries
+# sendmsg spins there, one parked on TCP waits in no CPU. Traffic that
+# goes on through the squeeze (a ping-pong's doorbells and RX took up to
+# 81% of a CPU) or ends in it is not judged; the pollers spin in user
+# space.
 squeeze() {
-	local label=$1 port=$2 n0 t0 t1 hot
+	local label=$1 port=$2 n0 t0 t1 hot acked
 	fault_tcp_mem_squeeze 1
 	sleep 1
 	cpu_kernel >a.st
@@ -32,12 +36,13 @@ squeeze() {
 	sleep 3
 	cpu_kernel >b.st
 	t1=$(now_us)
-	log "$label: squeezed (pressure $(fault_tcp_mem_pressure)), $(( $(tcp_bytes_acked "$port") - n0 )) bytes acked in 3 s; kernel time per CPU: $(paste -d' ' a.st b.st |
+	acked=$(( $(tcp_bytes_acked "$port") - n0 ))
+	log "$label: squeezed (pressure $(fault_tcp_mem_pressure)), $acked bytes acked in 3 s (< 0: the run ended); kernel time per CPU: $(paste -d' ' a.st b.st |
 		awk -v us=$((t1 - t0)) '{ printf "%s %d%% ", $1, ($4 - $2) * 1000000 / us }')"
 	fault_tcp_mem_restore
 	hot=$(paste -d' ' a.st b.st | awk -v us=$((t1 - t0)) \
-		'($4 - $2) * 1000000 / us > 60 { printf "%s ", $1 }')
-	[ -z "$hot" ] || fail "$label: CPU $hot in the kernel for most of the squeeze"
+		'($4 - $2) * 1000000 / us > 90 { printf "%s ", $1 }')
+	[ -z "$hot" ] || [ "$acked" -lt 0 ] || [ "$acked" -ge 65536 ] || fail "$label: CPU $hot in the kernel for most of the squeeze"
 }
 
 # pt LABEL PORT TOOL ARGS...: TOOL's server and client, squeezed once
