@@ -36,6 +36,7 @@
  * progress.
  */
 struct workqueue_struct *xiw_dp_wq;
+struct workqueue_struct *xiw_dp_bulk_wq;
 struct workqueue_struct *xiw_exec_wq;
 
 int xiw_dp_init(void)
@@ -43,6 +44,8 @@ int xiw_dp_init(void)
 	xiw_dp_wq = alloc_workqueue("xiw_dp", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!xiw_dp_wq)
 		return -ENOMEM;
+	/* TX of a QP with more to send than one run: nice 0 (xiw_tx_wq()) */
+	xiw_dp_bulk_wq = alloc_workqueue("xiw_dp_bulk", WQ_MEM_RECLAIM, 0);
 	/*
 	 * Long responder work (xiw_dp_exec_work): any CPU, never TX's. It
 	 * holds a reference on the data path, which xiw_qp_llp_stop() waits
@@ -52,7 +55,11 @@ int xiw_dp_init(void)
 	 */
 	xiw_exec_wq = alloc_workqueue("xiw_exec", WQ_UNBOUND | WQ_MEM_RECLAIM,
 				      0);
-	if (!xiw_exec_wq) {
+	if (!xiw_dp_bulk_wq || !xiw_exec_wq) {
+		if (xiw_exec_wq)
+			destroy_workqueue(xiw_exec_wq);
+		if (xiw_dp_bulk_wq)
+			destroy_workqueue(xiw_dp_bulk_wq);
 		destroy_workqueue(xiw_dp_wq);
 		return -ENOMEM;
 	}
@@ -62,6 +69,7 @@ int xiw_dp_init(void)
 void xiw_dp_exit(void)
 {
 	destroy_workqueue(xiw_exec_wq);
+	destroy_workqueue(xiw_dp_bulk_wq);
 	destroy_workqueue(xiw_dp_wq);
 }
 
@@ -666,6 +674,7 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	INIT_WORK(&dp->tx_work, xiw_tx_work);
 	INIT_WORK(&dp->err_work, xiw_dp_err_work);
 	INIT_DELAYED_WORK(&dp->term_work, xiw_dp_term_timeout);
+	INIT_DELAYED_WORK(&dp->tx_retry, xiw_tx_retry_work);
 	INIT_WORK(&dp->exec_work, xiw_dp_exec_work);
 	for (i = 0; i < XIW_QN_COUNT; i++) {
 		dp->tx.msn[i] = 1;
@@ -825,6 +834,8 @@ void xiw_qp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep)
 	xiw_dp_put(dp);
 	wait_for_completion(&dp->users_done);
 	cancel_work_sync(&dp->tx_work);
+	/* TX, stopped now, arms no backoff; a pending one queues tx_work */
+	cancel_delayed_work_sync(&dp->tx_retry);
 	cancel_delayed_work_sync(&dp->term_work);
 	cancel_work_sync(&dp->err_work);
 	cancel_work_sync(&dp->tx_work);

@@ -177,6 +177,8 @@ enum xiw_tx_kind {
 #define XIW_TX_BATCH_FPDU	4352	/* longest FPDU that is batched */
 #define XIW_TX_BATCH_MAX	32	/* FPDUs per batch */
 #define XIW_TX_PAGES		64	/* TX pages per QP (xiw_tx_pages.c) */
+#define XIW_TX_BACKOFF_MIN_MS	2	/* TCP short of memory: first wait */
+#define XIW_TX_BACKOFF_MAX_MS	128	/* ... doubling up to this */
 
 /*
  * A short response: one RX may send itself (xiw_dp_tx_from_rx()): an
@@ -235,6 +237,8 @@ struct xiw_tx_ctx {
 	bool zcopy;			/* send this FPDU's payload by reference */
 	bool from_rx;			/* RX runs TX (xiw_dp_tx_from_rx) */
 	bool more;			/* RX: another response follows at once */
+	u32 backoff_ms;			/* next memory-pressure wait, 0: none */
+	bool bulk;			/* more to send than a run: xiw_tx_wq() */
 	struct xiw_tx_zc *zc;		/* the SQ WR's zero-copy notifier */
 
 	/* Current FPDU: header | payload pieces | pad + CRC. */
@@ -333,6 +337,7 @@ struct xiw_qp_dp {
 	struct work_struct tx_work;
 	struct work_struct err_work;
 	struct delayed_work term_work;	/* Terminate send timeout */
+	struct delayed_work tx_retry;	/* TX backing off: TCP short of memory */
 	struct work_struct exec_work;	/* long Flush P / Verify */
 	struct xiw_irqe exec_irqe;	/* what exec_work executes */
 	struct xiw_mr *exec_mr;		/* its MR while it runs */
@@ -395,6 +400,9 @@ struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp);
 struct xiw_qp_dp *xiw_dp_get_sk(struct sock *sk);
 void xiw_dp_put(struct xiw_qp_dp *dp);
 
+/* xiw_dp.c: TX work of a QP with more to send than one run (nice 0) */
+extern struct workqueue_struct *xiw_dp_bulk_wq;
+
 /* xiw_qp_tx.c: the TX engine */
 void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok);
 void xiw_dp_tx_queue(struct xiw_qp_dp *dp);
@@ -402,6 +410,7 @@ void xiw_dp_tx_from_rx(struct xiw_qp_dp *dp);
 void xiw_dp_tx_answer(struct xiw_qp_dp *dp, u32 n, bool all_short);
 void xiw_dp_tx_defer(struct xiw_qp_dp *dp);
 void xiw_tx_work(struct work_struct *w);
+void xiw_tx_retry_work(struct work_struct *w);
 void xiw_dp_exec_work(struct work_struct *w);
 bool xiw_tx_idle(struct xiw_qp_dp *dp);
 

@@ -18,7 +18,8 @@
  * (XIW_DOORBELL_SQ_BATCH) hand TX to the work item on another CPU and go
  * on (xiw_dp_tx_defer()), so WRs pile up and leave in batches. Every sendmsg is
  * MSG_DONTWAIT: when TCP is full, TX records its position inside the
- * FPDU, sets XIW_DP_TX_NOSPACE and sk_write_space requeues the work.
+ * FPDU, sets XIW_DP_TX_NOSPACE and sk_write_space requeues the work; when
+ * TCP is short of memory, a backoff timer does too (xiw_tx_backoff()).
  *
  * Zero copy: payload pages of a user MR are handed to TCP by reference
  * (MSG_ZEROCOPY with xiw's own ubuf_info, xiw_tx_zcopy.c) when the message
@@ -219,17 +220,64 @@ static bool xiw_op_needs_ord(u8 opcode)
 }
 
 /*
- * TCP took nothing (-EAGAIN, or 0): wait for sk_write_space. True if the
- * socket has room again already (it ran meanwhile): try once more.
+ * TCP short of memory. tcp_sendmsg_locked() with MSG_DONTWAIT also
+ * returns -EAGAIN when it cannot allocate or charge memory: an skb or a
+ * page fragment under GFP_ATOMIC, or the tcp_mem hard limit
+ * (sk_wmem_schedule(), which then moderates the send buffer down to
+ * SOCK_MIN_SNDBUF). The socket may still read as writeable then - a few
+ * KiB queued against the moderated buffer - and if nothing is in flight
+ * no sk_write_space will ever come, so retrying at once would spin, in
+ * softirq when RX runs TX, for as long as the shortage lasts. TX backs
+ * off instead, as sk_stream_wait_memory() makes a blocking sender wait:
+ * it stays parked with XIW_DP_TX_NOSPACE (tcp_sendmsg_locked() set
+ * SOCK_NOSPACE, so an ACK that frees memory still calls sk_write_space,
+ * which requeues TX), and tx_retry requeues it after
+ * XIW_TX_BACKOFF_MIN_MS, doubling up to XIW_TX_BACKOFF_MAX_MS while the
+ * sends keep failing. Any byte TCP takes ends the backoff. Caller owns
+ * TX_BUSY (tx->backoff_ms).
  */
-static bool xiw_tx_nospace(struct xiw_qp_dp *dp)
+static void xiw_tx_backoff(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	u32 ms = tx->backoff_ms ? tx->backoff_ms : XIW_TX_BACKOFF_MIN_MS;
+
+	tx->backoff_ms = min_t(u32, ms * 2, XIW_TX_BACKOFF_MAX_MS);
+	xiw_dp_dbg(dp, "TCP short of memory: TX retries in %u ms\n", ms);
+	mod_delayed_work(xiw_dp_wq, &dp->tx_retry, msecs_to_jiffies(ms));
+}
+
+/* The backoff is over: TX tries again, unless sk_write_space was first. */
+void xiw_tx_retry_work(struct work_struct *w)
+{
+	struct xiw_qp_dp *dp = container_of(to_delayed_work(w),
+					    struct xiw_qp_dp, tx_retry);
+
+	if (test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags))
+		xiw_dp_tx_queue(dp);
+}
+
+/*
+ * TCP took nothing (-EAGAIN, or 0): wait for sk_write_space. True if the
+ * socket has room again already: try once more. A socket without room
+ * (not writeable) always waits for sk_write_space. A writeable one is
+ * retried once per push (@retried): sk_write_space may have run between
+ * the failed sendmsg and the NOSPACE bit, and nobody would requeue TX;
+ * failing again with room is TCP short of memory: back off.
+ */
+static bool xiw_tx_nospace(struct xiw_qp_dp *dp, bool *retried)
 {
 	xiw_dp_stat_add(dp, XIW_STAT_TX_NOSPACE, 1);
 	set_bit(XIW_DP_TX_NOSPACE, &dp->flags);
 	/* sk_write_space may have run already */
 	smp_mb__after_atomic();
-	return sk_stream_is_writeable(dp->sk) &&
-	       test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags);
+	if (!sk_stream_is_writeable(dp->sk))
+		return false;
+	if (*retried) {
+		xiw_tx_backoff(dp);
+		return false;
+	}
+	*retried = true;
+	return test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags);
 }
 
 static int xiw_tx_sendmsg(struct xiw_qp_dp *dp, struct msghdr *msg)
@@ -245,6 +293,7 @@ static int xiw_tx_sendmsg(struct xiw_qp_dp *dp, struct msghdr *msg)
 static int xiw_tx_push(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
+	bool retried = false;
 
 	while (tx->bv_idx < tx->nbv) {
 		int first = tx->bv_idx, last, i;
@@ -280,12 +329,13 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 		rv = xiw_tx_sendmsg(dp, &msg);
 		if (rv <= 0) {
 			if (rv == -EAGAIN || rv == 0) {
-				if (xiw_tx_nospace(dp))
+				if (xiw_tx_nospace(dp, &retried))
 					continue;
 				return -EAGAIN;
 			}
 			return rv;
 		}
+		tx->backoff_ms = 0;
 		/* Advance by what TCP took, piece by piece. */
 		len = rv;
 		while (len) {
@@ -1385,6 +1435,7 @@ static bool xiw_tx_batch_add(struct xiw_qp_dp *dp)
 static int xiw_tx_batch_push(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
+	bool retried = false;
 
 	while (tx->batch_sent < tx->batch_len) {
 		struct kvec kv = {
@@ -1401,10 +1452,11 @@ static int xiw_tx_batch_push(struct xiw_qp_dp *dp)
 		if (rv <= 0) {
 			if (rv && rv != -EAGAIN)
 				return rv;
-			if (xiw_tx_nospace(dp))
+			if (xiw_tx_nospace(dp, &retried))
 				continue;
 			return -EAGAIN;
 		}
+		tx->backoff_ms = 0;
 		tx->batch_sent += rv;
 		xiw_tx_batch_done(dp);
 	}
@@ -1626,8 +1678,9 @@ static void xiw_tx_sq_set_active(struct xiw_qp *qp)
  * The flag is set while a TX runner owns the SQ and will look at it again
  * without a doorbell: while it runs, while its work is requeued after a
  * burst, and while it waits for an event that requeues it (socket space,
- * a Read Response for ORD or a fence). Otherwise it is cleared on the way
- * out, and then the head slot is checked once more: the poster publishes
+ * the end of a memory backoff, a Read Response for ORD or a fence).
+ * Otherwise it is cleared on the way out, and then the head slot is
+ * checked once more: the poster publishes
  * its WQE, issues a full barrier and loads the flag; we clear the flag,
  * issue a full barrier and load the slot's flags, so at least one of the
  * two sees the other's store and no WQE is left without a runner. The
@@ -1661,6 +1714,71 @@ static bool xiw_tx_sq_idle(struct xiw_qp_dp *dp, int rv)
 }
 
 /*
+ * The workqueue of the TX work. xiw_dp_wq's workers run at nice -20, so
+ * that a poster's burst or a peer's requests are answered at once, ahead
+ * of whatever else the CPU runs. TX work that keeps a CPU busy would take
+ * it from every normal task there for as long as it lasts (a nice 0 task
+ * gets about 1% beside a nice -20 one that never sleeps), so it goes to
+ * xiw_dp_bulk_wq (nice 0, a fair share) instead, in two cases:
+ *
+ * - the QP is a bulk flow: its last run had more to send than a run
+ *   takes (its budget of XIW_TX_BURST FPDUs spent, or TCP full or short
+ *   of memory), until a run ends with nothing left that it could send;
+ * - the CPU is loaded: TX work ran on it for more than half of the last
+ *   window of XIW_TX_LOAD_WINDOW_NS (xiw_tx_cpu_account()), whichever QPs
+ *   it was for - many QPs whose runs each drain their work can keep a CPU
+ *   just as busy as one bulk flow.
+ *
+ * A latency-bound QP on a CPU with time to spare never leaves xiw_dp_wq.
+ * tx.bulk is written by the owner of TX_BUSY, a CPU's load by the TX work
+ * on that CPU; both are read without a lock: a stale value picks the
+ * other queue once, and a work item queued on either runs TX all the
+ * same (TX_BUSY serialises the runners).
+ */
+#define XIW_TX_LOAD_WINDOW_NS	(10 * NSEC_PER_MSEC)
+
+struct xiw_tx_cpu_load {
+	u64 win_start;		/* local_clock() at the window's start */
+	u64 busy;		/* ns of TX work in the window so far */
+	bool loaded;		/* the last window was more than half busy */
+};
+
+static DEFINE_PER_CPU(struct xiw_tx_cpu_load, xiw_tx_load);
+
+/* A run of the TX work on this CPU took from @t0 to now. */
+static void xiw_tx_cpu_account(u64 t0)
+{
+	struct xiw_tx_cpu_load *l = get_cpu_ptr(&xiw_tx_load);
+	u64 now = local_clock(), span;
+
+	l->busy += now - t0;
+	span = now - l->win_start;
+	if (span >= XIW_TX_LOAD_WINDOW_NS) {
+		WRITE_ONCE(l->loaded, l->busy * 2 > span);
+		l->win_start = now;
+		l->busy = 0;
+	}
+	put_cpu_ptr(&xiw_tx_load);
+}
+
+static struct workqueue_struct *xiw_tx_wq(struct xiw_qp_dp *dp,
+					  unsigned int cpu)
+{
+	return READ_ONCE(dp->tx.bulk) ||
+	       READ_ONCE(per_cpu_ptr(&xiw_tx_load, cpu)->loaded) ?
+	       xiw_dp_bulk_wq : xiw_dp_wq;
+}
+
+/* After a run of the TX loop that returned @rv: bulk flow or not. */
+static void xiw_tx_note_load(struct xiw_qp_dp *dp, int rv)
+{
+	bool bulk = rv > 0 || test_bit(XIW_DP_TX_NOSPACE, &dp->flags);
+
+	if (bulk != dp->tx.bulk)
+		WRITE_ONCE(dp->tx.bulk, bulk);
+}
+
+/*
  * A resume of TX can hold a split FPDU, so an RTR or Terminate arriving
  * mid-FPDU waits until the FPDU is out: they are framed only when
  * !fpdu_active (xiw_tx_next).
@@ -1680,6 +1798,7 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 		rv = xiw_tx_loop(dp);
 		/* the flush took zero-copy pages back: let go of the WR's */
 		xiw_tx_zc_abandon(dp);
+		xiw_tx_note_load(dp, rv);
 		if (user && xiw_tx_sq_idle(dp, rv))
 			set_bit(XIW_DP_TX_MORE, &dp->flags);
 		clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
@@ -1697,6 +1816,7 @@ static void xiw_tx_run(struct xiw_qp_dp *dp)
 void xiw_tx_work(struct work_struct *w)
 {
 	struct xiw_qp_dp *dp = container_of(w, struct xiw_qp_dp, tx_work);
+	u64 t0 = local_clock();
 
 	/*
 	 * Like a kick: if RX holds TX_BUSY to send responses only
@@ -1706,12 +1826,14 @@ void xiw_tx_work(struct work_struct *w)
 	/* TX_MORE before TX_BUSY; pairs with xiw_dp_tx_from_rx() */
 	smp_mb__after_atomic();
 	xiw_tx_run(dp);
+	xiw_tx_cpu_account(t0);
 }
 
 /* Queue the TX work item (counted: the per-op cost of a hop). */
 void xiw_dp_tx_queue(struct xiw_qp_dp *dp)
 {
-	if (queue_work(xiw_dp_wq, &dp->tx_work))
+	/* a bound workqueue: the work runs on this CPU */
+	if (queue_work(xiw_tx_wq(dp, raw_smp_processor_id()), &dp->tx_work))
 		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
 }
 
@@ -1854,7 +1976,7 @@ static void xiw_tx_queue_on(struct xiw_qp_dp *dp, unsigned int cpu)
 {
 	if (xiw_tx_request(dp))
 		return;
-	if (queue_work_on(cpu, xiw_dp_wq, &dp->tx_work))
+	if (queue_work_on(cpu, xiw_tx_wq(dp, cpu), &dp->tx_work))
 		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
 }
 
