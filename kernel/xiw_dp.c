@@ -112,12 +112,35 @@ static bool xiw_dp_cmpl_reap(struct xiw_qp_dp *dp)
 	return notify;
 }
 
+/*
+ * Reap (caller holds dp->lock); *@wake says whether TX must be kicked:
+ * TX found the ring full (xiw_tx_fetch() sets XIW_DP_CMPL_WAIT under
+ * dp->lock), and the first reap that frees a slot wakes it.
+ */
+static bool xiw_dp_cmpl_reap_wake(struct xiw_qp_dp *dp, bool *wake)
+{
+	u32 head = dp->cmpl_head;
+	bool notify = xiw_dp_cmpl_reap(dp);
+
+	*wake = dp->cmpl_head != head &&
+		test_and_clear_bit(XIW_DP_CMPL_WAIT, &dp->flags);
+	return notify;
+}
+
+/* After a reap, dp->lock dropped: a consumer may post from its handler. */
+static void xiw_dp_cmpl_kick(struct xiw_qp_dp *dp, bool wake, bool notify)
+{
+	if (wake)
+		xiw_dp_tx_kick(dp, false);
+	if (notify)
+		xiw_cq_notify(dp->qp->scq);
+}
+
 void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 		      u32 byte_len)
 {
 	struct xiw_dp_cmpl *c;
 	bool notify = false, wake = false;
-	u32 head;
 
 	spin_lock_bh(&dp->lock);
 	if (!test_bit(XIW_DP_FLUSHED, &dp->flags)) {
@@ -125,21 +148,10 @@ void xiw_dp_cmpl_done(struct xiw_qp_dp *dp, u32 cidx, u8 status,
 		c->status = status;
 		c->byte_len = byte_len;
 		c->state = XIW_CMPL_DONE;
-		head = dp->cmpl_head;
-		notify = xiw_dp_cmpl_reap(dp);
-		/*
-		 * TX found the ring full (xiw_tx_fetch() sets the bit under
-		 * dp->lock): the first reap that frees a slot wakes it.
-		 */
-		wake = dp->cmpl_head != head &&
-		       test_and_clear_bit(XIW_DP_CMPL_WAIT, &dp->flags);
+		notify = xiw_dp_cmpl_reap_wake(dp, &wake);
 	}
 	spin_unlock_bh(&dp->lock);
-	if (wake)
-		xiw_dp_tx_kick(dp, false);
-	/* a consumer may post from its handler: no xiw lock held here */
-	if (notify)
-		xiw_cq_notify(dp->qp->scq);
+	xiw_dp_cmpl_kick(dp, wake, notify);
 }
 
 /*
@@ -181,7 +193,6 @@ void xiw_dp_cmpl_zc_release(struct xiw_qp_dp *dp, u32 cidx, bool complete,
 {
 	struct xiw_dp_cmpl *c;
 	bool notify = false, wake = false;
-	u32 head;
 
 	spin_lock_bh(&dp->lock);
 	c = &dp->cmpl[cidx & (dp->cmpl_num - 1)];
@@ -194,18 +205,12 @@ void xiw_dp_cmpl_zc_release(struct xiw_qp_dp *dp, u32 cidx, bool complete,
 			c->byte_len = byte_len;
 			c->state = XIW_CMPL_DONE;
 		}
-		head = dp->cmpl_head;
-		notify = xiw_dp_cmpl_reap(dp);
-		wake = dp->cmpl_head != head &&
-		       test_and_clear_bit(XIW_DP_CMPL_WAIT, &dp->flags);
+		notify = xiw_dp_cmpl_reap_wake(dp, &wake);
 	}
 	spin_unlock_bh(&dp->lock);
 	if (atomic_dec_and_test(&dp->zc_pending))
 		wake_up_var(&dp->zc_pending);
-	if (wake)
-		xiw_dp_tx_kick(dp, false);
-	if (notify)
-		xiw_cq_notify(dp->qp->scq);
+	xiw_dp_cmpl_kick(dp, wake, notify);
 }
 
 /*
