@@ -147,19 +147,22 @@ bool xiw_commit_heavy(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 }
 
 /*
- * Between two chunks of an operation in the exec work (@dp; NULL: TX
- * executes a short one and never yields): let others run, then 0 to go
- * on, -ECANCELED once the connection failed (TX answers nothing more),
+ * After @done more bytes of an operation (*@since counts them since the
+ * last yield): every XIW_COMMIT_YIELD bytes in the exec work (@dp; NULL:
+ * TX executes a short one and never yields), let others run, then 0 to
+ * go on, -ECANCELED once the connection failed (TX answers nothing more),
  * -EKEYREVOKED once @mr no longer is the valid region of @stag
  * (deregistration, local or remote invalidation: the caller answers with
  * a Terminate and lets go of the region, which a deregistration waits
  * for, xiw_mr_remove()).
  */
 static int xiw_commit_yield(struct xiw_qp_dp *dp, struct xiw_mr *mr,
-			    u32 stag)
+			    u32 stag, u32 *since, u32 done)
 {
-	if (!dp)
+	*since += done;
+	if (!dp || *since < XIW_COMMIT_YIELD)
 		return 0;
+	*since = 0;
 	cond_resched();
 	if (test_bit(XIW_DP_ERROR, &dp->flags))
 		return -ECANCELED;
@@ -232,13 +235,9 @@ int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
 		va += avail;
 		len -= avail;
 		done += avail;
-		since_yield += avail;
-		if (since_yield >= XIW_COMMIT_YIELD) {
-			since_yield = 0;
-			rv = xiw_commit_yield(dp, mr, stag);
-			if (rv)
-				return rv;
-		}
+		rv = xiw_commit_yield(dp, mr, stag, &since_yield, avail);
+		if (rv)
+			return rv;
 	}
 	pmem_wmb();
 	XIW_STAT_ADD(flush_persistent, 1);
@@ -302,13 +301,10 @@ int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
 			va += avail;
 			len -= avail;
 			XIW_STAT_ADD(verify_bytes, avail);
-			since_yield += avail;
-			if (since_yield >= XIW_COMMIT_YIELD) {
-				since_yield = 0;
-				stop = xiw_commit_yield(dp, mr, stag);
-				if (stop)
-					break;
-			}
+			stop = xiw_commit_yield(dp, mr, stag, &since_yield,
+						avail);
+			if (stop)
+				break;
 		}
 		if (!rv && !stop)
 			rv = crypto_shash_final(desc, out);
