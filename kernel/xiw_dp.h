@@ -423,8 +423,7 @@ void xiw_tx_zc_reclaim(struct xiw_qp_dp *dp);
 void xiw_tx_zc_abandon(struct xiw_qp_dp *dp);
 struct ubuf_info *xiw_tx_zc_uarg(struct xiw_tx_zc *zc);
 void xiw_tx_zc_put(struct xiw_tx_zc *zc);
-void xiw_tx_zc_finish(struct xiw_qp_dp *dp, struct xiw_tx_zc *zc, u32 cidx,
-		      u32 byte_len);
+void xiw_tx_zc_finish(struct xiw_tx_zc *zc, u32 byte_len);
 
 /* xiw_tx_pages.c */
 bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,

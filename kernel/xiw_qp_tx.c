@@ -464,7 +464,7 @@ static void xiw_tx_wqe_complete(struct xiw_qp_dp *dp, u8 status)
 	dp->tx.zc = NULL;
 	if (zc && status == IB_WC_SUCCESS)
 		/* done once TCP lets go of the pages */
-		xiw_tx_zc_finish(dp, zc, dp->tx.cidx, dp->tx.len);
+		xiw_tx_zc_finish(zc, dp->tx.len);
 	else
 		xiw_dp_cmpl_done(dp, dp->tx.cidx, status, dp->tx.len);
 	if (zc && status != IB_WC_SUCCESS)

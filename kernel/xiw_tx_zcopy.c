@@ -198,14 +198,12 @@ void xiw_tx_zc_put(struct xiw_tx_zc *zc)
 }
 
 /*
- * The WR in completion slot @cidx is fully handed to TCP: it completes
- * (successfully, @byte_len) once TCP releases the last page, possibly
- * right here.
+ * The WR of @zc (its completion index was given to xiw_tx_zc_get()) is
+ * fully handed to TCP: it completes (successfully, @byte_len) once TCP
+ * releases the last page, possibly right here.
  */
-void xiw_tx_zc_finish(struct xiw_qp_dp *dp, struct xiw_tx_zc *zc, u32 cidx,
-		      u32 byte_len)
+void xiw_tx_zc_finish(struct xiw_tx_zc *zc, u32 byte_len)
 {
-	WARN_ON_ONCE(zc->cidx != cidx);
 	zc->byte_len = byte_len;
 	zc->complete = true;
 	xiw_tx_zc_put(zc);
