@@ -133,6 +133,21 @@ SideOpts depth(uint32_t d)
 	return o;
 }
 
+// The attributes of a plain RC QP on @cq: @wrs WRs each way, one SGE.
+ibv_qp_init_attr rc_qp_attr(ibv_cq *cq, uint32_t wrs)
+{
+	ibv_qp_init_attr a{};
+
+	a.qp_type = IBV_QPT_RC;
+	a.send_cq = cq;
+	a.recv_cq = cq;
+	a.cap.max_send_wr = wrs;
+	a.cap.max_recv_wr = wrs;
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 1;
+	return a;
+}
+
 bool modify_state(ibv_qp *qp, ibv_qp_state s)
 {
 	ibv_qp_attr a{};
@@ -701,17 +716,10 @@ int do_accepter(cm_pair::Pair &pair, int n)
 		ibv_pd *pd = ibv_alloc_pd(ctx);
 		ibv_cq *cq = pd ? ibv_create_cq(ctx, 48, nullptr, nullptr, 0) :
 				  nullptr;
-		ibv_qp_init_attr a{};
 
 		if (!cq)
 			die("accepter: pd/cq");
-		a.qp_type = IBV_QPT_RC;
-		a.send_cq = cq;
-		a.recv_cq = cq;
-		a.cap.max_send_wr = 16;
-		a.cap.max_recv_wr = 16;
-		a.cap.max_send_sge = 1;
-		a.cap.max_recv_sge = 1;
+		ibv_qp_init_attr a = rc_qp_attr(cq, 16);
 		qps[i] = ibv_create_qp(pd, &a);
 		mem[i].assign(8192, 0);
 		if (!qps[i] || !ibv_reg_mr(pd, mem[i].data(), mem[i].size(),
@@ -1223,14 +1231,7 @@ int do_qpnum(cm_pair::Pair &pair, int rounds)
 	ibv_cq *cq = ibv_create_cq(ctx, 64, nullptr, nullptr, 0);
 	if (!pd || !cq)
 		die("pd/cq");
-	ibv_qp_init_attr qa{};
-	qa.qp_type = IBV_QPT_RC;
-	qa.send_cq = cq;
-	qa.recv_cq = cq;
-	qa.cap.max_send_wr = 4;
-	qa.cap.max_recv_wr = 4;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
+	ibv_qp_init_attr qa = rc_qp_attr(cq, 4);
 
 	ibv_qp *a = ibv_create_qp(pd, &qa);
 	if (!a)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 300
-# description: QP lifecycle and access edges: posts with more SGEs than the QP's (or SRQ's) limit fail with EINVAL at post time and the QP keeps working; QP access flags enforced for remote Write/Read/atomics (rdma_cm's defaults allow atomics); connect/accept naming another process's QP refused; a connected QP moved to RESET executes no more remote Writes/Reads and its connection is aborted (the peer sees DISCONNECTED); WRs posted while the QP moves to ERROR all complete (30 connections); an SRQ in another PD than its QP takes a Send; the netdev going down aborts the connections of its QPs (no half-open socket left)
+# description: QP lifecycle and access edges: posts with more SGEs than the QP's (or SRQ's) limit fail with EINVAL at post time and the QP keeps working; QP access flags enforced for remote Write/Read/atomics (rdma_cm's defaults allow atomics); connect/accept naming another process's QP refused; a connected QP moved to RESET executes no more remote Writes/Reads and its connection is aborted (the peer sees DISCONNECTED), stays in RESET after the old connection's teardown and connects again (Write and Read checked); QP numbers are not reused at once, and connects naming QPs another thread creates and destroys are refused (EINVAL) or go out; WRs posted while the QP moves to ERROR all complete (30 connections); an SRQ in another PD than its QP takes a Send; the netdev going down aborts the connections of its QPs (no half-open socket left)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 LC=$(need_prog xiw_lifecycle)
@@ -28,6 +28,14 @@ lc reset reset 192.0.2.1 7491
 n=$(grep -c '^ok' lc-reset.log)
 [ "$n" = 7 ] || fail "reset: $n of 7 checks ran"
 log "RTS -> RESET: no remote Write or Read executed, the peer disconnected"
+
+lc reuse reuse 192.0.2.1 7481
+[ "$(grep -c '^ok' lc-reuse.log)" = 7 ] || fail "reuse: not every check ran"
+log "a QP reset while connected stays in RESET and connects again"
+
+lc qpnum qpnum 192.0.2.1 7482 300
+[ "$(grep -c '^ok' lc-qpnum.log)" = 2 ] || fail "qpnum: not every check ran"
+log "QP numbers not reused at once; connects racing QP destroys refused or sent"
 
 lc flushrace flushrace 192.0.2.1 7492 30
 log "30 QPs moved to ERROR while posting: every WR completed"
