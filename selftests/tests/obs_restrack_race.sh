@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 300
-# description: rdma resource show qp/cq/mr/srq -dd -j as an unprivileged user in a loop while xiw_objects creates and destroys PDs, MRs, CQs, SRQs and QPs (XIW_RESTRACK_RACE_S seconds, 45 by default; KFENCE samples every allocation): no kernel report, the dumps saw xiw's driver details of live objects, every dump succeeded
+# description: rdma resource show qp/cq/mr/srq -dd -j as an unprivileged user in a loop while xiw_objects creates and destroys PDs, MRs, CQs, SRQs and QPs (XIW_RESTRACK_RACE_S seconds, 45 by default; KFENCE samples every allocation): no kernel report, dumps of each kind saw xiw's driver details of a live object of that kind, every dump succeeded
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd rdma setpriv
@@ -27,14 +27,20 @@ defer eval "kill $maker 2>/dev/null || true"
 
 # The dumps, as nobody: ib_core holds only a restrack reference on each
 # object while xiw fills its driver details.
+# Each kind's own detail key: a dump of that kind that shows it ran
+# xiw's fill for a live object.
+declare -A key=([qp]=drv_sq_depth [cq]=drv_cq_depth [mr]=drv_rights [srq]=drv_srq_depth)
+declare -A seen_of=([qp]=0 [cq]=0 [mr]=0 [srq]=0)
 dumps=0 seen=0 failed=0
 while kill -0 "$maker" 2>/dev/null; do
 	for t in qp cq mr srq; do
 		if out=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
 			rdma -j -dd resource show "$t" 2>&1); then
 			dumps=$((dumps + 1))
-			case $out in *cq_depth*|*sq_depth*|*srq_depth*|*'"rights"'*)
-				seen=$((seen + 1)) ;; esac
+			if [[ $out == *"${key[$t]}"* ]]; then
+				seen=$((seen + 1))
+				seen_of[$t]=$((seen_of[$t] + 1))
+			fi
 		else
 			failed=$((failed + 1))
 			log "dump of $t failed: $out"
@@ -43,7 +49,9 @@ while kill -0 "$maker" 2>/dev/null; do
 done
 rc=0
 wait "$maker" || rc=$?
-log "$dumps dumps ($seen with xiw's details of a live object), $failed failed, over ${secs}s of object cycles"
+log "$dumps dumps ($seen with xiw's details of a live object: qp ${seen_of[qp]}, cq ${seen_of[cq]}, mr ${seen_of[mr]}, srq ${seen_of[srq]}), $failed failed, over ${secs}s of object cycles"
 [ "$rc" = 0 ] || fail "xiw_objects failed (exit $rc)"
 [ "$failed" = 0 ] || fail "$failed dumps failed"
-[ "$seen" -gt 0 ] || fail "no dump saw a live xiw object's driver details"
+for t in qp cq mr srq; do
+	[ "${seen_of[$t]}" -gt 0 ] || fail "no $t dump saw a live xiw $t's driver details (${key[$t]})"
+done
