@@ -185,9 +185,9 @@ struct xiw_qp {
 	u8 ord;				/* max_rd_atomic */
 	u8 ird;				/* max_dest_rd_atomic */
 
-	/* LLP: set by xiw_qp_llp_start(), owned by the data path */
+	/* LLP: set by xiw_dp_llp_start(), owned by the data path */
 	struct xiw_cep *cep;		/* connection endpoint (xiw_cm.c) */
-	struct xiw_qp_dp __rcu *dp;	/* TX/RX engines (xiw_qp_tx/rx.c) */
+	struct xiw_qp_dp __rcu *dp;	/* the data path (xiw_dp.h) */
 
 	/*
 	 * User QPs: the link to the doorbell file, owned by xiw_doorbell.c
@@ -241,7 +241,7 @@ static inline gfp_t xiw_qp_gfp(const struct xiw_qp *qp, gfp_t gfp)
  * Connection manager -> data path interface.
  *
  * When MPA negotiation is complete, xiw_cm.c hands the TCP socket to the
- * QP with xiw_qp_llp_start(): the QP goes to RTS, the data path installs
+ * QP with xiw_dp_llp_start(): the QP goes to RTS, the data path installs
  * its socket callbacks (sk_data_ready, sk_write_space) and, if
  * rtr_send_first, sends the RTR frame. The CM keeps sk_state_change.
  */
@@ -263,18 +263,19 @@ struct xiw_llp_params {
 	bool rtr_wait;		/* passive side: first frame must be the RTR */
 };
 
-/* xiw_qp_tx.c / xiw_qp_rx.c (data path) */
+/* xiw_dp.c: the data-path core, as the QP and the CM see it */
 extern struct workqueue_struct *xiw_dp_wq;
 extern struct workqueue_struct *xiw_exec_wq;
 int xiw_dp_init(void);
 void xiw_dp_exit(void);
-int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
+int xiw_dp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 		     const struct xiw_llp_params *p);
-void xiw_qp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep);
-void xiw_qp_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird);
-bool xiw_qp_llp_failed_locked(struct xiw_qp *qp);
-void xiw_qp_sq_kick(struct xiw_qp *qp, bool burst);
-void xiw_qp_sq_doorbell(struct xiw_qp *qp, bool burst);
+void xiw_dp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep);
+void xiw_dp_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird);
+bool xiw_dp_llp_failed_locked(struct xiw_qp *qp);
+void xiw_dp_sq_kick(struct xiw_qp *qp, bool burst);
+/* flush the WRs the data path holds; caller holds the QP's state_lock */
+void xiw_dp_cmpl_flush(struct xiw_qp *qp, bool discard);
 
 /* xiw_doorbell.c: the SQ doorbell file of user QPs */
 extern const struct uapi_definition xiw_uapi_defs[];
@@ -286,20 +287,31 @@ void xiw_cm_llp_error(struct xiw_cep *cep, int reason);
 /* xiw_cm.c: the QP consumer asked for a graceful or abortive close */
 void xiw_cm_qp_disconnect(struct xiw_cep *cep, bool abortive);
 /*
- * xiw_cm.c: sk->sk_user_data stays the CM's (its cep) after
- * xiw_qp_llp_start(); the data path's socket callbacks find their QP with
- * this, called under read_lock(&sk->sk_callback_lock), any context.
+ * What sk->sk_user_data of an xiw socket points to, for the socket's
+ * whole life: the CM's endpoint embeds it (xiw_cm.c). The data path
+ * publishes its connection there from xiw_dp_llp_start() to
+ * xiw_dp_llp_stop(), so the socket callbacks it installs find it in one
+ * step. Written and read under sk->sk_callback_lock.
  */
-struct xiw_qp *xiw_cm_sk_to_qp(struct sock *sk);
+struct xiw_sk_ctx {
+	struct xiw_qp_dp *dp;
+};
 
 /* xiw_qp.c: affiliated asynchronous event (any context) */
 void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type);
 /* xiw_qp.c: data path -> QP state (process context, takes state_lock) */
 void xiw_qp_llp_error_state(struct xiw_qp *qp);
 void xiw_qp_llp_error_state_locked(struct xiw_qp *qp);
-/* xiw_qp_tx.c: flush WRs the data path holds; caller holds state_lock */
+/* xiw_qp.c: the data path's start and stop (caller holds state_lock) */
+bool xiw_qp_llp_may_start_locked(struct xiw_qp *qp);
+void xiw_qp_llp_enter_rts_locked(struct xiw_qp *qp);
+bool xiw_qp_llp_closing_locked(struct xiw_qp *qp);
+void xiw_qp_llp_down_locked(struct xiw_qp *qp);
+/* xiw_qp.c: for the CM and the data path */
 bool xiw_qp_caller_owns(struct xiw_qp *qp);
-u8 xiw_sq_wc_opcode(bool user, u8 op);
+u8 xiw_qp_sq_wc_opcode(bool user, u8 op);
+/* xiw_qp.c: a user SQ's doorbell rang (xiw_doorbell.c) */
+void xiw_qp_sq_doorbell(struct xiw_qp *qp, bool burst);
 
 /* xiw_stats.c */
 struct rdma_hw_stats *xiw_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -311,11 +323,6 @@ int xiw_counter_dealloc(struct rdma_counter *counter);
 int xiw_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
 int xiw_counter_unbind_qp(struct ib_qp *ibqp);
 int xiw_counter_update_stats(struct rdma_counter *counter);
-bool xiw_qp_llp_may_start_locked(struct xiw_qp *qp);
-void xiw_qp_llp_enter_rts_locked(struct xiw_qp *qp);
-bool xiw_qp_llp_closing_locked(struct xiw_qp *qp);
-void xiw_qp_llp_down_locked(struct xiw_qp *qp);
-void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard);
 
 enum xiw_mr_type {
 	XIW_MR_DMA,
@@ -488,10 +495,10 @@ void xiw_dealloc_ucontext(struct ib_ucontext *ctx);
 void xiw_disassociate_ucontext(struct ib_ucontext *ctx);
 int xiw_mmap(struct ib_ucontext *ctx, struct vm_area_struct *vma);
 void xiw_mmap_free(struct rdma_user_mmap_entry *entry);
-int xiw_obj_count_get(struct ib_device *ibdev, atomic_t *count, u32 max,
-		      const char *what);
-int xiw_udata_resp_fits(struct ib_device *ibdev, struct ib_udata *udata,
-			size_t len);
+int xiw_verbs_obj_count_get(struct ib_device *ibdev, atomic_t *count, u32 max,
+			    const char *what);
+int xiw_verbs_udata_resp_fits(struct ib_device *ibdev, struct ib_udata *udata,
+			      size_t len);
 int xiw_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 int xiw_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 void xiw_port_event(struct xiw_device *xdev, enum ib_event_type type);
@@ -537,7 +544,7 @@ void xiw_qp_get(struct ib_qp *ibqp);
 void xiw_qp_put(struct ib_qp *ibqp);
 struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn);
 struct xiw_qp *xiw_qp_lookup(struct xiw_device *xdev, u32 qpn);
-void xiw_dev_qps_to_error(struct xiw_device *xdev);
+void xiw_qp_dev_to_error(struct xiw_device *xdev);
 
 /* xiw_srq.c */
 int xiw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
@@ -555,6 +562,17 @@ struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 			      u64 va, int access, struct ib_udata *udata);
 struct ib_mr *xiw_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			   u32 max_sg);
+
+/*
+ * Is @dev one of xiw's (its QPs and MRs are xiw objects)? For the kernel
+ * API (xiw_kapi.h), whose callers pass any device's objects: only xiw
+ * registers xiw_alloc_mr.
+ */
+static inline bool xiw_ibdev_is_xiw(const struct ib_device *dev)
+{
+	return dev && dev->ops.alloc_mr == xiw_alloc_mr;
+}
+
 int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
 		  unsigned int *sg_off);
 int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);

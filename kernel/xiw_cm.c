@@ -16,7 +16,7 @@
  * Socket ownership: sk_user_data of every socket the CM creates or accepts
  * is its CEP, for the whole life of the socket. The CM installs
  * sk_state_change and, during negotiation, sk_data_ready; from
- * xiw_qp_llp_start() to xiw_qp_llp_stop() the data path owns sk_data_ready
+ * xiw_dp_llp_start() to xiw_dp_llp_stop() the data path owns sk_data_ready
  * and sk_write_space. The CM restores the original callbacks before it
  * releases the socket.
  *
@@ -244,7 +244,9 @@ static void xiw_cep_cancel_timer(struct xiw_cep *cep)
  */
 static struct xiw_cep *xiw_sk_cep(struct sock *sk)
 {
-	return sk->sk_user_data;
+	struct xiw_sk_ctx *ctx = sk->sk_user_data;
+
+	return ctx ? container_of(ctx, struct xiw_cep, sk_ctx) : NULL;
 }
 
 static void xiw_cm_sk_state_change(struct sock *sk)
@@ -289,7 +291,7 @@ static void xiw_cep_sock_attach(struct xiw_cep *cep, struct socket *sock,
 	cep->sk_data_ready = from ? from->sk_data_ready : sk->sk_data_ready;
 	cep->sk_write_space = from ? from->sk_write_space :
 				     sk->sk_write_space;
-	sk->sk_user_data = cep;
+	sk->sk_user_data = &cep->sk_ctx;
 	sk->sk_state_change = xiw_cm_sk_state_change;
 	sk->sk_data_ready = xiw_cm_sk_data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
@@ -496,7 +498,7 @@ static void xiw_cep_drop_listener(struct xiw_cep *cep)
 
 /*
  * Stop the data path this CEP started and unlink the QP. The QP goes to
- * ERROR in xiw_qp_llp_stop() if it was still connected, under its state
+ * ERROR in xiw_dp_llp_stop() if it was still connected, under its state
  * mutex and only for this CEP's connection. Nothing else here changes the
  * QP's state: a QP the consumer moved to RESET (and maybe reconnected
  * with another CEP meanwhile), or one whose connect lost to another, is
@@ -510,7 +512,7 @@ static void xiw_cep_qp_down(struct xiw_cep *cep)
 		return;
 	/* clears qp->cep; the QP goes to ERROR if it was connected */
 	if (cep->llp_started) {
-		xiw_qp_llp_stop(qp, cep);
+		xiw_dp_llp_stop(qp, cep);
 		cep->llp_started = false;
 	}
 	mutex_lock(&qp->state_lock);
@@ -560,9 +562,9 @@ static int xiw_cep_qp_up(struct xiw_cep *cep, bool active)
 	mutex_unlock(&qp->state_lock);
 	xiw_cep_get(cep);
 	cep->qp_linked = true;
-	rv = xiw_qp_llp_start(qp, cep, p);
+	rv = xiw_dp_llp_start(qp, cep, p);
 	if (rv)
-		xiw_cep_dbg(cep, "xiw_qp_llp_start: %d\n", rv);
+		xiw_cep_dbg(cep, "xiw_dp_llp_start: %d\n", rv);
 	else
 		cep->llp_started = true;
 	return rv;
@@ -1146,18 +1148,6 @@ void xiw_cm_llp_error(struct xiw_cep *cep, int reason)
 void xiw_cm_qp_disconnect(struct xiw_cep *cep, bool abortive)
 {
 	xiw_cep_post(cep, abortive ? XIW_CEP_EV_ABORT : XIW_CEP_EV_DISC);
-}
-
-/*
- * The QP of a socket's CEP, for the data path's socket callbacks: called
- * under read_lock(&sk->sk_callback_lock); NULL while negotiating or for a
- * listener.
- */
-struct xiw_qp *xiw_cm_sk_to_qp(struct sock *sk)
-{
-	struct xiw_cep *cep = sk->sk_user_data;
-
-	return cep ? READ_ONCE(cep->qp) : NULL;
 }
 
 /* ------------------------------------------------------------------------

@@ -57,12 +57,13 @@ struct xiw_cep {
 	struct xiw_device *xdev;	/* valid while a cm_id is held */
 	char dev_name[IB_DEVICE_NAME_MAX];	/* for messages */
 	struct iw_cm_id *cm_id;		/* holds cm_id->add_ref() */
+	struct xiw_sk_ctx sk_ctx;	/* sk_user_data of its socket */
 	struct xiw_qp *qp;		/* holds xiw_qp_get() */
 	struct socket *sock;
 	bool active;
 	bool open;			/* initial reference: until closed */
 	bool qp_linked;			/* ref held while qp->cep may be us */
-	bool llp_started;		/* xiw_qp_llp_start() succeeded */
+	bool llp_started;		/* xiw_dp_llp_start() succeeded */
 	bool pd_ref;			/* ref held for iwcm's provider_data */
 
 	/* listener: children not yet reported; child: its listener */

@@ -5,7 +5,7 @@
  * attributes they need (persistent memory, Verify digest).
  *
  * The TX engine calls these in IRQ order, right before it sends the
- * response (xiw_qp_tx.c), so each operation sees every earlier placement
+ * response (xiw_tx_resp.c), so each operation sees every earlier placement
  * of its stream and no later request overtakes it. Placement by RX is a
  * CPU store into the MR's pages (kmap), so:
  *
@@ -79,14 +79,14 @@ DEFINE_SHOW_ATTRIBUTE(xiw_commit_stats);
 
 /*
  * Ranges at most this long are executed by TX itself; a longer Flush P
- * or Verify goes to the exec work (xiw_dp_exec_work()).
+ * or Verify goes to the exec work (xiw_tx_resp_exec_work()).
  */
 #define XIW_COMMIT_LIGHT	(64 * 1024)
 
 /* Yield the CPU after this many bytes of one Verify or write-back. */
 #define XIW_COMMIT_YIELD	(1024 * 1024)
 
-int xiw_digest_len(u8 digest)
+int xiw_commit_digest_len(u8 digest)
 {
 	switch (digest) {
 	case XIW_DIGEST_CRC32C:
@@ -99,7 +99,7 @@ int xiw_digest_len(u8 digest)
 }
 
 /* Is @digest one this module can compute? */
-bool xiw_digest_supported(u8 digest)
+bool xiw_commit_digest_supported(u8 digest)
 {
 	switch (digest) {
 	case XIW_DIGEST_CRC32C:
@@ -183,7 +183,7 @@ static bool xiw_page_is_pmem(struct page *page)
  * IB_ACCESS_FLUSH_PERSISTENT: all pinned pages persistent memory? A GiB
  * of device-dax is a quarter of a million pages: yield now and then.
  */
-bool xiw_umem_is_pmem(struct page **pages, unsigned long n)
+bool xiw_commit_umem_is_pmem(struct page **pages, unsigned long n)
 {
 	unsigned long i;
 

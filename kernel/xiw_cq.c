@@ -47,8 +47,8 @@ int xiw_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			attr->comp_vector);
 		return -EINVAL;
 	}
-	rv = xiw_udata_resp_fits(ibcq->device, udata, sizeof(uresp)) ?:
-	     xiw_obj_count_get(ibcq->device, &xdev->num_cq, XIW_MAX_CQ, "CQs");
+	rv = xiw_verbs_udata_resp_fits(ibcq->device, udata, sizeof(uresp)) ?:
+	     xiw_verbs_obj_count_get(ibcq->device, &xdev->num_cq, XIW_MAX_CQ, "CQs");
 	if (rv)
 		return rv;
 

@@ -2,15 +2,16 @@
 /*
  * xiw - data-path core: one owner for a connection's data-path state.
  *
- * From xiw_qp_llp_start() to xiw_qp_llp_stop() a connected QP has a struct
+ * From xiw_dp_llp_start() to xiw_dp_llp_stop() a connected QP has a struct
  * xiw_qp_dp. This file owns everything about it that is not the work of
  * one engine: its lifetime and references (RCU + refcount, drained at
  * stop), the socket callbacks it installs, the TX/error workqueue, the
  * completion order of SQ WRs, the one fatal-error path (Terminate, then
  * ERROR through xiw_qp.c and the CM), and the revocation of regions a
- * stalled peer holds. The engines report to it: TX (xiw_qp_tx.c) and RX
- * (xiw_qp_rx.c) call xiw_dp_cmpl_done() and xiw_dp_fatal(); zero-copy
- * completions come from xiw_tx_zcopy.c. QP state is decided only by
+ * stalled peer holds, and the one way from RX to the CM (the RTR). The
+ * engines report to it: TX (xiw_tx*.c) and RX (xiw_rx.c) call
+ * xiw_dp_cmpl_done() and xiw_dp_fatal(); zero-copy completions come from
+ * xiw_tx_zc.c. Who runs TX is decided beside it, in xiw_sched.c. QP state is decided only by
  * xiw_qp.c: this file asks it (xiw_qp_llp_enter_rts_locked(),
  * xiw_qp_llp_down_locked()).
  *
@@ -18,9 +19,9 @@
  * XIW_DP_ERROR, records the Terminate and kicks TX; TX sends it at the next
  * FPDU boundary (or xiw_dp_term_timeout() gives up after 1 s) and queues
  * err_work; err_work asks xiw_qp.c to move the QP to ERROR (which calls
- * back xiw_qp_cmpl_flush() under the state mutex, before the rings are
+ * back xiw_dp_cmpl_flush() under the state mutex, before the rings are
  * flushed) and tells the CM, which closes the connection and finally
- * calls xiw_qp_llp_stop().
+ * calls xiw_dp_llp_stop().
  */
 #include <linux/delay.h>
 #include <linux/slab.h>
@@ -29,6 +30,9 @@
 #include <net/tcp.h>
 
 #include "xiw_dp.h"
+#include "xiw_rx.h"
+#include "xiw_sched.h"
+#include "xiw_tx.h"
 
 /*
  * TX and error work. WQ_MEM_RECLAIM: block storage (NVMe-oF, NFS) runs over
@@ -44,11 +48,11 @@ int xiw_dp_init(void)
 	xiw_dp_wq = alloc_workqueue("xiw_dp", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!xiw_dp_wq)
 		return -ENOMEM;
-	/* TX of a QP with more to send than one run: nice 0 (xiw_tx_wq()) */
+	/* TX of a QP with more to send than one run: nice 0 (xiw_sched_wq()) */
 	xiw_dp_bulk_wq = alloc_workqueue("xiw_dp_bulk", WQ_MEM_RECLAIM, 0);
 	/*
-	 * Long responder work (xiw_dp_exec_work): any CPU, never TX's. It
-	 * holds a reference on the data path, which xiw_qp_llp_stop() waits
+	 * Long responder work (xiw_tx_resp_exec_work): any CPU, never TX's. It
+	 * holds a reference on the data path, which xiw_dp_llp_stop() waits
 	 * for from the CM's WQ_MEM_RECLAIM work (users_done: a completion,
 	 * so check_flush_dependency() cannot see it), so it needs a rescuer
 	 * as well.
@@ -82,7 +86,7 @@ void xiw_dp_exit(void)
  * from the head while the head is done, so the SQ completes in order even
  * when a Send finishes before an earlier Read. A WR sent zero-copy is
  * done only once TCP released its pages, whatever else completed it
- * (struct xiw_dp_cmpl.zc, xiw_tx_zcopy.c). Caller holds dp->lock.
+ * (struct xiw_dp_cmpl.zc, xiw_tx_zc.c). Caller holds dp->lock.
  */
 static bool xiw_dp_cmpl_reap(struct xiw_qp_dp *dp)
 {
@@ -114,7 +118,7 @@ static bool xiw_dp_cmpl_reap(struct xiw_qp_dp *dp)
 
 /*
  * Reap (caller holds dp->lock); *@wake says whether TX must be kicked:
- * TX found the ring full (xiw_tx_fetch() sets XIW_DP_CMPL_WAIT under
+ * TX found the ring full (xiw_tx_sq_fetch() sets XIW_DP_CMPL_WAIT under
  * dp->lock), and the first reap that frees a slot wakes it.
  */
 static bool xiw_dp_cmpl_reap_wake(struct xiw_qp_dp *dp, bool *wake)
@@ -131,7 +135,7 @@ static bool xiw_dp_cmpl_reap_wake(struct xiw_qp_dp *dp, bool *wake)
 static void xiw_dp_cmpl_kick(struct xiw_qp_dp *dp, bool wake, bool notify)
 {
 	if (wake)
-		xiw_dp_tx_kick(dp, false);
+		xiw_sched_kick(dp, false);
 	if (notify)
 		xiw_cq_notify(dp->qp->scq);
 }
@@ -319,7 +323,7 @@ static void xiw_dp_put_kept_mrs(struct xiw_qp_dp *dp, struct xiw_mr *mr)
  * (xiw_tx_zc_reclaim(): a completion, also WR_FLUSH_ERR, means the buffer
  * is free); a discard completes nothing and need not wait.
  */
-void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard)
+void xiw_dp_cmpl_flush(struct xiw_qp *qp, bool discard)
 {
 	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
 				lockdep_is_held(&qp->state_lock));
@@ -331,7 +335,7 @@ void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard)
 	set_bit(XIW_DP_ERROR, &dp->flags);
 	/* RX runs under the socket lock: stop it before its RQE is flushed. */
 	lock_sock(dp->sk);
-	xiw_dp_rx_flush(dp);
+	xiw_rx_flush(dp);
 	release_sock(dp->sk);
 	if (!discard && !test_bit(XIW_DP_FLUSHED, &dp->flags))
 		xiw_tx_zc_reclaim(dp);
@@ -361,6 +365,15 @@ void xiw_qp_cmpl_flush(struct xiw_qp *qp, bool discard)
 	spin_unlock_bh(&dp->lock);
 	if (notify)
 		xiw_cq_notify(qp->scq);
+}
+
+/*
+ * RX took the peer's RTR frame (passive side, RFC 6581): the connection
+ * is fully up. Any context; the CM does the rest in its work.
+ */
+void xiw_dp_rtr_received(struct xiw_qp_dp *dp)
+{
+	xiw_cm_rtr_received(dp->cep);
 }
 
 /* ------------------------------------------------------------------------
@@ -419,7 +432,7 @@ void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		set_bit(XIW_DP_TERM_PENDING, &dp->flags);
 		/* Order the Terminate before the kick that sends it. */
 		smp_mb__after_atomic();
-		xiw_dp_tx_kick(dp, false);
+		xiw_sched_kick(dp, false);
 		/*
 		 * A peer that does not read (zero window, TX parked in an
 		 * FPDU) must not keep the QP out of ERROR: give up on the
@@ -583,9 +596,9 @@ void xiw_dp_put(struct xiw_qp_dp *dp)
  * New SQ work (post_send, doorbell) or RTS entered: run TX. @burst: a
  * kernel consumer's post or a user poster in a burst
  * (XIW_DOORBELL_SQ_BATCH): TX runs on another CPU and the poster goes on
- * (xiw_dp_tx_defer()).
+ * (xiw_sched_defer()).
  */
-void xiw_qp_sq_kick(struct xiw_qp *qp, bool burst)
+void xiw_dp_sq_kick(struct xiw_qp *qp, bool burst)
 {
 	struct xiw_qp_dp *dp = xiw_dp_get(qp);
 
@@ -593,9 +606,9 @@ void xiw_qp_sq_kick(struct xiw_qp *qp, bool burst)
 		return;
 	if (!test_bit(XIW_DP_ERROR, &dp->flags)) {
 		if (burst)
-			xiw_dp_tx_defer(dp);
+			xiw_sched_defer(dp);
 		else
-			xiw_dp_tx_kick(dp, true);
+			xiw_sched_kick(dp, true);
 	}
 	xiw_dp_put(dp);
 }
@@ -606,9 +619,12 @@ void xiw_qp_sq_kick(struct xiw_qp *qp, bool burst)
  */
 struct xiw_qp_dp *xiw_dp_get_sk(struct sock *sk)
 {
-	struct xiw_qp *qp = xiw_cm_sk_to_qp(sk);
+	struct xiw_sk_ctx *ctx = sk->sk_user_data;
+	struct xiw_qp_dp *dp = ctx ? ctx->dp : NULL;
 
-	return qp ? xiw_dp_get(qp) : NULL;
+	if (dp && !refcount_inc_not_zero(&dp->users))
+		dp = NULL;
+	return dp;
 }
 
 static void xiw_dp_write_space(struct sock *sk)
@@ -624,7 +640,7 @@ static void xiw_dp_write_space(struct sock *sk)
 	    test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags)) {
 		if (sk->sk_socket)
 			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-		xiw_dp_tx_queue(dp);
+		xiw_sched_queue(dp);
 	}
 	xiw_dp_put(dp);
 }
@@ -643,7 +659,7 @@ static void xiw_dp_free(struct xiw_qp_dp *dp)
 	kfree(dp);
 }
 
-int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
+int xiw_dp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 		     const struct xiw_llp_params *p)
 {
 	struct sock *sk = p->sock->sk;
@@ -654,6 +670,9 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	u32 n;
 	int i;
 
+	/* the CM attached the socket: its endpoint's context is there */
+	if (WARN_ON_ONCE(!sk->sk_user_data))
+		return -EINVAL;
 	/* charged to the QP's creator, not to the CM work that runs this */
 	memcg = xiw_qp_memcg_enter(qp);
 	dp = kzalloc(sizeof(*dp), gfp);
@@ -676,11 +695,11 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	refcount_set(&dp->users, 1);
 	init_completion(&dp->users_done);
 	spin_lock_init(&dp->lock);
-	INIT_WORK(&dp->tx_work, xiw_tx_work);
+	INIT_WORK(&dp->tx_work, xiw_sched_work);
 	INIT_WORK(&dp->err_work, xiw_dp_err_work);
 	INIT_DELAYED_WORK(&dp->term_work, xiw_dp_term_timeout);
-	INIT_DELAYED_WORK(&dp->tx_retry, xiw_tx_retry_work);
-	INIT_WORK(&dp->exec_work, xiw_dp_exec_work);
+	INIT_DELAYED_WORK(&dp->tx_retry, xiw_sched_retry_work);
+	INIT_WORK(&dp->exec_work, xiw_tx_resp_exec_work);
 	for (i = 0; i < XIW_QN_COUNT; i++) {
 		dp->tx.msn[i] = 1;
 		dp->rx.msn[i] = 1;
@@ -716,14 +735,16 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	tcp_sock_set_nodelay(sk);
 	lock_sock(sk);
 	/*
-	 * RX may send responses from softirq (xiw_dp_tx_from_rx()), where
+	 * RX may send responses from softirq (xiw_sched_from_rx()), where
 	 * current's page fragment belongs to whoever was interrupted.
 	 */
 	sk->sk_use_task_frag = false;
 	write_lock_bh(&sk->sk_callback_lock);
+	dp->sk_ctx = sk->sk_user_data;
+	dp->sk_ctx->dp = dp;
 	dp->saved_data_ready = sk->sk_data_ready;
 	dp->saved_write_space = sk->sk_write_space;
-	sk->sk_data_ready = xiw_dp_data_ready;
+	sk->sk_data_ready = xiw_rx_data_ready;
 	sk->sk_write_space = xiw_dp_write_space;
 	write_unlock_bh(&sk->sk_callback_lock);
 	release_sock(sk);
@@ -736,9 +757,9 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 
 	/* Data that arrived with the MPA reply, and WRs posted early. */
 	lock_sock(sk);
-	xiw_dp_data_ready(sk);
+	xiw_rx_data_ready(sk);
 	release_sock(sk);
-	xiw_qp_sq_kick(qp, false);
+	xiw_dp_sq_kick(qp, false);
 	return 0;
 }
 
@@ -746,7 +767,7 @@ int xiw_qp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
  * The ORD and IRD the connection negotiated, if the QP has one (query_qp);
  * the caller holds the QP's state mutex, which keeps qp->dp.
  */
-void xiw_qp_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird)
+void xiw_dp_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird)
 {
 	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
 				lockdep_is_held(&qp->state_lock));
@@ -764,7 +785,7 @@ void xiw_qp_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird)
  * The caller holds the QP's state mutex, which keeps qp->dp; llp_stop
  * sets XIW_DP_ERROR too, but with XIW_DP_STOPPED and under that mutex.
  */
-bool xiw_qp_llp_failed_locked(struct xiw_qp *qp)
+bool xiw_dp_llp_failed_locked(struct xiw_qp *qp)
 {
 	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
 				lockdep_is_held(&qp->state_lock));
@@ -785,7 +806,7 @@ static void xiw_dp_drain_tx(struct xiw_qp_dp *dp)
 	while (!test_bit(XIW_DP_ERROR, &dp->flags) &&
 	       time_before(jiffies, end)) {
 		/* no flush_work(): the CM's workqueue reclaims memory */
-		xiw_dp_tx_kick(dp, false);
+		xiw_sched_kick(dp, false);
 		if (xiw_tx_idle(dp))
 			return;
 		usleep_range(500, 1000);
@@ -802,7 +823,7 @@ static void xiw_dp_drain_tx(struct xiw_qp_dp *dp)
  * of an old connection, or of a connect that lost the QP to another, must
  * never stop or move to ERROR a connection it does not own.
  */
-void xiw_qp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep)
+void xiw_dp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep)
 {
 	struct xiw_qp_dp *dp;
 	struct sock *sk;
@@ -824,7 +845,8 @@ void xiw_qp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep)
 	set_bit(XIW_DP_ERROR, &dp->flags);
 	sk = dp->sk;
 	write_lock_bh(&sk->sk_callback_lock);
-	if (sk->sk_data_ready == xiw_dp_data_ready)
+	dp->sk_ctx->dp = NULL;
+	if (sk->sk_data_ready == xiw_rx_data_ready)
 		sk->sk_data_ready = dp->saved_data_ready;
 	if (sk->sk_write_space == xiw_dp_write_space)
 		sk->sk_write_space = dp->saved_write_space;
@@ -853,7 +875,7 @@ void xiw_qp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep)
 	spin_lock_bh(&dp->lock);
 	xiw_dp_put_kept_mrs(dp, NULL);
 	spin_unlock_bh(&dp->lock);
-	xiw_dp_rx_release(dp);
+	xiw_rx_release(dp);
 	xiw_dp_dbg(dp, "stopped\n");
 	xiw_dp_free(dp);
 	xiw_qp_put(&qp->base);

@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * xiw - data path: per-connection state shared by the core (xiw_dp.c) and
- * the TX and RX engines (xiw_qp_tx.c, xiw_qp_rx.c).
+ * the TX engine (xiw_tx*.c, run as xiw_sched.c decides) and the RX
+ * engine (xiw_rx.c).
  *
  * One struct xiw_qp_dp exists while a QP has a TCP connection, from
- * xiw_qp_llp_start() to xiw_qp_llp_stop(). Everything the engines need at
+ * xiw_dp_llp_start() to xiw_dp_llp_stop(). Everything the engines need at
  * FPDU rate is allocated there once: no allocation per FPDU.
  *
- * Concurrency (see also xiw_qp_tx.c and xiw_qp_rx.c):
+ * Concurrency (see also xiw_sched.c, xiw_tx.c and xiw_rx.c):
  *
  * - RX runs in sk_data_ready (softirq, or process context from the socket
  *   backlog) under the socket lock, so RX context fields need no lock of
  *   their own: TCP serialises its callers.
  * - TX runs in exactly one context at a time, the owner of XIW_DP_TX_BUSY:
  *   the poster (when it may sleep), the TX work item, or RX answering
- *   short inbound requests at the end of its pass (xiw_dp_tx_from_rx()).
+ *   short inbound requests at the end of its pass (xiw_sched_from_rx()).
  *   A kick that finds the bit taken sets XIW_DP_TX_MORE; the owner
  *   rechecks it after releasing XIW_DP_TX_BUSY, so no kick is lost.
  * - dp->lock (a BH-safe spinlock, per QP) protects what TX and RX share:
@@ -52,7 +53,7 @@ enum {
 	XIW_DP_TERM_PENDING,	/* a Terminate is to be sent */
 	XIW_DP_ERROR,		/* fatal: no more TX/RX, QP going to ERROR */
 	XIW_DP_FLUSHED,		/* completion ring flushed, nothing completes */
-	XIW_DP_STOPPED,		/* xiw_qp_llp_stop() in progress */
+	XIW_DP_STOPPED,		/* xiw_dp_llp_stop() in progress */
 	XIW_DP_CMPL_WAIT,	/* TX waits for a free completion slot */
 	XIW_DP_EXEC_BUSY,	/* exec_work runs the IRQ head */
 	XIW_DP_EXEC_DONE,	/* exec_work executed it: TX answers */
@@ -76,7 +77,7 @@ struct xiw_dp_cmpl {
 	u16 vendor_err;		/* peer's Terminate: layer:4 type:4 code:8 */
 	/*
 	 * TCP may hold pages of the WR (a zero-copy notifier is attached,
-	 * xiw_tx_zcopy.c): the slot is not reaped, whatever its state,
+	 * xiw_tx_zc.c): the slot is not reaped, whatever its state,
 	 * until the notifier's release clears this. zc_seq: the WR's
 	 * free-running completion index, which the release must match.
 	 */
@@ -147,7 +148,7 @@ struct xiw_irqe {
 	/*
 	 * Read: the source region, atomic: the target region, as RX
 	 * looked it up (reference held); TX takes it out of the IRQ
-	 * (xiw_tx_start_rresp()) and checks it again. NULL: look it up.
+	 * (xiw_tx_resp_start()) and checks it again. NULL: look it up.
 	 */
 	struct xiw_mr *mr;
 };
@@ -181,7 +182,7 @@ enum xiw_tx_kind {
 #define XIW_TX_BACKOFF_MAX_MS	128	/* ... doubling up to this */
 
 /*
- * A short response: one RX may send itself (xiw_dp_tx_from_rx()): an
+ * A short response: one RX may send itself (xiw_sched_from_rx()): an
  * atomic, an Atomic Write, a Read of up to XIW_TX_RX_READ_MAX bytes.
  * Flush and Verify (which may write back or hash a lot) and longer Reads
  * are left to the TX work.
@@ -235,10 +236,10 @@ struct xiw_tx_ctx {
 	bool sq_empty_seen;		/* last fetch found no posted WQE */
 	bool last_was_irq;		/* fairness between SQ and IRQ */
 	bool zcopy;			/* send this FPDU's payload by reference */
-	bool from_rx;			/* RX runs TX (xiw_dp_tx_from_rx) */
+	bool from_rx;			/* RX runs TX (xiw_sched_from_rx) */
 	bool more;			/* RX: another response follows at once */
 	u32 backoff_ms;			/* next memory-pressure wait, 0: none */
-	bool bulk;			/* more to send than a run: xiw_tx_wq() */
+	bool bulk;			/* more to send than a run: xiw_sched_wq() */
 	struct xiw_tx_zc *zc;		/* the SQ WR's zero-copy notifier */
 
 	/* Current FPDU: header | payload pieces | pad + CRC. */
@@ -254,7 +255,7 @@ struct xiw_tx_ctx {
 	struct xiw_tx_pages pages;
 
 	/*
-	 * Batch (xiw_qp_tx.c): small copied FPDUs framed back to back and
+	 * Batch (xiw_tx.c): small copied FPDUs framed back to back and
 	 * handed to TCP by one sendmsg. Holds no references: payload is
 	 * copied in when an FPDU is added. Always sent before the FPDU
 	 * above. XIW_TX_BATCH_BYTES of its own (kvmalloc, so that the QP's
@@ -313,7 +314,7 @@ struct xiw_rx_ctx {
 	bool irq_long;		/* one of them not short (xiw_irqe_short()) */
 	bool tx_wake;		/* TX waited for ORD or a fence: kick */
 
-	/* xiw_dp_data_ready() is running; it was called again meanwhile */
+	/* xiw_rx_data_ready() is running; it was called again meanwhile */
 	bool running;
 	bool again;
 };
@@ -323,6 +324,7 @@ struct xiw_qp_dp {
 	struct xiw_cep *cep;
 	struct socket *sock;
 	struct sock *sk;
+	struct xiw_sk_ctx *sk_ctx;	/* sk_user_data: ->dp is us */
 	unsigned long flags;
 	refcount_t users;		/* kickers and socket callbacks */
 	struct completion users_done;
@@ -362,7 +364,7 @@ struct xiw_qp_dp {
 	u32 term_hdr_len;
 
 	/*
-	 * Zero-copy notifiers alive (xiw_tx_zcopy.c): counted from
+	 * Zero-copy notifiers alive (xiw_tx_zc.c): counted from
 	 * xiw_tx_zc_get() to their release; the flush waits for zero.
 	 */
 	struct xiw_zc_owner *zc_owner;
@@ -399,40 +401,15 @@ void xiw_dp_put_lsges(struct xiw_lsge *sge, int n);
 struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp);
 struct xiw_qp_dp *xiw_dp_get_sk(struct sock *sk);
 void xiw_dp_put(struct xiw_qp_dp *dp);
+void xiw_dp_rtr_received(struct xiw_qp_dp *dp);
 
 /* xiw_dp.c: TX work of a QP with more to send than one run (nice 0) */
 extern struct workqueue_struct *xiw_dp_bulk_wq;
 
-/* xiw_qp_tx.c: the TX engine */
-void xiw_dp_tx_kick(struct xiw_qp_dp *dp, bool inline_ok);
-void xiw_dp_tx_queue(struct xiw_qp_dp *dp);
-void xiw_dp_tx_from_rx(struct xiw_qp_dp *dp);
-void xiw_dp_tx_answer(struct xiw_qp_dp *dp, u32 n, bool all_short);
-void xiw_dp_tx_defer(struct xiw_qp_dp *dp);
-void xiw_tx_work(struct work_struct *w);
-void xiw_tx_retry_work(struct work_struct *w);
-void xiw_dp_exec_work(struct work_struct *w);
-bool xiw_tx_idle(struct xiw_qp_dp *dp);
-
-/* xiw_tx_zcopy.c */
-bool xiw_tx_zcopy_enabled(void);
-int xiw_tx_zc_attach(struct xiw_qp_dp *dp, gfp_t gfp);
-void xiw_tx_zc_free(struct xiw_qp_dp *dp);
-struct xiw_tx_zc *xiw_tx_zc_get(struct xiw_qp_dp *dp, u32 cidx);
-void xiw_tx_zc_reclaim(struct xiw_qp_dp *dp);
-void xiw_tx_zc_abandon(struct xiw_qp_dp *dp);
-struct ubuf_info *xiw_tx_zc_uarg(struct xiw_tx_zc *zc);
-void xiw_tx_zc_put(struct xiw_tx_zc *zc);
-void xiw_tx_zc_finish(struct xiw_tx_zc *zc, u32 byte_len);
-
-/* xiw_tx_pages.c */
-bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
-			u32 total);
-void xiw_tx_pages_free(struct xiw_qp_dp *dp);
-
-/* xiw_qp_rx.c */
-void xiw_dp_data_ready(struct sock *sk);
-void xiw_dp_rx_release(struct xiw_qp_dp *dp);
-void xiw_dp_rx_flush(struct xiw_qp_dp *dp);
+/* Are inbound requests waiting for their response (TX's IRQ)? */
+static inline bool xiw_dp_irq_pending(struct xiw_qp_dp *dp)
+{
+	return READ_ONCE(dp->irq_head) != READ_ONCE(dp->irq_tail);
+}
 
 #endif /* XIW_DP_H */

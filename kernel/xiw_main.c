@@ -285,7 +285,7 @@ static int xiw_netdev_event(struct notifier_block *nb, unsigned long event,
 		xiw_port_event(xdev, IB_EVENT_PORT_ERR);
 		break;
 	case NETDEV_GOING_DOWN:
-		xiw_dev_qps_to_error(xdev);
+		xiw_qp_dev_to_error(xdev);
 		break;
 	case NETDEV_CHANGEADDR:
 		xiw_port_event(xdev, IB_EVENT_GID_CHANGE);
@@ -330,7 +330,7 @@ static void xiw_unregister_all(void)
 /* xiw_kapi.h: is @dev one of ours (its QPs and MRs are xiw objects)? */
 bool xiw_is_xiw_device(struct ib_device *dev)
 {
-	return dev && dev->ops.alloc_mr == xiw_device_ops.alloc_mr;
+	return xiw_ibdev_is_xiw(dev);
 }
 EXPORT_SYMBOL_GPL(xiw_is_xiw_device);
 

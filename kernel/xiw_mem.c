@@ -39,7 +39,7 @@ static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
 			access & ~XIW_MR_ACCESS_SUPPORTED);
 		return -EINVAL;
 	}
-	rv = xiw_obj_count_get(&xdev->ibdev, &xdev->num_mr, XIW_MAX_MR, "MRs");
+	rv = xiw_verbs_obj_count_get(&xdev->ibdev, &xdev->num_mr, XIW_MAX_MR, "MRs");
 	if (rv)
 		return rv;
 	mr->type = type;
@@ -166,7 +166,7 @@ static int xiw_reg_mr_udata(struct ib_device *ibdev, struct ib_udata *udata,
 			ureq->access_ext);
 		return -EINVAL;
 	}
-	if (ureq->digest && !xiw_digest_supported(ureq->digest)) {
+	if (ureq->digest && !xiw_commit_digest_supported(ureq->digest)) {
 		xiw_dbg(ibdev, "REG_MR request: Verify digest %u unknown or unavailable\n",
 			ureq->digest);
 		return -EINVAL;
@@ -179,11 +179,11 @@ static int xiw_reg_mr_udata(struct ib_device *ibdev, struct ib_udata *udata,
  */
 int xiw_mr_set_digest(struct ib_mr *ibmr, enum xiw_digest digest)
 {
-	if (!xiw_is_xiw_device(ibmr->device))
+	if (!xiw_ibdev_is_xiw(ibmr->device))
 		return -EINVAL;
 	if (digest == XIW_DIGEST_DEFAULT)
 		digest = XIW_DIGEST_CRC32C;
-	if (!xiw_digest_supported(digest))
+	if (!xiw_commit_digest_supported(digest))
 		return -EINVAL;
 	WRITE_ONCE(to_xiw_mr(ibmr)->digest, digest);
 	return 0;
@@ -234,7 +234,7 @@ struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	if (rv)
 		goto err_umem;
 	if ((access & IB_ACCESS_FLUSH_PERSISTENT) &&
-	    !xiw_umem_is_pmem(mr->upages, mr->nupages)) {
+	    !xiw_commit_umem_is_pmem(mr->upages, mr->nupages)) {
 		xiw_dbg(ibpd->device,
 			"IB_ACCESS_FLUSH_PERSISTENT on memory that is not persistent memory\n");
 		rv = -EINVAL;

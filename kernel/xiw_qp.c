@@ -156,8 +156,8 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	rv = xiw_qp_check_caps(ibqp->device, attr);
 	if (rv)
 		return rv;
-	rv = xiw_udata_resp_fits(ibqp->device, udata, sizeof(uresp)) ?:
-	     xiw_obj_count_get(ibqp->device, &xdev->num_qp, XIW_MAX_QP, "QPs");
+	rv = xiw_verbs_udata_resp_fits(ibqp->device, udata, sizeof(uresp)) ?:
+	     xiw_verbs_obj_count_get(ibqp->device, &xdev->num_qp, XIW_MAX_QP, "QPs");
 	if (rv)
 		return rv;
 
@@ -242,7 +242,7 @@ err_count:
  * engine and by the flush of a ring. User CQEs know no masked atomics
  * (rdma-core reports them as the plain ones).
  */
-u8 xiw_sq_wc_opcode(bool user, u8 op)
+u8 xiw_qp_sq_wc_opcode(bool user, u8 op)
 {
 	switch (op) {
 	case XIW_OP_WRITE:
@@ -296,7 +296,7 @@ static bool xiw_queue_flush(struct xiw_queue *q, struct xiw_qp *qp,
 			break;
 		/* wr_id is at the same place in both */
 		cqe.wr_id = e.sqe.wr_id;
-		cqe.opcode = sq ? xiw_sq_wc_opcode(qp->user, e.sqe.opcode) :
+		cqe.opcode = sq ? xiw_qp_sq_wc_opcode(qp->user, e.sqe.opcode) :
 				  IB_WC_RECV;
 		if (cq)
 			__xiw_cq_add(cq, qp, &cqe, false, &notify);
@@ -371,7 +371,7 @@ static void xiw_qp_enter_error(struct xiw_qp *qp)
 	/* Posters that saw the old state must see ERROR before flushing. */
 	smp_mb();
 	/* WRs the data path took from the SQ are older: flush them first. */
-	xiw_qp_cmpl_flush(qp, false);
+	xiw_dp_cmpl_flush(qp, false);
 	xiw_sq_flush(qp, false);
 	xiw_rq_flush(qp, false);
 	if (qp->srq && old != XIW_QPS_IDLE_RESET)
@@ -424,7 +424,7 @@ void xiw_qp_llp_down_locked(struct xiw_qp *qp)
 	    qp->state == XIW_QPS_TERMINATE)
 		xiw_qp_llp_error_state_locked(qp);
 	else
-		xiw_qp_cmpl_flush(qp, false);
+		xiw_dp_cmpl_flush(qp, false);
 }
 
 void xiw_qp_llp_error_state(struct xiw_qp *qp)
@@ -508,7 +508,7 @@ static bool xiw_qps_transition_ok(struct xiw_qp *qp, enum xiw_qp_state from,
 static enum ib_qp_state xiw_qp_ib_state_locked(struct xiw_qp *qp)
 {
 	if ((qp->state == XIW_QPS_RTS || qp->state == XIW_QPS_CLOSING) &&
-	    xiw_qp_llp_failed_locked(qp))
+	    xiw_dp_llp_failed_locked(qp))
 		return IB_QPS_ERR;
 	return xiw_to_ib_qps[qp->state];
 }
@@ -625,7 +625,7 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			xiw_queue_set_error(&qp->rq, true);
 		/* as in xiw_qp_enter_error(): posters see it before the flush */
 		smp_mb();
-		xiw_qp_cmpl_flush(qp, true);
+		xiw_dp_cmpl_flush(qp, true);
 		xiw_sq_flush(qp, true);
 		xiw_rq_flush(qp, true);
 		xiw_queue_set_error(&qp->sq, false);
@@ -659,7 +659,7 @@ int xiw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->max_rd_atomic = qp->ord;
 	attr->max_dest_rd_atomic = qp->ird;
 	/* connected: what MPA negotiated (rdma_cm never sets them on iWARP) */
-	xiw_qp_llp_ord_ird_locked(qp, &attr->max_rd_atomic,
+	xiw_dp_llp_ord_ird_locked(qp, &attr->max_rd_atomic,
 				  &attr->max_dest_rd_atomic);
 	mutex_unlock(&qp->state_lock);
 
@@ -740,7 +740,7 @@ bool xiw_qp_caller_owns(struct xiw_qp *qp)
 }
 
 /* Connected QPs go to ERROR when their netdev goes down. */
-void xiw_dev_qps_to_error(struct xiw_device *xdev)
+void xiw_qp_dev_to_error(struct xiw_device *xdev)
 {
 	struct xiw_qp *qp;
 	unsigned long index;
@@ -939,7 +939,7 @@ void xiw_qp_sq_doorbell(struct xiw_qp *qp, bool burst)
 	if (state == XIW_QPS_ERROR)
 		xiw_sq_flush(qp, false);
 	else if (state == XIW_QPS_RTS)
-		xiw_qp_sq_kick(qp, burst);
+		xiw_dp_sq_kick(qp, burst);
 }
 
 /*
@@ -957,7 +957,7 @@ MODULE_PARM_DESC(kernel_tx_inline,
 /*
  * A kernel consumer put WRs on the SQ: flush them if the QP is in ERROR
  * (a WR posted then completes with WR_FLUSH_ERR), else hand TX to the
- * work item on another CPU (xiw_dp_tx_defer(): the consumer goes on and
+ * work item on another CPU (xiw_sched_defer(): the consumer goes on and
  * its next WRs leave in the same batch), or with kernel_tx_inline run it
  * here when the poster may sleep.
  */
@@ -971,7 +971,7 @@ static void xiw_qp_sq_posted(struct xiw_qp *qp)
 	if (state == XIW_QPS_ERROR)
 		xiw_sq_flush(qp, false);
 	else if (state == XIW_QPS_RTS)
-		xiw_qp_sq_kick(qp, !READ_ONCE(kernel_tx_inline));
+		xiw_dp_sq_kick(qp, !READ_ONCE(kernel_tx_inline));
 }
 
 /*
@@ -1034,7 +1034,7 @@ static int xiw_post_kapi(struct ib_qp *ibqp, struct xiw_sqe *sqe,
 	unsigned long flags;
 	int rv = 0;
 
-	if (!ibqp || !xiw_is_xiw_device(ibqp->device))
+	if (!ibqp || !xiw_ibdev_is_xiw(ibqp->device))
 		return -EINVAL;
 	qp = to_xiw_qp(ibqp);
 	if (qp->user || READ_ONCE(qp->state) == XIW_QPS_IDLE_RESET) {

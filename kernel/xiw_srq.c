@@ -31,9 +31,9 @@ int xiw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 			a->max_wr, a->max_sge, a->srq_limit);
 		return -EINVAL;
 	}
-	rv = xiw_udata_resp_fits(ibsrq->device, udata, sizeof(uresp)) ?:
-	     xiw_obj_count_get(ibsrq->device, &xdev->num_srq, XIW_MAX_SRQ,
-			       "SRQs");
+	rv = xiw_verbs_udata_resp_fits(ibsrq->device, udata, sizeof(uresp)) ?:
+	     xiw_verbs_obj_count_get(ibsrq->device, &xdev->num_srq, XIW_MAX_SRQ,
+				     "SRQs");
 	if (rv)
 		return rv;
 

@@ -26,7 +26,7 @@
  * tx_pages_busy counts it.
  *
  * Only the TX runner (owner of XIW_DP_TX_BUSY) uses the ring; RX runs TX
- * with GFP_ATOMIC (xiw_dp_tx_from_rx()). A user QP's pages are charged to
+ * with GFP_ATOMIC (xiw_sched_from_rx()). A user QP's pages are charged to
  * the memory cgroup of the process that created it, also when the TX work
  * or softirq RX allocates them (xiw_qp_memcg_enter()); the charge goes
  * with the page. The pages are released with the data path; skbs still
@@ -36,13 +36,13 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 
-#include "xiw_dp.h"
+#include "xiw_tx.h"
 
 /*
  * The page of the ring at @i, allocated if need be (charged to the QP's
  * creator, see xiw_qp_gfp()); NULL if busy or out of memory.
  */
-static struct page *xiw_tx_page_take(struct xiw_qp_dp *dp, u32 i, gfp_t gfp)
+static struct page *xiw_tx_pages_take(struct xiw_qp_dp *dp, u32 i, gfp_t gfp)
 {
 	struct xiw_tx_pages *p = &dp->tx.pages;
 	struct page *page = p->page[i];
@@ -69,8 +69,8 @@ static struct page *xiw_tx_page_take(struct xiw_qp_dp *dp, u32 i, gfp_t gfp)
  * Copy @len bytes from @src into the ring at (p->idx, p->off) and move
  * that position on; update *@crc over the copy unless @crc is NULL.
  */
-static void xiw_tx_page_copy(struct xiw_tx_pages *p, const void *src,
-			     u32 len, u32 *crc)
+static void xiw_tx_pages_copy(struct xiw_tx_pages *p, const void *src,
+			      u32 len, u32 *crc)
 {
 	while (len) {
 		u32 n = min_t(u32, len, PAGE_SIZE - p->off);
@@ -119,14 +119,14 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 	 */
 	idx = p->idx;
 	off = 0;
-	if (!xiw_tx_page_take(dp, idx, gfp)) {
+	if (!xiw_tx_pages_take(dp, idx, gfp)) {
 		if (!p->page[idx])
 			goto busy;
 		off = p->off;		/* in flight: only its unused tail */
 		if (off == PAGE_SIZE) {
 			idx = (idx + 1) % XIW_TX_PAGES;
 			off = 0;
-			if (!xiw_tx_page_take(dp, idx, gfp))
+			if (!xiw_tx_pages_take(dp, idx, gfp))
 				goto busy;
 		}
 	}
@@ -135,24 +135,24 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 	if (1 + need > ARRAY_SIZE(tx->bv))
 		return false;
 	for (i = 1; i <= need; i++)
-		if (!xiw_tx_page_take(dp, (idx + i) % XIW_TX_PAGES, gfp))
+		if (!xiw_tx_pages_take(dp, (idx + i) % XIW_TX_PAGES, gfp))
 			goto busy;
 
 	/* Copy; the CRC covers the copy, which is what goes out. */
 	p->idx = idx;
 	p->off = off;
-	xiw_tx_page_copy(p, &tx->hdr, hdr_len, crcp);
+	xiw_tx_pages_copy(p, &tx->hdr, hdr_len, crcp);
 	for (i = 1; i < tx->nbv; i++) {
 		struct bio_vec *bv = &tx->bv[i];
 		void *va = kmap_local_page(bv->bv_page);
 
-		xiw_tx_page_copy(p, va + bv->bv_offset, bv->bv_len, crcp);
+		xiw_tx_pages_copy(p, va + bv->bv_offset, bv->bv_len, crcp);
 		kunmap_local(va);
 	}
 	memset(tx->trailer, 0, sizeof(tx->trailer));
-	xiw_tx_page_copy(p, tx->trailer, pad, crcp);
+	xiw_tx_pages_copy(p, tx->trailer, pad, crcp);
 	trailer = crcp ? xiw_crc_trailer(crc) : 0;
-	xiw_tx_page_copy(p, &trailer, sizeof(trailer), NULL);
+	xiw_tx_pages_copy(p, &trailer, sizeof(trailer), NULL);
 
 	/* The pieces: from (idx, off) on, page by page. */
 	nbv = 0;

@@ -274,8 +274,8 @@ void xiw_mmap_free(struct rdma_user_mmap_entry *rentry)
  * Count one more object of a kind against the device's limit for it:
  * -ENOMEM, with the count unchanged, once the limit is reached.
  */
-int xiw_obj_count_get(struct ib_device *ibdev, atomic_t *count, u32 max,
-		      const char *what)
+int xiw_verbs_obj_count_get(struct ib_device *ibdev, atomic_t *count, u32 max,
+			    const char *what)
 {
 	if (atomic_inc_return(count) <= max)
 		return 0;
@@ -285,8 +285,8 @@ int xiw_obj_count_get(struct ib_device *ibdev, atomic_t *count, u32 max,
 }
 
 /* Does a user object's create response fit the caller's buffer? */
-int xiw_udata_resp_fits(struct ib_device *ibdev, struct ib_udata *udata,
-			size_t len)
+int xiw_verbs_udata_resp_fits(struct ib_device *ibdev, struct ib_udata *udata,
+			      size_t len)
 {
 	if (!udata || udata->outlen >= len)
 		return 0;
@@ -299,7 +299,7 @@ int xiw_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 {
 	struct xiw_device *xdev = to_xiw_dev(pd->device);
 
-	return xiw_obj_count_get(pd->device, &xdev->num_pd, XIW_MAX_PD, "PDs");
+	return xiw_verbs_obj_count_get(pd->device, &xdev->num_pd, XIW_MAX_PD, "PDs");
 }
 
 int xiw_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)

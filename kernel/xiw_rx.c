@@ -3,7 +3,7 @@
  * xiw - RX engine: FPDU parsing and direct placement in sk_data_ready.
  *
  * TCP calls sk_data_ready in softirq (or from the socket backlog in
- * process context) with the socket lock held; xiw_dp_data_ready() drains
+ * process context) with the socket lock held; xiw_rx_data_ready() drains
  * the receive queue with tcp_read_sock() and places payload straight
  * from the skb into the target pages with skb_copy_bits() (one copy). The
  * CRC is computed over the placed bytes. The socket lock serialises RX,
@@ -16,7 +16,7 @@
  * bounds, ORQ/IRQ), place the payload, check pad and CRC, and only then
  * act on the message (completions, IRQ, invalidation, Terminate).
  * Requests queued in the IRQ are answered, and a TX waiting for ORD is
- * kicked, once per pass, after tcp_read_sock() (xiw_dp_data_ready()).
+ * kicked, once per pass, after tcp_read_sock() (xiw_rx_data_ready()).
  *
  * Any error: xiw_dp_fatal() with the Terminate RFC 5040/5041/5044
  * prescribe (Documentation/wire-format.md); RX then drops everything.
@@ -26,7 +26,8 @@
 #include <linux/tcp.h>
 #include <net/tcp.h>
 
-#include "xiw_dp.h"
+#include "xiw_rx.h"
+#include "xiw_sched.h"
 #include "xiw_commit.h"
 #include "xiw_trace.h"
 
@@ -112,7 +113,7 @@ static void xiw_rx_untagged_err(struct xiw_qp_dp *dp, u8 ecode)
 /* ------------------------------------------------------------------------
  * Receive WQEs
  */
-static void xiw_srq_limit_check(struct xiw_srq *srq, bool *event)
+static void xiw_rx_srq_limit_check(struct xiw_srq *srq, bool *event)
 {
 	u32 i;
 
@@ -138,7 +139,7 @@ static bool xiw_rx_get_rqe(struct xiw_qp *qp, struct xiw_rqe *out)
 	spin_lock_irqsave(lock, flags);
 	got = xiw_wq_take(q, out);
 	if (got && qp->srq)
-		xiw_srq_limit_check(qp->srq, &event);
+		xiw_rx_srq_limit_check(qp->srq, &event);
 	spin_unlock_irqrestore(lock, flags);
 	if (event && qp->srq->base.event_handler) {
 		struct ib_event ev = {
@@ -232,7 +233,7 @@ static void xiw_rx_end_send(struct xiw_qp_dp *dp)
  * The QP is going to ERROR: complete the RQE RX holds with WR_FLUSH_ERR.
  * Called under the socket lock (so RX is not running), RX stays dead.
  */
-void xiw_dp_rx_flush(struct xiw_qp_dp *dp)
+void xiw_rx_flush(struct xiw_qp_dp *dp)
 {
 	struct xiw_rx_ctx *rx = &dp->rx;
 
@@ -240,10 +241,10 @@ void xiw_dp_rx_flush(struct xiw_qp_dp *dp)
 	if (rx->msg_active && !rx->rtr_send)
 		xiw_rx_recv_cqe(dp, IB_WC_WR_FLUSH_ERR, 0, 0, false);
 	xiw_rx_end_send(dp);
-	xiw_dp_rx_release(dp);
+	xiw_rx_release(dp);
 }
 
-void xiw_dp_rx_release(struct xiw_qp_dp *dp)
+void xiw_rx_release(struct xiw_qp_dp *dp)
 {
 	xiw_dp_put_lsges(dp->rx.sge, dp->rx.nsge);
 	dp->rx.nsge = 0;
@@ -258,7 +259,7 @@ void xiw_dp_rx_release(struct xiw_qp_dp *dp)
 /* ------------------------------------------------------------------------
  * Header processing (the whole header is in rx->hdr)
  */
-static struct xiw_orqe *xiw_orq_head(struct xiw_qp_dp *dp)
+static struct xiw_orqe *xiw_rx_orq_head(struct xiw_qp_dp *dp)
 {
 	u32 n = roundup_pow_of_two(max_t(u32, dp->ord, 1));
 
@@ -331,7 +332,7 @@ static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
 	rx->tto = to;
 	if (rx->op == XIW_RDMAP_OP_READ_RESP) {
 		spin_lock_bh(&dp->lock);
-		o = xiw_orq_head(dp);
+		o = xiw_rx_orq_head(dp);
 		if (!o || o->type != XIW_RQ_READ) {
 			/* nothing outstanding, or an atomic/Flush/Verify */
 			ok = false;
@@ -530,7 +531,7 @@ static bool xiw_rx_hdr_aresp(struct xiw_qp_dp *dp)
 	bool ok;
 
 	spin_lock_bh(&dp->lock);
-	o = xiw_orq_head(dp);
+	o = xiw_rx_orq_head(dp);
 	ok = o && o->type == XIW_RQ_ATOMIC && o->req_id == id;
 	spin_unlock_bh(&dp->lock);
 	if (!ok) {
@@ -682,7 +683,7 @@ static bool xiw_rx_hdr_verify(struct xiw_qp_dp *dp)
 			      be32_to_cpu(r->sink_len), false, &va, &len);
 	if (!mr)
 		return false;
-	dlen = xiw_digest_len(READ_ONCE(mr->digest));
+	dlen = xiw_commit_digest_len(READ_ONCE(mr->digest));
 	xiw_mr_put(mr);
 	if (hash_len && hash_len != dlen) {
 		xiw_dp_dbg(dp, "Verify: %u-byte hash for a %d-byte digest\n",
@@ -704,7 +705,7 @@ static bool xiw_rx_hdr_cresp(struct xiw_qp_dp *dp, u8 type)
 	bool ok;
 
 	spin_lock_bh(&dp->lock);
-	o = xiw_orq_head(dp);
+	o = xiw_rx_orq_head(dp);
 	ok = o && o->type == type;
 	spin_unlock_bh(&dp->lock);
 	if (!ok) {
@@ -882,8 +883,8 @@ static void xiw_rx_rtr_done(struct xiw_qp_dp *dp)
 {
 	clear_bit(XIW_DP_RTR_WAIT, &dp->flags);
 	xiw_dp_dbg(dp, "RTR received\n");
-	xiw_cm_rtr_received(dp->cep);
-	xiw_dp_tx_kick(dp, false);
+	xiw_dp_rtr_received(dp);
+	xiw_sched_kick(dp, false);
 }
 
 static void xiw_rx_send_done(struct xiw_qp_dp *dp)
@@ -923,7 +924,7 @@ static void xiw_rx_send_done(struct xiw_qp_dp *dp)
  * a fence may have lifted. TX needs a kick only if it waits for that,
  * which it says with XIW_DP_ORD_WAIT, set under dp->lock too
  * (xiw_tx_sq_blocked()), so the kick is never lost. It is given at the end
- * of the RX pass (xiw_dp_data_ready()), after the completion.
+ * of the RX pass (xiw_rx_data_ready()), after the completion.
  */
 static void xiw_rx_orq_freed(struct xiw_qp_dp *dp)
 {
@@ -937,7 +938,7 @@ static void xiw_rx_rresp_done(struct xiw_qp_dp *dp, u32 payload, bool last)
 	struct xiw_orqe *o, orqe;
 
 	spin_lock_bh(&dp->lock);
-	o = xiw_orq_head(dp);
+	o = xiw_rx_orq_head(dp);
 	if (!o) {
 		spin_unlock_bh(&dp->lock);
 		return;		/* flushed meanwhile */
@@ -991,7 +992,7 @@ static void xiw_rx_irq_push(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 	dp->irq[dp->irq_tail & (n - 1)] = *e;
 	dp->irq_tail++;
 	spin_unlock_bh(&dp->lock);
-	/* answered when this RX pass ends (xiw_dp_data_ready()) */
+	/* answered when this RX pass ends (xiw_rx_data_ready()) */
 	dp->rx.irq_new++;
 	if (!xiw_irqe_short(e))
 		dp->rx.irq_long = true;
@@ -1130,7 +1131,7 @@ static bool xiw_rx_orq_pop(struct xiw_qp_dp *dp, struct xiw_orqe *o)
 
 	dp->rx.msn[XIW_QN_RESP]++;
 	spin_lock_bh(&dp->lock);
-	head = xiw_orq_head(dp);
+	head = xiw_rx_orq_head(dp);
 	if (head) {
 		*o = *head;
 		dp->orq_head++;
@@ -1491,22 +1492,22 @@ fault:
 
 /*
  * sk_data_ready of a connected QP. Softirq with the socket spinlock held,
- * or process context owning the socket (backlog, xiw_qp_llp_start()).
+ * or process context owning the socket (backlog, xiw_dp_llp_start()).
  *
  * Not reentrant, by a flag of the RX context (the socket lock serialises
  * every RX, so only the running pass itself can see it set). RX run by
  * the socket's owner (release_sock() draining the backlog: the TX work,
  * a flush or a dereg that took lock_sock) sends responses at the end of
- * its pass (xiw_dp_tx_from_rx()); tcp_sendmsg_locked() flushes the
+ * its pass (xiw_sched_from_rx()); tcp_sendmsg_locked() flushes the
  * backlog after 16 new skbs (sk_flush_backlog()), which calls
- * sk_data_ready again from inside that send. xiw_dp_tx_from_rx() keeps
+ * sk_data_ready again from inside that send. xiw_sched_from_rx() keeps
  * each call under 16 skbs only while GSO builds them (without it - IPsec,
  * TCP-MD5 - a batch at a small MSS is more), and the nested pass would
  * parse new FPDUs and act on IRQ state between the running pass's reads
  * and writes of it. The nested call only asks the running pass to read
  * again, which it does once its send is done.
  */
-void xiw_dp_data_ready(struct sock *sk)
+void xiw_rx_data_ready(struct sock *sk)
 {
 	struct xiw_qp_dp *dp;
 
@@ -1535,11 +1536,11 @@ void xiw_dp_data_ready(struct sock *sk)
 
 				dp->rx.irq_new = 0;
 				dp->rx.irq_long = false;
-				xiw_dp_tx_answer(dp, n, all_short);
+				xiw_sched_answer(dp, n, all_short);
 			}
 			if (dp->rx.tx_wake) {
 				dp->rx.tx_wake = false;
-				xiw_dp_tx_kick(dp, false);
+				xiw_sched_kick(dp, false);
 			}
 		} while (dp->rx.again);
 		dp->rx.running = false;

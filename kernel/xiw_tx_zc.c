@@ -49,7 +49,8 @@
 #include <linux/wait_bit.h>
 #include <net/tcp.h>
 
-#include "xiw_dp.h"
+#include "xiw_sched.h"
+#include "xiw_tx.h"
 
 /*
  * Off by default: measured in the VM bench (one VM, TCG, loopback), copying
@@ -78,7 +79,7 @@ struct xiw_tx_zc {
 	bool complete;			/* WR fully framed: complete on release */
 };
 
-bool xiw_tx_zcopy_enabled(void)
+bool xiw_tx_zc_enabled(void)
 {
 	return READ_ONCE(tx_zcopy);
 }
@@ -98,7 +99,7 @@ int xiw_tx_zc_attach(struct xiw_qp_dp *dp, gfp_t gfp)
 	return 0;
 }
 
-static void xiw_zc_owner_put(struct xiw_zc_owner *o)
+static void xiw_tx_zc_owner_put(struct xiw_zc_owner *o)
 {
 	if (refcount_dec_and_test(&o->ref))
 		kfree(o);
@@ -131,7 +132,7 @@ void xiw_tx_zc_free(struct xiw_qp_dp *dp)
 		dp->tx.zc = NULL;
 	}
 	if (dp->zc_owner) {
-		xiw_zc_owner_put(dp->zc_owner);
+		xiw_tx_zc_owner_put(dp->zc_owner);
 		dp->zc_owner = NULL;
 	}
 }
@@ -146,7 +147,7 @@ static void xiw_tx_zc_release(struct xiw_tx_zc *zc)
 		xiw_dp_cmpl_zc_release(o->dp, zc->cidx, zc->complete,
 				       zc->byte_len);
 	spin_unlock_bh(&o->lock);
-	xiw_zc_owner_put(o);
+	xiw_tx_zc_owner_put(o);
 	kfree(zc);
 	module_put(THIS_MODULE);
 }
@@ -229,7 +230,7 @@ void xiw_tx_zc_abandon(struct xiw_qp_dp *dp)
 }
 
 /*
- * The flush (xiw_qp_cmpl_flush(), QP to ERROR, process context, state
+ * The flush (xiw_dp_cmpl_flush(), QP to ERROR, process context, state
  * mutex held) is about to complete the WRs the data path took: first
  * every zero-copy page must be back. TCP holds them until acknowledged,
  * which a peer that does not answer (a cut path, a graceful close that
@@ -257,7 +258,7 @@ void xiw_tx_zc_reclaim(struct xiw_qp_dp *dp)
 	/* -ENOENT: closed already, its queues purged then */
 	tcp_abort(dp->sk, ECONNABORTED);
 	/* TX drops its own reference (xiw_tx_zc_abandon()) */
-	xiw_dp_tx_kick(dp, false);
+	xiw_sched_kick(dp, false);
 	while (!wait_var_event_timeout(&dp->zc_pending,
 				       !atomic_read(&dp->zc_pending),
 				       10 * HZ)) {

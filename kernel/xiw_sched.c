@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw - who runs TX, and where. The TX engine (xiw_tx.c) runs in exactly
+ * one context at a time: whoever wins XIW_DP_TX_BUSY. A kick that finds
+ * the bit taken sets XIW_DP_TX_MORE, and the owner looks again after
+ * releasing it, so no kick is lost.
+ *
+ * The runners: a user doorbell that may sleep (preemptible) runs TX
+ * inline, so a Send goes to TCP in the poster's own syscall when the
+ * socket has room; RX answers short inbound requests at the end of its
+ * pass (xiw_sched_from_rx(), responses only); otherwise (softirq,
+ * spinlock held, a long Read Response) the TX work item runs it. A kernel
+ * consumer's posts and a user poster in a burst (XIW_DOORBELL_SQ_BATCH)
+ * hand TX to the work item on another CPU and go on (xiw_sched_defer()),
+ * so WRs pile up and leave in batches. The work item goes to a nice -20
+ * or a nice 0 workqueue by the QP's and the CPU's load (xiw_sched_wq()).
+ *
+ * Also here: the user SQ's doorbell suppression (XIW_SQ_KERNEL_ACTIVE,
+ * set while a runner will look at the SQ without a doorbell) and the
+ * retry after a TCP memory backoff.
+ */
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/sched/clock.h>
+#include <net/sock.h>
+
+#include "xiw_sched.h"
+#include "xiw_tx.h"
+
+/* The backoff is over: TX tries again, unless sk_write_space was first. */
+void xiw_sched_retry_work(struct work_struct *w)
+{
+	struct xiw_qp_dp *dp = container_of(to_delayed_work(w),
+					    struct xiw_qp_dp, tx_retry);
+
+	if (test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags))
+		xiw_sched_queue(dp);
+}
+
+/*
+ * Runner takes the SQ: set XIW_SQ_KERNEL_ACTIVE unless the queue is in
+ * error (xiw_qp_enter_error() clears the flag in the same word, so the
+ * two updates are ordered and an erroring QP never keeps the flag: its
+ * posters must ring to get their WQEs flushed). Giving up after lost
+ * races only costs doorbells.
+ */
+static void xiw_sched_sq_active(struct xiw_qp *qp)
+{
+	u32 *word = &qp->sq.ctrl->flags;
+	int tries = 8;
+	u32 old;
+
+	do {
+		old = READ_ONCE(*word);
+		if (old & (XIW_QUEUE_ERROR | XIW_SQ_KERNEL_ACTIVE))
+			return;
+	} while (cmpxchg(word, old, old | XIW_SQ_KERNEL_ACTIVE) != old &&
+		 --tries);
+}
+
+/*
+ * Doorbell suppression for user SQs (XIW_SQ_KERNEL_ACTIVE, see xiw-abi.h).
+ * The flag is set while a TX runner owns the SQ and will look at it again
+ * without a doorbell: while it runs, while its work is requeued after a
+ * burst, and while it waits for an event that requeues it (socket space,
+ * the end of a memory backoff, a Read Response for ORD or a fence).
+ * Otherwise it is cleared on the way out, and then the head slot is
+ * checked once more: the poster publishes
+ * its WQE, issues a full barrier and loads the flag; we clear the flag,
+ * issue a full barrier and load the slot's flags, so at least one of the
+ * two sees the other's store and no WQE is left without a runner. The
+ * recheck loops only if TX's last fetch found the ring empty (a WQE TX
+ * left because it is blocked is no race: its wakeup requeues TX). In
+ * error the flag is just cleared: xiw_qp_enter_error() flushes what is in
+ * the ring.
+ * Returns true if TX must run again.
+ */
+static bool xiw_sched_sq_idle(struct xiw_qp_dp *dp, int rv)
+{
+	struct xiw_qp *qp = dp->qp;
+	bool head_seen;
+
+	if (rv > 0)
+		return false;		/* requeued: stays active */
+	if (!test_bit(XIW_DP_ERROR, &dp->flags) &&
+	    !test_bit(XIW_DP_STOPPED, &dp->flags) &&
+	    (test_bit(XIW_DP_TX_NOSPACE, &dp->flags) || dp->tx.sq_active))
+		return false;		/* an event requeues TX */
+	/*
+	 * A WQE posted after TX's last fetch found the ring empty is in the
+	 * race window even if it is visible already: look again for it.
+	 */
+	head_seen = !dp->tx.sq_empty_seen;
+	xiw_ctrl_update(&qp->sq.ctrl->flags, 0, XIW_SQ_KERNEL_ACTIVE);
+	/* Pairs with the poster's barrier between VALID and the flag load. */
+	smp_mb();
+	return !head_seen && !test_bit(XIW_DP_ERROR, &dp->flags) &&
+	       xiw_tx_sq_head_valid(qp);
+}
+
+/*
+ * The workqueue of the TX work. xiw_dp_wq's workers run at nice -20, so
+ * that a poster's burst or a peer's requests are answered at once, ahead
+ * of whatever else the CPU runs. TX work that keeps a CPU busy would take
+ * it from every normal task there for as long as it lasts (a nice 0 task
+ * gets about 1% beside a nice -20 one that never sleeps), so it goes to
+ * xiw_dp_bulk_wq (nice 0, a fair share) instead, in two cases:
+ *
+ * - the QP is a bulk flow: its last run had more to send than a run
+ *   takes (its budget of XIW_TX_BURST FPDUs spent, or TCP full or short
+ *   of memory), until a run ends with nothing left that it could send;
+ * - the CPU is loaded: TX work ran on it for more than half of the last
+ *   window of XIW_SCHED_LOAD_WINDOW_NS (xiw_sched_cpu_account()), whichever QPs
+ *   it was for - many QPs whose runs each drain their work can keep a CPU
+ *   just as busy as one bulk flow.
+ *
+ * A latency-bound QP on a CPU with time to spare never leaves xiw_dp_wq.
+ * tx.bulk is written by the owner of TX_BUSY, a CPU's load by the TX work
+ * on that CPU; both are read without a lock: a stale value picks the
+ * other queue once, and a work item queued on either runs TX all the
+ * same (TX_BUSY serialises the runners).
+ */
+#define XIW_SCHED_LOAD_WINDOW_NS	(10 * NSEC_PER_MSEC)
+
+struct xiw_sched_cpu_load {
+	u64 win_start;		/* local_clock() at the window's start */
+	u64 busy;		/* ns of TX work in the window so far */
+	bool loaded;		/* the last window was more than half busy */
+};
+
+static DEFINE_PER_CPU(struct xiw_sched_cpu_load, xiw_sched_load);
+
+/* A run of the TX work on this CPU took from @t0 to now. */
+static void xiw_sched_cpu_account(u64 t0)
+{
+	struct xiw_sched_cpu_load *l = get_cpu_ptr(&xiw_sched_load);
+	u64 now = local_clock(), span;
+
+	l->busy += now - t0;
+	span = now - l->win_start;
+	if (span >= XIW_SCHED_LOAD_WINDOW_NS) {
+		WRITE_ONCE(l->loaded, l->busy * 2 > span);
+		l->win_start = now;
+		l->busy = 0;
+	}
+	put_cpu_ptr(&xiw_sched_load);
+}
+
+static struct workqueue_struct *xiw_sched_wq(struct xiw_qp_dp *dp,
+					     unsigned int cpu)
+{
+	return READ_ONCE(dp->tx.bulk) ||
+	       READ_ONCE(per_cpu_ptr(&xiw_sched_load, cpu)->loaded) ?
+	       xiw_dp_bulk_wq : xiw_dp_wq;
+}
+
+/* After a run of the TX loop that returned @rv: bulk flow or not. */
+static void xiw_sched_note_load(struct xiw_qp_dp *dp, int rv)
+{
+	bool bulk = rv > 0 || test_bit(XIW_DP_TX_NOSPACE, &dp->flags);
+
+	if (bulk != dp->tx.bulk)
+		WRITE_ONCE(dp->tx.bulk, bulk);
+}
+
+/*
+ * A resume of TX can hold a split FPDU, so an RTR or Terminate arriving
+ * mid-FPDU waits until the FPDU is out: they are framed only when
+ * !fpdu_active (xiw_tx_next).
+ */
+static void xiw_sched_run(struct xiw_qp_dp *dp)
+{
+	bool user = dp->qp->user && dp->qp->sq.ctrl;
+	int rv;
+
+	for (;;) {
+		if (test_and_set_bit_lock(XIW_DP_TX_BUSY, &dp->flags))
+			return;
+		clear_bit(XIW_DP_TX_MORE, &dp->flags);
+		if (user)
+			xiw_sched_sq_active(dp->qp);
+		dp->tx.sq_empty_seen = false;
+		rv = xiw_tx_loop(dp);
+		/* the flush took zero-copy pages back: let go of the WR's */
+		xiw_tx_zc_abandon(dp);
+		xiw_sched_note_load(dp, rv);
+		if (user && xiw_sched_sq_idle(dp, rv))
+			set_bit(XIW_DP_TX_MORE, &dp->flags);
+		clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
+		/* Pairs with the set_bit(TX_MORE) in xiw_sched_request(). */
+		smp_mb__after_atomic();
+		if (rv > 0) {
+			xiw_sched_queue(dp);
+			return;
+		}
+		if (!test_bit(XIW_DP_TX_MORE, &dp->flags))
+			return;
+	}
+}
+
+void xiw_sched_work(struct work_struct *w)
+{
+	struct xiw_qp_dp *dp = container_of(w, struct xiw_qp_dp, tx_work);
+	u64 t0 = local_clock();
+
+	/*
+	 * Like a kick: if RX holds TX_BUSY to send responses only
+	 * (xiw_sched_from_rx), it sees TX_MORE and queues the work again.
+	 */
+	set_bit(XIW_DP_TX_MORE, &dp->flags);
+	/* TX_MORE before TX_BUSY; pairs with xiw_sched_from_rx() */
+	smp_mb__after_atomic();
+	xiw_sched_run(dp);
+	xiw_sched_cpu_account(t0);
+}
+
+/* Queue the TX work item (counted: the per-op cost of a hop). */
+void xiw_sched_queue(struct xiw_qp_dp *dp)
+{
+	/* a bound workqueue: the work runs on this CPU */
+	if (queue_work(xiw_sched_wq(dp, raw_smp_processor_id()), &dp->tx_work))
+		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
+}
+
+/*
+ * May RX send responses now? Caller owns TX_BUSY. TX must be idle at a
+ * message boundary: no FPDU half in TCP, no SQ message between two of its
+ * FPDUs, no response started (a Read Response in progress is finished by
+ * whoever owns TX, a heavy request is with the exec work), and nothing
+ * that only the TX work sends or waits for (Terminate, RTR, socket space).
+ */
+static bool xiw_sched_rx_may_send(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	return !(READ_ONCE(dp->flags) &
+		 (BIT(XIW_DP_ERROR) | BIT(XIW_DP_TERM_PENDING) |
+		  BIT(XIW_DP_STOPPED) | BIT(XIW_DP_TX_NOSPACE) |
+		  BIT(XIW_DP_RTR_WAIT) | BIT(XIW_DP_EXEC_BUSY) |
+		  BIT(XIW_DP_EXEC_DONE))) &&
+	       dp->rtr == XIW_RTR_NONE && !tx->fpdu_active && !tx->rr_active &&
+	       !tx->batch_len && !(tx->sq_active && tx->done);
+}
+
+/*
+ * RX queued inbound QN 1 requests in one pass of sk_data_ready: answer
+ * the short ones right here instead of waking the TX work (which would
+ * preempt whoever runs on this CPU - on one host, the poster that is
+ * waiting for exactly this response - and cost two context switches per
+ * request). Everything else kicks TX as before.
+ *
+ * One sender: RX sends only as the owner of XIW_DP_TX_BUSY, taken with
+ * the same test_and_set as every TX runner, so its FPDUs never interleave
+ * with anyone's. If another runner owns TX, RX kicks it like anyone else
+ * (TX_MORE: the owner looks again after releasing the bit). TX state is
+ * touched only while owning the bit. A kick that finds RX owning TX sets
+ * TX_MORE, and RX, which never clears it, queues the TX work when done.
+ *
+ * Why sending is legal here (Linux 6.12): RX runs with the socket locked,
+ * either in softirq holding the socket spinlock with no owner, or in the
+ * owner's own context draining the backlog (release_sock(),
+ * xiw_dp_llp_start()), and always with BHs off (sk_callback_lock). That is
+ * the lock tcp_sendmsg_locked() wants. It must not sleep, and does not:
+ * MSG_DONTWAIT gives it a zero timeout (it returns -EAGAIN instead of
+ * waiting for memory or a connection), sk_allocation is GFP_ATOMIC for
+ * the duration, its page fragment is the socket's own (sk_use_task_frag
+ * is off for xiw sockets, xiw_dp_llp_start(): in softirq "current" is
+ * whoever was interrupted), and each call carries at most one FPDU of at
+ * most XIW_TX_RX_READ_MAX payload bytes or one batch of copied FPDUs (at
+ * most XIW_TX_BATCH_BYTES: every short response of the pass in one
+ * call; 12 skbs of an MSS of 1448 even without GSO), below the 16 new
+ * skbs after which tcp_sendmsg_locked() flushes the backlog (which would
+ * take the spinlock we hold, or re-enter RX). No MSG_ZEROCOPY: responses
+ * are copied. Bounded work: XIW_TX_RX_BURST FPDUs, then the TX work goes
+ * on.
+ * -EAGAIN parks TX in the FPDU as usual (TX_NOSPACE), and sk_write_space
+ * queues the TX work, which resumes it.
+ */
+static void xiw_sched_from_rx(struct xiw_qp_dp *dp)
+{
+	struct sock *sk = dp->sk;
+	gfp_t gfp;
+	int rv;
+
+	if (test_and_set_bit_lock(XIW_DP_TX_BUSY, &dp->flags)) {
+		/* the owner sees TX_MORE and answers */
+		xiw_sched_kick(dp, false);
+		return;
+	}
+	if (!xiw_sched_rx_may_send(dp)) {
+		clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
+		xiw_sched_queue(dp);
+		return;
+	}
+	/*
+	 * TX_MORE stays as it is: RX does only part of TX's work, so a kick
+	 * that lost the race for TX_BUSY to us must still get a full runner
+	 * (below), unlike in xiw_sched_run(), which clears it.
+	 */
+	gfp = sk->sk_allocation;
+	sk->sk_allocation = GFP_ATOMIC | (gfp & __GFP_MEMALLOC);
+	dp->tx.from_rx = true;
+	rv = xiw_tx_loop(dp);
+	dp->tx.from_rx = false;
+	dp->tx.more = false;
+	sk->sk_allocation = gfp;
+	clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
+	/* Pairs with the set_bit(TX_MORE) of a kick that saw TX_BUSY. */
+	smp_mb__after_atomic();
+	/*
+	 * The TX work takes over whatever RX left: a kick that came in
+	 * meanwhile (SQ work, a Terminate), the budget ran out, or requests
+	 * RX does not answer (long Reads, Flush, Verify). A full socket
+	 * waits for sk_write_space instead.
+	 */
+	if (rv > 0 || test_bit(XIW_DP_TX_MORE, &dp->flags) ||
+	    (xiw_dp_irq_pending(dp) &&
+	     !test_bit(XIW_DP_TX_NOSPACE, &dp->flags)))
+		xiw_sched_queue(dp);
+}
+
+/*
+ * An RX pass that brought at least this many requests, all short, has
+ * them answered by the TX work on the next CPU (xiw_sched_answer()).
+ */
+static unsigned int resp_handoff_min = 8;
+module_param(resp_handoff_min, uint, 0644);
+MODULE_PARM_DESC(resp_handoff_min,
+		 "hand the responses of an RX pass that brought at least this many short requests to the TX work on the next CPU (0: RX always answers itself; default 8)");
+
+/*
+ * Ask for a TX pass: set TX_MORE, then look at TX_BUSY. True if a runner
+ * owns TX: it sees TX_MORE once it releases the bit and runs again (RX,
+ * which sends responses only, queues the TX work), so the caller has
+ * nothing more to do.
+ */
+static bool xiw_sched_request(struct xiw_qp_dp *dp)
+{
+	set_bit(XIW_DP_TX_MORE, &dp->flags);
+	/* TX_MORE before reading TX_BUSY; pairs with xiw_sched_run(). */
+	smp_mb__after_atomic();
+	return test_bit(XIW_DP_TX_BUSY, &dp->flags);
+}
+
+/*
+ * The online CPU after this one (wrapping around), nr_cpu_ids if there is
+ * no other: posters and RX passes on different CPUs spread their hand-offs.
+ */
+static unsigned int xiw_sched_next_cpu(void)
+{
+	unsigned int self = raw_smp_processor_id();
+	unsigned int cpu = cpumask_next(self, cpu_online_mask);
+
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	return cpu == self ? nr_cpu_ids : cpu;
+}
+
+/* Have the TX work run on @cpu, unless a runner owns TX already. */
+static void xiw_sched_queue_on(struct xiw_qp_dp *dp, unsigned int cpu)
+{
+	if (xiw_sched_request(dp))
+		return;
+	if (queue_work_on(cpu, xiw_sched_wq(dp, cpu), &dp->tx_work))
+		xiw_dp_stat_add(dp, XIW_STAT_TX_WORK_QUEUED, 1);
+}
+
+/*
+ * Hand TX to the work item on another CPU; the poster goes on. For the
+ * doorbell of a user poster in a burst (XIW_DOORBELL_SQ_BATCH: it posts
+ * again before it looks for this WR's completion) and for every post of a
+ * kernel consumer.
+ *
+ * Run inline, TX would do the whole round trip in the poster's context -
+ * on one host the peer's answer is processed on the way back - so only one
+ * WR would ever be in flight and every WR would leave alone. On another
+ * CPU, TX finds the poster's next WRs piled up and sends them as one
+ * batch, while the poster goes on with its own work: for a user, the
+ * next WQEs, which need no syscall because XIW_SQ_KERNEL_ACTIVE is set
+ * now (that runner looks at the SQ without a doorbell: the flag's
+ * contract, see xiw_sched_sq_idle()); for a kernel ULP, the rest of its
+ * completion batch (nvmet answers up to 16 commands per CQ poll, each
+ * with a Write and a Send) or of its queue_rq calls. Measured on
+ * NVMe-oF 4 KiB random reads at QD16: 2.4-2.8x the IOPS of running kernel
+ * posts inline, at half the CPU time and a third of the context switches
+ * per read, but a lone read (QD1) waits 20-60% longer: the kernel_tx_inline
+ * module parameter (xiw_qp.c) keeps kernel posts inline. siw and rxe also
+ * hand kernel posts to a worker. A runner that owns TX already just gets
+ * TX_MORE.
+ *
+ * On the poster's own CPU the high-priority work would preempt it at once
+ * and nothing would pile up, so with a single CPU online TX runs inline
+ * as for any other doorbell. The CPU is a hint: bound work queued on a
+ * CPU going offline runs on another one (workqueue unbinds it).
+ */
+void xiw_sched_defer(struct xiw_qp_dp *dp)
+{
+	unsigned int cpu = xiw_sched_next_cpu();
+	struct xiw_qp *qp = dp->qp;
+
+	if (cpu >= nr_cpu_ids || (qp->user && !qp->sq.ctrl)) {
+		xiw_sched_kick(dp, true);
+		return;
+	}
+	if (qp->user)
+		xiw_sched_sq_active(qp);
+	xiw_sched_queue_on(dp, cpu);
+}
+
+/*
+ * RX queued @n inbound requests in one pass, @all_short if each of them
+ * is short (xiw_irqe_short()): answer them from RX (xiw_sched_from_rx()), or,
+ * when the pass brought a burst of short ones (a requester with many
+ * atomics or small Reads in flight), from the TX work on the next CPU.
+ *
+ * Why: on one host everything a request causes runs on the CPU whose
+ * send delivered it (loopback RX runs in that CPU's softirq): the
+ * requester's TX, the responder's RX, the responses RX sends and, through
+ * them, the requester's RX and completions. With a burst in flight that
+ * one CPU is the bottleneck while the other runs the requester's poller.
+ * Answering from the next CPU's TX work moves the responses and the
+ * requester's RX that they trigger there, at the cost of one work item
+ * per burst. A lone request (a latency test, a pass of fewer than
+ * resp_handoff_min) is still answered right here, without the hop.
+ * Measured with perf_ab, 200,000 FetchAdds (ib_atomic_bw, 128 in flight),
+ * six rounds in one boot: a median of 0.134 Mpps answered from RX, 0.166
+ * with the hand-off (Documentation/testing.md). Long Reads, Flush and
+ * Verify go to the TX work anyway.
+ */
+void xiw_sched_answer(struct xiw_qp_dp *dp, u32 n, bool all_short)
+{
+	unsigned int min = READ_ONCE(resp_handoff_min);
+	unsigned int cpu = nr_cpu_ids;
+
+	/* the next CPU is looked up only for a burst: not per lone request */
+	if (min && n >= min && all_short)
+		cpu = xiw_sched_next_cpu();
+	if (cpu >= nr_cpu_ids) {
+		xiw_sched_from_rx(dp);
+		return;
+	}
+	xiw_dp_stat_add(dp, XIW_STAT_RESP_HANDOFFS, 1);
+	xiw_sched_queue_on(dp, cpu);
+}
+
+/*
+ * Make TX run. @inline_ok: the caller may run TX itself if it can sleep
+ * (false from RX, which holds the socket lock, and from error paths).
+ */
+void xiw_sched_kick(struct xiw_qp_dp *dp, bool inline_ok)
+{
+	if (xiw_sched_request(dp))
+		return;
+	/*
+	 * TX may sleep (lock_sock): not in atomic context and not inside an
+	 * RCU read-side section, which preemptible() alone does not tell
+	 * under PREEMPT_RCU.
+	 */
+	if (inline_ok && preemptible() && !rcu_preempt_depth() &&
+	    !test_bit(XIW_DP_TX_NOSPACE, &dp->flags))
+		xiw_sched_run(dp);
+	else
+		xiw_sched_queue(dp);
+}

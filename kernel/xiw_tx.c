@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw - TX engine: FPDU framing, pushing FPDUs to TCP, the batch, and the
+ * loop that picks what goes next; Terminate and RTR frames. The two
+ * halves that fill it are the requester (xiw_tx_sq.c: SQ WRs) and the
+ * responder (xiw_tx_resp.c: answers to inbound requests); who runs the
+ * engine, and where, is xiw_sched.c's. It reports completions and fatal
+ * errors to the data-path core (xiw_dp.c), which owns the connection's
+ * lifetime, the completion order and the error path.
+ *
+ * Work sources, in priority order at every FPDU boundary: a Terminate, the
+ * RTR frame, then the SQ and the IRQ (inbound Read Requests) alternating
+ * message by message so neither starves the other.
+ *
+ * Every sendmsg is MSG_DONTWAIT: when TCP is full, TX records its
+ * position inside the FPDU, sets XIW_DP_TX_NOSPACE and sk_write_space
+ * requeues the work; when TCP is short of memory, a backoff timer does
+ * too (xiw_tx_backoff()).
+ *
+ * Zero copy: payload pages of a user MR are handed to TCP by reference
+ * (MSG_ZEROCOPY with xiw's own ubuf_info, xiw_tx_zc.c) when the message
+ * is at least a page and every page passes sendpage_ok(). Such a WR is done
+ * only when TCP has released every page (acknowledged, no skb left), so a
+ * completion - its own or any later one - always means the buffer is free.
+ * The FPDU header and trailer live in the QP's own (slab) memory and are
+ * always copied, in separate sendmsg calls. Copied FPDUs of up to a page
+ * of payload go whole into a batch that one sendmsg hands to TCP (see
+ * "The batch" below). Kernel buffers (DMA MRs, fast-reg pages) and Read
+ * Responses (nothing tells the responder when its memory may change) are
+ * copied.
+ */
+#include <linux/highmem.h>
+#include <linux/net.h>
+#include <linux/tcp.h>
+#include <linux/uio.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "xiw_tx.h"
+#include "xiw_trace.h"
+
+/* ------------------------------------------------------------------------
+ * FPDU framing
+ */
+/*
+ * Add payload bytes [@from, @from + @n) of the current message to the
+ * FPDU as page pieces. Returns the bytes added (less than @n if the piece
+ * array filled up) or -EFAULT.
+ */
+int xiw_tx_add_sges(struct xiw_tx_ctx *tx, struct xiw_lsge *sge,
+		    int nsge, u32 from, u32 n, bool *splice_ok)
+{
+	u32 added = 0;
+	int i = 0;
+
+	/* Find the SGE holding byte @from. */
+	while (i < nsge && from >= sge[i].len) {
+		from -= sge[i].len;
+		i++;
+	}
+	while (added < n && i < nsge && tx->nbv < XIW_TX_BVEC + 1) {
+		u32 off, avail, chunk;
+		struct page *page;
+
+		page = xiw_mr_page(sge[i].mr, sge[i].addr + from, &off,
+				   &avail);
+		if (!page)
+			return -EFAULT;
+		chunk = min3(avail, sge[i].len - from, n - added);
+		if (sge[i].mr->type != XIW_MR_USER || !sendpage_ok(page))
+			*splice_ok = false;
+		bvec_set_page(&tx->bv[tx->nbv++], page, chunk, off);
+		added += chunk;
+		from += chunk;
+		if (from == sge[i].len) {
+			from = 0;
+			i++;
+		}
+	}
+	return added;
+}
+
+/* Finish the FPDU: MPA length, pad, CRC, header and trailer pieces. */
+void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	u32 ulpdu = hdr_len - XIW_MPA_HDR_LEN + payload;
+	u32 pad = xiw_mpa_pad(ulpdu);
+	u32 fpdu_len = xiw_mpa_fpdu_len(ulpdu);
+	__le32 trailer;
+	int i;
+
+	tx->hdr.ctrl.mpa_len = cpu_to_be16(ulpdu);
+	tx->bv_idx = 0;
+	tx->bv_off = 0;
+	tx->fpdu_active = true;
+	/* too long to batch, copied anyway: into the QP's TX pages */
+	tx->spliced = !tx->zcopy && fpdu_len > XIW_TX_BATCH_FPDU &&
+		      xiw_tx_pages_frame(dp, hdr_len, pad, fpdu_len);
+	if (tx->spliced)
+		return;
+	memset(tx->trailer, 0, sizeof(tx->trailer));
+	xiw_tx_bv_virt(&tx->bv[0], &tx->hdr, hdr_len);
+	if (dp->crc) {
+		u32 crc = xiw_crc_update(XIW_CRC32C_SEED, &tx->hdr, hdr_len);
+
+		for (i = 1; i < tx->nbv; i++) {
+			struct bio_vec *bv = &tx->bv[i];
+			void *p = kmap_local_page(bv->bv_page);
+
+			crc = xiw_crc_update(crc, p + bv->bv_offset,
+					     bv->bv_len);
+			kunmap_local(p);
+		}
+		crc = xiw_crc_update(crc, tx->trailer, pad);
+		trailer = xiw_crc_trailer(crc);
+		memcpy(tx->trailer + pad, &trailer, sizeof(trailer));
+	}
+	xiw_tx_bv_virt(&tx->bv[tx->nbv++], tx->trailer,
+		       pad + XIW_MPA_CRC_LEN);
+}
+
+/*
+ * TCP short of memory. tcp_sendmsg_locked() with MSG_DONTWAIT also
+ * returns -EAGAIN when it cannot allocate or charge memory: an skb or a
+ * page fragment under GFP_ATOMIC, or the tcp_mem hard limit
+ * (sk_wmem_schedule(), which then moderates the send buffer down to
+ * SOCK_MIN_SNDBUF). The socket may still read as writeable then - a few
+ * KiB queued against the moderated buffer - and if nothing is in flight
+ * no sk_write_space will ever come, so retrying at once would spin, in
+ * softirq when RX runs TX, for as long as the shortage lasts. TX backs
+ * off instead, as sk_stream_wait_memory() makes a blocking sender wait:
+ * it stays parked with XIW_DP_TX_NOSPACE (tcp_sendmsg_locked() set
+ * SOCK_NOSPACE, so an ACK that frees memory still calls sk_write_space,
+ * which requeues TX), and tx_retry requeues it after
+ * XIW_TX_BACKOFF_MIN_MS, doubling up to XIW_TX_BACKOFF_MAX_MS while the
+ * sends keep failing. Any byte TCP takes ends the backoff. Caller owns
+ * TX_BUSY (tx->backoff_ms).
+ */
+static void xiw_tx_backoff(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	u32 ms = tx->backoff_ms ? tx->backoff_ms : XIW_TX_BACKOFF_MIN_MS;
+
+	tx->backoff_ms = min_t(u32, ms * 2, XIW_TX_BACKOFF_MAX_MS);
+	xiw_dp_dbg(dp, "TCP short of memory: TX retries in %u ms\n", ms);
+	mod_delayed_work(xiw_dp_wq, &dp->tx_retry, msecs_to_jiffies(ms));
+}
+
+/*
+ * TCP took nothing (-EAGAIN, or 0): wait for sk_write_space. True if the
+ * socket has room again already: try once more. A socket without room
+ * (not writeable) always waits for sk_write_space. A writeable one is
+ * retried once per push (@retried): sk_write_space may have run between
+ * the failed sendmsg and the NOSPACE bit, and nobody would requeue TX;
+ * failing again with room is TCP short of memory: back off.
+ */
+static bool xiw_tx_nospace(struct xiw_qp_dp *dp, bool *retried)
+{
+	xiw_dp_stat_add(dp, XIW_STAT_TX_NOSPACE, 1);
+	set_bit(XIW_DP_TX_NOSPACE, &dp->flags);
+	/* sk_write_space may have run already */
+	smp_mb__after_atomic();
+	if (!sk_stream_is_writeable(dp->sk))
+		return false;
+	if (*retried) {
+		xiw_tx_backoff(dp);
+		return false;
+	}
+	*retried = true;
+	return test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags);
+}
+
+static int xiw_tx_sendmsg(struct xiw_qp_dp *dp, struct msghdr *msg)
+{
+	xiw_dp_stat_add(dp, XIW_STAT_TX_SENDMSG, 1);
+	if (dp->tx.from_rx)
+		/* RX holds the socket lock: see xiw_sched_from_rx() */
+		return tcp_sendmsg_locked(dp->sk, msg, msg_data_left(msg));
+	return sock_sendmsg(dp->sock, msg);
+}
+
+/* Send the current FPDU. 0 when it is all in TCP, -EAGAIN, or an error. */
+static int xiw_tx_push(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	bool retried = false;
+
+	while (tx->bv_idx < tx->nbv) {
+		int first = tx->bv_idx, last, i;
+		struct msghdr msg = {};
+		bool splice = false;
+		size_t len = 0;
+		int rv;
+
+		if (!tx->zcopy) {
+			last = tx->nbv;
+		} else if (first == 0 || first == tx->nbv - 1) {
+			last = first + 1;
+		} else {
+			last = tx->nbv - 1;
+			splice = true;
+		}
+		for (i = first; i < last; i++)
+			len += tx->bv[i].bv_len;
+		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &tx->bv[first],
+			      last - first, len);
+		iov_iter_advance(&msg.msg_iter, tx->bv_off);
+		msg.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL;
+		if (last < tx->nbv || tx->more)
+			msg.msg_flags |= MSG_MORE;
+		if (tx->spliced)
+			/* the QP's TX pages, written again only when free */
+			msg.msg_flags |= MSG_SPLICE_PAGES;
+		if (splice) {
+			/* TCP references the pages until they are acked. */
+			msg.msg_flags |= MSG_ZEROCOPY;
+			msg.msg_ubuf = xiw_tx_zc_uarg(tx->zc);
+		}
+		rv = xiw_tx_sendmsg(dp, &msg);
+		if (rv <= 0) {
+			if (rv == -EAGAIN || rv == 0) {
+				if (xiw_tx_nospace(dp, &retried))
+					continue;
+				return -EAGAIN;
+			}
+			return rv;
+		}
+		tx->backoff_ms = 0;
+		/* Advance by what TCP took, piece by piece. */
+		len = rv;
+		while (len) {
+			u32 left = tx->bv[tx->bv_idx].bv_len - tx->bv_off;
+
+			if (len < left) {
+				tx->bv_off += len;
+				break;
+			}
+			len -= left;
+			tx->bv_idx++;
+			tx->bv_off = 0;
+		}
+		/* Skip empty pieces. */
+		while (tx->bv_idx < tx->nbv &&
+		       tx->bv[tx->bv_idx].bv_len == tx->bv_off) {
+			tx->bv_idx++;
+			tx->bv_off = 0;
+		}
+	}
+	tx->fpdu_active = false;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Work sources
+ */
+static void xiw_tx_build_term(struct xiw_qp_dp *dp)
+{
+	struct xiw_rdmap_term *t = &dp->tx.hdr.term;
+	struct xiw_term_code tc = dp->term;
+	bool tagged = false;
+	u32 rlen, copy = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (dp->term_hdr_len >= XIW_MPA_HDR_LEN + 1)
+		tagged = dp->term_hdr[2] & XIW_DDP_T;
+	/* Copy only what was received of the offending header. */
+	if (tc.hdrct & XIW_TERM_HDRCT_D) {
+		copy = xiw_term_len(tc.hdrct, tagged) - XIW_RDMAP_TERM_MIN - 2;
+		if (dp->term_hdr_len < XIW_MPA_HDR_LEN + copy) {
+			tc.hdrct &= ~(XIW_TERM_HDRCT_D | XIW_TERM_HDRCT_R);
+			copy = 0;
+		}
+	}
+	if ((tc.hdrct & XIW_TERM_HDRCT_M) &&
+	    dp->term_hdr_len < XIW_MPA_HDR_LEN)
+		tc.hdrct &= ~XIW_TERM_HDRCT_M;
+	rlen = xiw_term_len(tc.hdrct, tagged);
+	t->term_ctrl = xiw_term_ctrl(&tc);
+	if (tc.hdrct & (XIW_TERM_HDRCT_M | XIW_TERM_HDRCT_D))
+		memcpy(&t->ddp_seg_len, dp->term_hdr, XIW_MPA_HDR_LEN);
+	if (copy)
+		memcpy(t->term_hdrs, dp->term_hdr + XIW_MPA_HDR_LEN, copy);
+	xiw_tx_untagged(dp, XIW_RDMAP_OP_TERMINATE, XIW_QN_TERM, 0, true, 0);
+	dp->tx.nbv = 1;
+	dp->tx.zcopy = false;
+	xiw_tx_seal(dp, XIW_UT_FPDU_HDR_LEN(rlen), 0);
+	dp->tx.kind = XIW_TX_TERM;
+	dp->tx.fpdu_last = true;
+}
+
+static void xiw_tx_build_rtr(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_rdmap_rreq *r = &tx->hdr.rreq;
+	struct xiw_orqe *o;
+	u32 hlen;
+
+	memset(&tx->hdr, 0, sizeof(tx->hdr));
+	switch (dp->rtr) {
+	case XIW_RTR_WRITE:
+		xiw_tx_tagged(dp, XIW_RDMAP_OP_WRITE, XIW_RTR_READ_STAG, 0,
+			      true);
+		hlen = sizeof(struct xiw_ddp_tagged);
+		break;
+	case XIW_RTR_READ:
+		xiw_tx_untagged(dp, XIW_RDMAP_OP_READ_REQ, XIW_QN_REQ, 0, true,
+				0);
+		r->sink_stag = cpu_to_be32(XIW_RTR_READ_STAG);
+		r->src_stag = cpu_to_be32(XIW_RTR_READ_STAG);
+		spin_lock_bh(&dp->lock);
+		o = xiw_tx_sq_orq_add(dp, XIW_RQ_READ);
+		o->rtr = true;
+		o->sink_stag = XIW_RTR_READ_STAG;
+		spin_unlock_bh(&dp->lock);
+		hlen = sizeof(*r);
+		break;
+	default:
+		xiw_tx_untagged(dp, XIW_RDMAP_OP_SEND, XIW_QN_SEND, 0, true, 0);
+		hlen = sizeof(struct xiw_ddp_untagged);
+		break;
+	}
+	tx->nbv = 1;
+	tx->zcopy = false;
+	xiw_tx_seal(dp, hlen, 0);
+	tx->kind = XIW_TX_RTR;
+	dp->rtr = XIW_RTR_NONE;
+}
+
+/*
+ * The FPDU in the context is all in TCP, or (@batched) copied into the
+ * batch, whose sending completes its WR: account for it.
+ */
+static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp, bool batched)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	trace_xiw_fpdu_tx(dp, &tx->hdr);
+	xiw_dp_stat_add(dp, XIW_STAT_TX_FPDUS, 1);
+	xiw_dp_stat_add(dp, XIW_STAT_TX_BYTES,
+			xiw_mpa_fpdu_len(be16_to_cpu(tx->hdr.ctrl.mpa_len)));
+
+	switch (tx->kind) {
+	case XIW_TX_TERM:
+		trace_xiw_term_tx(dp, tx->hdr.term.term_ctrl);
+		xiw_dp_stat_add(dp, XIW_STAT_TERM_SENT, 1);
+		clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
+		queue_work(xiw_dp_wq, &dp->err_work);
+		break;
+	case XIW_TX_SQ:
+		xiw_tx_sq_sent(dp, batched);
+		break;
+	case XIW_TX_RRESP:
+		xiw_tx_resp_sent(dp);
+		break;
+	default:
+		break;
+	}
+	tx->kind = XIW_TX_NONE;
+}
+
+/* ------------------------------------------------------------------------
+ * The batch: many small FPDUs, one sendmsg
+ *
+ * An FPDU of at most XIW_TX_BATCH_FPDU bytes whose payload is copied
+ * anyway (an atomic, Read or commit request, any FPDU of a Send or Write
+ * not sent by reference: a message of up to a page, or a segment of a
+ * longer one where the MSS is small; any response on QN 3, a Read
+ * Response RX answers) is not pushed on its own: its bytes are copied
+ * into tx->batch, and the batch goes to TCP in one sendmsg when TX has
+ * nothing more to frame, when the next FPDU does not go in, or when the
+ * batch is full. A burst of small WRs thus leaves as one TCP segment, and
+ * a responder reading it answers all of it in one RX pass, with one send
+ * again (xiw_sched_from_rx()). A page is batched too: a kernel ULP's
+ * 4 KiB Write and the Send that follows it (an NVMe-oF read's data and
+ * response) cost one sendmsg instead of two, which is worth more than
+ * the page's second copy (Documentation/testing.md).
+ *
+ * Completion stays exact: a WR that completes when it is sent completes
+ * when the last byte of its last FPDU is in TCP (xiw_tx_batch_done()),
+ * so after a partial send (-EAGAIN) only the WRs wholly in TCP are done
+ * and the rest of the batch is resumed first thing on the next run, as
+ * the rest of a single FPDU is. The batch holds no references (the payload
+ * is copied when the FPDU is added, and the WR's SGEs are released then).
+ * Nothing else is sent while a batch is pending, so the order on the wire
+ * is the order of framing; a Terminate is framed only at an FPDU boundary
+ * and goes after the batch, like an FPDU already framed.
+ */
+
+/* Complete the WRs whose FPDUs are all in TCP now. */
+static void xiw_tx_batch_done(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	while (tx->batch_done < tx->batch_n &&
+	       tx->batch_rec[tx->batch_done].end <= tx->batch_sent) {
+		struct xiw_tx_batch_rec *r = &tx->batch_rec[tx->batch_done++];
+
+		if (r->complete)
+			xiw_dp_cmpl_done(dp, r->cidx, IB_WC_SUCCESS,
+					 r->byte_len);
+	}
+}
+
+static void xiw_tx_batch_reset(struct xiw_tx_ctx *tx)
+{
+	tx->batch_len = 0;
+	tx->batch_sent = 0;
+	tx->batch_n = 0;
+	tx->batch_done = 0;
+}
+
+/*
+ * Add the FPDU just framed to the batch if it is a small copied one and
+ * fits. True if it did: the FPDU is accounted for and TX may frame the
+ * next one.
+ */
+static bool xiw_tx_batch_add(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_tx_batch_rec *r;
+	u32 len = 0;
+	u8 *p;
+	int i;
+
+	if (tx->zcopy || tx->batch_n == XIW_TX_BATCH_MAX ||
+	    (tx->kind != XIW_TX_SQ && tx->kind != XIW_TX_RRESP) ||
+	    (tx->kind == XIW_TX_SQ && tx->zc) || tx->nbv < 2)
+		return false;
+	for (i = 0; i < tx->nbv; i++)
+		len += tx->bv[i].bv_len;
+	if (len > XIW_TX_BATCH_FPDU ||
+	    tx->batch_len + len > XIW_TX_BATCH_BYTES)
+		return false;
+	/* header, payload pieces (pages or the SQE's inline data), trailer */
+	p = tx->batch + tx->batch_len;
+	memcpy(p, &tx->hdr, tx->bv[0].bv_len);
+	p += tx->bv[0].bv_len;
+	for (i = 1; i < tx->nbv - 1; i++) {
+		struct bio_vec *bv = &tx->bv[i];
+		void *va = kmap_local_page(bv->bv_page);
+
+		memcpy(p, va + bv->bv_offset, bv->bv_len);
+		kunmap_local(va);
+		p += bv->bv_len;
+	}
+	memcpy(p, tx->trailer, tx->bv[tx->nbv - 1].bv_len);
+	tx->batch_len += len;
+
+	r = &tx->batch_rec[tx->batch_n++];
+	r->end = tx->batch_len;
+	r->complete = tx->kind == XIW_TX_SQ && tx->fpdu_last &&
+		      !xiw_tx_op_needs_ord(tx->sqe.opcode);
+	r->cidx = tx->cidx;
+	r->byte_len = tx->len;
+	tx->fpdu_active = false;
+	xiw_tx_fpdu_sent(dp, true);
+	return true;
+}
+
+/*
+ * Hand the batch to TCP: 0 when all of it is in TCP (the batch is empty
+ * again), -EAGAIN (TX resumes it on the next run), or an error.
+ */
+static int xiw_tx_batch_push(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	bool retried = false;
+
+	while (tx->batch_sent < tx->batch_len) {
+		struct kvec kv = {
+			.iov_base = tx->batch + tx->batch_sent,
+			.iov_len = tx->batch_len - tx->batch_sent,
+		};
+		struct msghdr msg = {
+			.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
+		};
+		int rv;
+
+		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);
+		rv = xiw_tx_sendmsg(dp, &msg);
+		if (rv <= 0) {
+			if (rv && rv != -EAGAIN)
+				return rv;
+			if (xiw_tx_nospace(dp, &retried))
+				continue;
+			return -EAGAIN;
+		}
+		tx->backoff_ms = 0;
+		tx->batch_sent += rv;
+		xiw_tx_batch_done(dp);
+	}
+	xiw_tx_batch_reset(tx);
+	return 0;
+}
+
+/*
+ * Choose and frame the next FPDU. Returns 1 if there is one, 0 if TX has
+ * nothing to do, or a negative error. A message in progress is finished
+ * before another starts; at message boundaries Read Responses and SQ
+ * messages alternate, and a Read Response always may go when the SQ is
+ * blocked by ORD or a fence (else two peers could wait on each other).
+ */
+static int xiw_tx_next(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	bool blocked;
+
+	if (test_bit_acquire(XIW_DP_TERM_PENDING, &dp->flags)) {
+		xiw_tx_build_term(dp);
+		return 1;
+	}
+	if (test_bit(XIW_DP_ERROR, &dp->flags))
+		return 0;
+	if (dp->rtr != XIW_RTR_NONE) {
+		xiw_tx_build_rtr(dp);
+		return 1;
+	}
+	if (test_bit(XIW_DP_RTR_WAIT, &dp->flags))
+		return 0;
+
+	if (tx->rr_active && tx->rr_done)
+		return xiw_tx_resp_build(dp);
+	if (tx->sq_active && tx->done)
+		return xiw_tx_sq_frame(dp);
+
+	if (!xiw_tx_sq_take(dp))
+		return 0;
+	blocked = tx->sq_active && xiw_tx_sq_blocked(dp);
+	if ((tx->rr_active || xiw_dp_irq_pending(dp)) &&
+	    (!tx->last_was_irq || !tx->sq_active || blocked)) {
+		if (tx->rr_active || xiw_tx_resp_start(dp, false))
+			return xiw_tx_resp_build(dp);
+		if (test_bit(XIW_DP_ERROR, &dp->flags))
+			return 0;
+	}
+	if (tx->sq_active && !blocked)
+		return xiw_tx_sq_frame(dp);
+	return 0;
+}
+
+/*
+ * May the FPDU just framed go with MSG_MORE, so that TCP puts the next
+ * one in the same segment? Only when RX answers a burst of short
+ * requests (xiw_sched_from_rx()) and the next response certainly follows
+ * in this pass: the last one goes without it, so nothing stays corked (an
+ * error on the way leaves a Terminate, sent uncorked, or ends the
+ * connection). The requests one RX pass brought are answered in one
+ * segment. TX in process context does not cork: holding FPDUs back until
+ * the end of a pass cost ~12% of 64 KiB Write bandwidth on one host (the
+ * receiver idles meanwhile) and gained nothing measurable. @burst: FPDUs
+ * left in the pass's budget.
+ */
+static bool xiw_tx_more(struct xiw_qp_dp *dp, int burst)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	return tx->from_rx && burst && tx->fpdu_last &&
+	       xiw_mpa_fpdu_len(be16_to_cpu(tx->hdr.ctrl.mpa_len)) <=
+	       XIW_TX_RX_CORK && xiw_tx_resp_head_short(dp);
+}
+
+/* A sendmsg failed: -EAGAIN waits for space, anything else is fatal. */
+static void xiw_tx_push_failed(struct xiw_qp_dp *dp, int rv)
+{
+	if (rv == -EAGAIN)
+		return;
+	xiw_dp_dbg(dp, "sendmsg: %d\n", rv);
+	dp->tx.fpdu_active = false;
+	xiw_tx_batch_reset(&dp->tx);
+	clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
+	if (!test_and_set_bit(XIW_DP_ERROR, &dp->flags))
+		dp->err_reason = rv;
+	queue_work(xiw_dp_wq, &dp->err_work);
+}
+
+/*
+ * The TX loop, run by the owner of XIW_DP_TX_BUSY. Returns 1 if the burst
+ * budget ran out with work left. Small FPDUs go into the batch, which is
+ * sent before any other FPDU and when the loop ends.
+ */
+int xiw_tx_loop(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	int burst = tx->from_rx ? XIW_TX_RX_BURST : XIW_TX_BURST;
+	int rv, left = 1;
+
+	if (test_bit(XIW_DP_STOPPED, &dp->flags))
+		return 0;
+	for (;;) {
+		if (!tx->fpdu_active) {
+			if (!burst)
+				break;
+			rv = tx->from_rx ? xiw_tx_resp_next_rx(dp) : xiw_tx_next(dp);
+			if (rv <= 0) {
+				if (rv < 0)
+					xiw_dp_fatal(dp, NULL, NULL, 0, rv);
+				left = 0;
+				break;
+			}
+			burst--;
+			if (xiw_tx_batch_add(dp))
+				continue;
+			tx->more = xiw_tx_more(dp, burst);
+		}
+		rv = xiw_tx_batch_push(dp);
+		if (!rv)
+			rv = xiw_tx_push(dp);
+		if (rv) {
+			xiw_tx_push_failed(dp, rv);
+			return 0;
+		}
+		xiw_tx_fpdu_sent(dp, false);
+	}
+	rv = xiw_tx_batch_push(dp);
+	if (rv) {
+		xiw_tx_push_failed(dp, rv);
+		return 0;
+	}
+	return left;
+}
+
+bool xiw_tx_idle(struct xiw_qp_dp *dp)
+{
+	struct xiw_qp *qp = dp->qp;
+
+	return !test_bit(XIW_DP_TX_BUSY, &dp->flags) && !dp->tx.fpdu_active &&
+	       !dp->tx.batch_len && !dp->tx.sq_active && !dp->tx.rr_active &&
+	       !xiw_dp_irq_pending(dp) &&
+	       !atomic_read(&dp->zc_pending) &&
+	       !xiw_wq_published(&qp->sq, READ_ONCE(qp->sq.cons), 0);
+}

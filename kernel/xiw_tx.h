@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xiw - the TX engine's parts and what they give each other.
+ *
+ * xiw_tx.c      the engine: framing, pushing to TCP, the batch, the loop
+ *               that picks the next FPDU, Terminate and RTR frames;
+ * xiw_tx_sq.c   the requester: SQ WRs fetched, checked, framed, completed;
+ * xiw_tx_resp.c the responder: inbound requests executed and answered;
+ * xiw_tx_pages.c and xiw_tx_zc.c: the QP's copy pages and zero copy.
+ *
+ * Everything here runs as the owner of XIW_DP_TX_BUSY (xiw_sched.c
+ * decides who that is), unless a function says otherwise. Nothing outside
+ * TX calls these, except the data-path core for set-up and teardown.
+ */
+#ifndef XIW_TX_H
+#define XIW_TX_H
+
+#include "xiw_dp.h"
+
+/* xiw_tx.c: framing helpers for the two halves */
+static inline void xiw_tx_bv_virt(struct bio_vec *bv, void *p, u32 len)
+{
+	bvec_set_virt(bv, p, len);
+}
+
+/* Untagged DDP header of the FPDU being framed; @last ends the message. */
+static inline void xiw_tx_untagged(struct xiw_qp_dp *dp, unsigned int op,
+				   u32 qn, u32 mo, bool last, u32 inv_stag)
+{
+	struct xiw_ddp_untagged *h = &dp->tx.hdr.untagged;
+
+	h->ctrl.ddp = xiw_ddp_ctrl(false, last);
+	h->ctrl.rdmap = xiw_rdmap_ctrl(op);
+	h->inval_stag = cpu_to_be32(inv_stag);
+	h->qn = cpu_to_be32(qn);
+	h->msn = cpu_to_be32(dp->tx.msn[qn]);
+	h->mo = cpu_to_be32(mo);
+	if (last)
+		dp->tx.msn[qn]++;
+}
+
+/* Tagged DDP header of the FPDU being framed. */
+static inline void xiw_tx_tagged(struct xiw_qp_dp *dp, unsigned int op,
+				 u32 stag, u64 to, bool last)
+{
+	struct xiw_ddp_tagged *h = &dp->tx.hdr.tagged;
+
+	h->ctrl.ddp = xiw_ddp_ctrl(true, last);
+	h->ctrl.rdmap = xiw_rdmap_ctrl(op);
+	h->stag = cpu_to_be32(stag);
+	h->to = cpu_to_be64(to);
+}
+
+static inline bool xiw_tx_op_atomic(u8 opcode)
+{
+	const struct xiw_sqe_rule *r = xiw_sqe_op_rule(opcode);
+
+	return r && r->kind == XIW_SQE_KIND_ATOMIC;
+}
+
+/* SQ WRs that complete when the peer's response arrives (use ORD). */
+static inline bool xiw_tx_op_needs_ord(u8 opcode)
+{
+	const struct xiw_sqe_rule *r = xiw_sqe_op_rule(opcode);
+
+	return r && (r->flags & XIW_SQE_ORD);
+}
+
+int xiw_tx_add_sges(struct xiw_tx_ctx *tx, struct xiw_lsge *sge, int nsge,
+		    u32 from, u32 n, bool *splice_ok);
+void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload);
+int xiw_tx_loop(struct xiw_qp_dp *dp);
+bool xiw_tx_idle(struct xiw_qp_dp *dp);
+
+/* xiw_tx_sq.c: the requester */
+struct xiw_orqe *xiw_tx_sq_orq_add(struct xiw_qp_dp *dp, u8 type);
+bool xiw_tx_sq_head_valid(struct xiw_qp *qp);
+bool xiw_tx_sq_take(struct xiw_qp_dp *dp);
+bool xiw_tx_sq_blocked(struct xiw_qp_dp *dp);
+int xiw_tx_sq_frame(struct xiw_qp_dp *dp);
+void xiw_tx_sq_sent(struct xiw_qp_dp *dp, bool batched);
+
+/* xiw_tx_resp.c: the responder */
+bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only);
+int xiw_tx_resp_build(struct xiw_qp_dp *dp);
+int xiw_tx_resp_next_rx(struct xiw_qp_dp *dp);
+bool xiw_tx_resp_head_short(struct xiw_qp_dp *dp);
+void xiw_tx_resp_sent(struct xiw_qp_dp *dp);
+void xiw_tx_resp_exec_work(struct work_struct *w);
+
+/* xiw_tx_zc.c: zero copy */
+bool xiw_tx_zc_enabled(void);
+int xiw_tx_zc_attach(struct xiw_qp_dp *dp, gfp_t gfp);
+void xiw_tx_zc_free(struct xiw_qp_dp *dp);
+struct xiw_tx_zc *xiw_tx_zc_get(struct xiw_qp_dp *dp, u32 cidx);
+void xiw_tx_zc_reclaim(struct xiw_qp_dp *dp);
+void xiw_tx_zc_abandon(struct xiw_qp_dp *dp);
+struct ubuf_info *xiw_tx_zc_uarg(struct xiw_tx_zc *zc);
+void xiw_tx_zc_put(struct xiw_tx_zc *zc);
+void xiw_tx_zc_finish(struct xiw_tx_zc *zc, u32 byte_len);
+
+/* xiw_tx_pages.c: the QP's own pages for copied FPDUs */
+bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
+			u32 total);
+void xiw_tx_pages_free(struct xiw_qp_dp *dp);
+
+#endif /* XIW_TX_H */
