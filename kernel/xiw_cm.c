@@ -14,7 +14,8 @@
  * of a connection not yet published.
  *
  * Socket ownership: sk_user_data of every socket the CM creates or accepts
- * is its CEP, for the whole life of the socket. The CM installs
+ * is its CEP's struct xiw_sk_ctx, for the whole life of the socket (the
+ * data path publishes its connection there while it owns the socket). The CM installs
  * sk_state_change and, during negotiation, sk_data_ready; from
  * xiw_dp_llp_start() to xiw_dp_llp_stop() the data path owns sk_data_ready
  * and sk_write_space. The CM restores the original callbacks before it
@@ -122,8 +123,9 @@ static void xiw_cep_timeout(struct work_struct *w);
  * of it, every quarter; TCP_USER_TIMEOUT also ends the probing. TCP then
  * closes the socket with ETIMEDOUT, sk_state_change runs and the CM tears
  * the connection down like any other LLP error (QP to ERROR, WRs
- * flushed, iw_cm told). Without it TCP retries for ~15 minutes
- * (tcp_retries2) and an idle connection never learns anything.
+ * flushed, iw_cm told). Without it TCP retries for as long as
+ * tcp_retries2 allows (many minutes) and an idle connection never learns
+ * anything.
  */
 static void xiw_cm_sock_opts(struct sock *sk)
 {

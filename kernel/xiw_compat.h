@@ -11,7 +11,7 @@
  * <name> points to it, so callers use the kernel's name throughout.
  *
  * Kernels between 6.1 and 6.12 take the path of the first release
- * named; they are not tested (Documentation/testing.md).
+ * named; they are not tested (Documentation/testing.md, "Other kernels").
  */
 #ifndef XIW_COMPAT_H
 #define XIW_COMPAT_H

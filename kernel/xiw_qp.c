@@ -943,11 +943,10 @@ void xiw_qp_sq_doorbell(struct xiw_qp *qp, bool burst)
 }
 
 /*
- * Off by default: measured on NVMe-oF 4 KiB random reads in one VM, handing
- * kernel posts to the TX work on another CPU gives 2.4-2.8x the IOPS at
- * queue depth 16 but adds 20-60% to a lone read's latency (queue depth 1),
- * which sending inline keeps. See Documentation/architecture.md ("Kernel
- * posts").
+ * Off by default: handing kernel posts to the TX work on another CPU
+ * multiplies a loaded ULP's IOPS but makes a lone request wait for the
+ * hop, which sending inline avoids (Documentation/performance.md, "Kernel
+ * posts on the next CPU"; Documentation/architecture.md, "Kernel posts").
  */
 static bool kernel_tx_inline;
 module_param(kernel_tx_inline, bool, 0644);

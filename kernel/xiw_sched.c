@@ -102,8 +102,9 @@ static bool xiw_sched_sq_idle(struct xiw_qp_dp *dp, int rv)
  * The workqueue of the TX work. xiw_dp_wq's workers run at nice -20, so
  * that a poster's burst or a peer's requests are answered at once, ahead
  * of whatever else the CPU runs. TX work that keeps a CPU busy would take
- * it from every normal task there for as long as it lasts (a nice 0 task
- * gets about 1% beside a nice -20 one that never sleeps), so it goes to
+ * it from every normal task there for as long as it lasts (CFS gives a
+ * nice 0 task a small fraction of a CPU beside a nice -20 one that never
+ * sleeps), so it goes to
  * xiw_dp_bulk_wq (nice 0, a fair share) instead, in two cases:
  *
  * - the QP is a bulk flow: its last run had more to send than a run
@@ -247,7 +248,7 @@ static bool xiw_sched_rx_may_send(struct xiw_qp_dp *dp)
  * the short ones right here instead of waking the TX work (which would
  * preempt whoever runs on this CPU - on one host, the poster that is
  * waiting for exactly this response - and cost two context switches per
- * request). Everything else kicks TX as before.
+ * request). Everything else kicks TX (xiw_sched_kick()).
  *
  * One sender: RX sends only as the owner of XIW_DP_TX_BUSY, taken with
  * the same test_and_set as every TX runner, so its FPDUs never interleave
@@ -380,12 +381,11 @@ static void xiw_sched_queue_on(struct xiw_qp_dp *dp, unsigned int cpu)
  * now (that runner looks at the SQ without a doorbell: the flag's
  * contract, see xiw_sched_sq_idle()); for a kernel ULP, the rest of its
  * completion batch (nvmet answers up to 16 commands per CQ poll, each
- * with a Write and a Send) or of its queue_rq calls. Measured on
- * NVMe-oF 4 KiB random reads at QD16: 2.4-2.8x the IOPS of running kernel
- * posts inline, at half the CPU time and a third of the context switches
- * per read, but a lone read (QD1) waits 20-60% longer: the kernel_tx_inline
- * module parameter (xiw_qp.c) keeps kernel posts inline. siw and rxe also
- * hand kernel posts to a worker. A runner that owns TX already just gets
+ * with a Write and a Send) or of its queue_rq calls. That buys a loaded
+ * ULP far more I/O per CPU second, but a lone request waits for the hop
+ * (Documentation/performance.md, "Kernel posts on the next CPU"): the
+ * kernel_tx_inline module parameter (xiw_qp.c) keeps kernel posts inline.
+ * siw and rxe also hand kernel posts to a worker. A runner that owns TX already just gets
  * TX_MORE.
  *
  * On the poster's own CPU the high-priority work would preempt it at once
@@ -421,11 +421,9 @@ void xiw_sched_defer(struct xiw_qp_dp *dp)
  * Answering from the next CPU's TX work moves the responses and the
  * requester's RX that they trigger there, at the cost of one work item
  * per burst. A lone request (a latency test, a pass of fewer than
- * resp_handoff_min) is still answered right here, without the hop.
- * Measured with perf_ab, 200,000 FetchAdds (ib_atomic_bw, 128 in flight),
- * six rounds in one boot: a median of 0.134 Mpps answered from RX, 0.166
- * with the hand-off (Documentation/testing.md). Long Reads, Flush and
- * Verify go to the TX work anyway.
+ * resp_handoff_min) is still answered right here, without the hop
+ * (Documentation/performance.md, "Responses of a burst on the next
+ * CPU"). Long Reads, Flush and Verify go to the TX work anyway.
  */
 void xiw_sched_answer(struct xiw_qp_dp *dp, u32 n, bool all_short)
 {

@@ -2,15 +2,14 @@
 /*
  * xiw - TX pages: a QP's own pages for the FPDUs it copies.
  *
- * An FPDU whose payload is not sent by reference (every Read Response,
- * any Write or Send in copy mode) used to be copied by TCP into the
- * socket's page fragment. That fragment is one 32 KiB page per socket,
- * reused only when no skb references it any more; with responses in
- * flight it never is, so TCP allocated a fresh one every 32 KiB. Debian's
- * kernel (CONFIG_INIT_ON_ALLOC_DEFAULT_ON) zeroes every page it allocates:
- * a third of the kernel's instructions per 64 KiB Read Response in the
- * bench went into clearing pages that were overwritten right after
- * (Documentation/testing.md, "Instruction counts").
+ * Why not let TCP copy an FPDU whose payload is not sent by reference
+ * (every Read Response, any Write or Send in copy mode) into the socket's
+ * page fragment: that fragment is one 32 KiB page per socket, reused only
+ * when no skb references it any more; with responses in flight it never
+ * is, so TCP allocates a fresh one every 32 KiB, and a kernel with
+ * CONFIG_INIT_ON_ALLOC_DEFAULT_ON (Debian's) zeroes every page it
+ * allocates, to be overwritten right after (Documentation/performance.md,
+ * "TX pages").
  *
  * Here TX copies header, payload, pad and CRC of such an FPDU into a ring
  * of pages the QP owns and hands them to TCP by reference
@@ -22,7 +21,7 @@
  * Response stays a copy of the region at send time, security.md 3.12),
  * even when TCP retransmits, and the CRC is computed over that copy.
  * Pages are allocated on first use, up to XIW_TX_PAGES per QP; when every
- * one is still in flight, the FPDU goes the old way (TCP copies) and
+ * one is still in flight, TCP copies the FPDU into its page fragment and
  * tx_pages_busy counts it.
  *
  * Only the TX runner (owner of XIW_DP_TX_BUSY) uses the ring; RX runs TX
@@ -97,7 +96,7 @@ static void xiw_tx_pages_copy(struct xiw_tx_pages *p, const void *src,
  * pieces tx->bv[1..nbv), @pad bytes of pad; @total bytes with the CRC) in
  * the ring: on success tx->bv holds the ring pieces of the whole FPDU, CRC
  * included, and TX sends them with MSG_SPLICE_PAGES. False if the ring
- * has no room: the caller frames the FPDU as before.
+ * has no room: the caller sends the FPDU's pieces as they are.
  */
 bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 			u32 total)

@@ -53,12 +53,11 @@
 #include "xiw_tx.h"
 
 /*
- * Off by default: measured in the VM bench (one VM, TCG, loopback), copying
- * is the faster correct choice - 64 KiB ib_write_bw 315 vs 214 MB/s, 1 MiB
- * 725 vs 259 MB/s, 64 KiB write latency 145 vs 290 us - because loopback
- * delivery copies zero-copy pages anyway (skb_orphan_frags_rx) and a WR
- * waits for the peer's ACK before it completes. See Documentation/
- * architecture.md ("Zero copy and completion semantics").
+ * Off by default: where the peer is on the same host, copying is the
+ * faster correct choice, because loopback delivery copies zero-copy pages
+ * anyway (skb_orphan_frags_rx) and a WR waits for the peer's ACK before it
+ * completes (Documentation/performance.md, "Zero copy against copy";
+ * Documentation/architecture.md, "Zero copy and completion semantics").
  */
 static bool tx_zcopy;
 module_param(tx_zcopy, bool, 0644);

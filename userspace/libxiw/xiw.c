@@ -119,7 +119,7 @@ static struct ibv_mr *xiw_reg_mr_digest(struct ibv_pd *pd, void *addr,
 					       XIW_ACCESS_FLUSH_PERSISTENT);
 		access &= ~(int)cmd.drv.access_ext;
 	}
-	/* Defaults: no driver data, as before the digest existed */
+	/* Defaults: no driver data, which older kernels also accept */
 	rv = ibv_cmd_reg_mr(pd, addr, len, hca_va, access, vmr, &cmd.ibv_cmd,
 			    digest || cmd.drv.access_ext ? sizeof(cmd) :
 			    sizeof(cmd.ibv_cmd), &resp, sizeof(resp));
