@@ -11,9 +11,9 @@
  * stalled peer holds, and the one way from RX to the CM (the RTR). The
  * engines report to it: TX (xiw_tx*.c) and RX (xiw_rx.c) call
  * xiw_dp_cmpl_done() and xiw_dp_fatal(); zero-copy completions come from
- * xiw_tx_zc.c. Who runs TX is decided beside it, in xiw_sched.c. QP state is decided only by
- * xiw_qp.c: this file asks it (xiw_qp_llp_enter_rts_locked(),
- * xiw_qp_llp_down_locked()).
+ * xiw_tx_zc.c. Who runs TX is decided beside it, in xiw_sched.c. QP state
+ * is decided only by xiw_qp.c: this file asks it
+ * (xiw_qp_llp_enter_rts_locked(), xiw_qp_llp_down_locked()).
  *
  * The error path, in order: xiw_dp_fatal() (any context) sets
  * XIW_DP_ERROR, records the Terminate and kicks TX; TX sends it at the next

@@ -385,8 +385,8 @@ static void xiw_sched_queue_on(struct xiw_qp_dp *dp, unsigned int cpu)
  * ULP far more I/O per CPU second, but a lone request waits for the hop
  * (Documentation/performance.md, "Kernel posts on the next CPU"): the
  * kernel_tx_inline module parameter (xiw_qp.c) keeps kernel posts inline.
- * siw and rxe also hand kernel posts to a worker. A runner that owns TX already just gets
- * TX_MORE.
+ * siw and rxe also hand kernel posts to a worker. A runner that owns TX
+ * already just gets TX_MORE.
  *
  * On the poster's own CPU the high-priority work would preempt it at once
  * and nothing would pile up, so with a single CPU online TX runs inline

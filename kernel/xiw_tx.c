@@ -252,7 +252,7 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 }
 
 /* ------------------------------------------------------------------------
- * Work sources
+ * Terminate and RTR frames
  */
 static void xiw_tx_build_term(struct xiw_qp_dp *dp)
 {

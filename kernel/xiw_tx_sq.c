@@ -24,9 +24,9 @@
  * valid MR of the QP's PD covering it with @access. Returns an ib_wc
  * status.
  */
-static u8 xiw_tx_sq_resolve_sges(struct xiw_qp_dp *dp, const struct xiw_sge *in,
-				 int n, int access, struct xiw_lsge *out,
-				 int *nout, u32 *total)
+static u8 xiw_tx_sq_resolve_sges(struct xiw_qp_dp *dp,
+				 const struct xiw_sge *in, int n, int access,
+				 struct xiw_lsge *out, int *nout, u32 *total)
 {
 	enum xiw_mem_err err;
 	u64 sum = 0;
