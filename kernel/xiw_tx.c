@@ -506,6 +506,7 @@ static int xiw_tx_next(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	bool blocked;
+	int rv;
 
 	if (test_bit_acquire(XIW_DP_TERM_PENDING, &dp->flags)) {
 		xiw_tx_build_term(dp);
@@ -521,17 +522,19 @@ static int xiw_tx_next(struct xiw_qp_dp *dp)
 		return 0;
 
 	if (tx->rr_active && tx->rr_done)
-		return xiw_tx_resp_build(dp);
+		return xiw_tx_resp_next(dp, false);
 	if (tx->sq_active && tx->done)
 		return xiw_tx_sq_frame(dp);
 
-	if (!xiw_tx_sq_take(dp))
+	rv = xiw_tx_sq_ready(dp);
+	if (rv < 0)
 		return 0;
-	blocked = tx->sq_active && xiw_tx_sq_blocked(dp);
+	blocked = tx->sq_active && !rv;
 	if ((tx->rr_active || xiw_dp_irq_pending(dp)) &&
 	    (!tx->last_was_irq || !tx->sq_active || blocked)) {
-		if (tx->rr_active || xiw_tx_resp_start(dp, false))
-			return xiw_tx_resp_build(dp);
+		rv = xiw_tx_resp_next(dp, false);
+		if (rv)
+			return rv;
 		if (test_bit(XIW_DP_ERROR, &dp->flags))
 			return 0;
 	}

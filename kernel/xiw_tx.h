@@ -72,17 +72,26 @@ void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload);
 int xiw_tx_loop(struct xiw_qp_dp *dp);
 bool xiw_tx_idle(struct xiw_qp_dp *dp);
 
+/* Is the SQ slot TX takes next published? Caller owns TX_BUSY. */
+static inline bool xiw_tx_sq_head_valid(struct xiw_qp *qp)
+{
+	unsigned long flags;
+	bool valid;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	valid = xiw_wq_published(&qp->sq, qp->sq.cons, 0);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return valid;
+}
+
 /* xiw_tx_sq.c: the requester */
 struct xiw_orqe *xiw_tx_sq_orq_add(struct xiw_qp_dp *dp, u8 type);
-bool xiw_tx_sq_head_valid(struct xiw_qp *qp);
-bool xiw_tx_sq_take(struct xiw_qp_dp *dp);
-bool xiw_tx_sq_blocked(struct xiw_qp_dp *dp);
+int xiw_tx_sq_ready(struct xiw_qp_dp *dp);
 int xiw_tx_sq_frame(struct xiw_qp_dp *dp);
 void xiw_tx_sq_sent(struct xiw_qp_dp *dp, bool batched);
 
 /* xiw_tx_resp.c: the responder */
-bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only);
-int xiw_tx_resp_build(struct xiw_qp_dp *dp);
+int xiw_tx_resp_next(struct xiw_qp_dp *dp, bool short_only);
 int xiw_tx_resp_next_rx(struct xiw_qp_dp *dp);
 bool xiw_tx_resp_head_short(struct xiw_qp_dp *dp);
 void xiw_tx_resp_sent(struct xiw_qp_dp *dp);

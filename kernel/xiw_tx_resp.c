@@ -248,7 +248,7 @@ static bool xiw_tx_resp_offload(struct xiw_qp_dp *dp)
  * ready to frame; false if there is none (or it is not short), it is
  * being executed by the exec work, or a Terminate replaced it.
  */
-bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only)
+static bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	enum xiw_mem_err err;
@@ -353,7 +353,7 @@ static int xiw_tx_resp_build_qn3(struct xiw_qp_dp *dp)
 	return 1;
 }
 
-int xiw_tx_resp_build(struct xiw_qp_dp *dp)
+static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	bool splice_ok = false;
@@ -403,6 +403,20 @@ bool xiw_tx_resp_head_short(struct xiw_qp_dp *dp)
 	}
 	spin_unlock_bh(&dp->lock);
 	return ok;
+}
+
+/*
+ * Frame the next FPDU of a response: the rest of the one in progress, else
+ * the first of the response to the IRQ head (@short_only: only if that is
+ * short, xiw_irqe_short()). 1 if an FPDU is framed; 0 if there is none, it
+ * is being executed by the exec work, or a Terminate replaced it; or a
+ * negative error.
+ */
+int xiw_tx_resp_next(struct xiw_qp_dp *dp, bool short_only)
+{
+	if (!dp->tx.rr_active && !xiw_tx_resp_start(dp, short_only))
+		return 0;
+	return xiw_tx_resp_build(dp);
 }
 
 /*

@@ -104,18 +104,6 @@ static void xiw_tx_sq_complete(struct xiw_qp_dp *dp, u8 status)
 	}
 }
 
-/* Is the SQ slot TX takes next published? Caller owns TX_BUSY. */
-bool xiw_tx_sq_head_valid(struct xiw_qp *qp)
-{
-	unsigned long flags;
-	bool valid;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	valid = xiw_wq_published(&qp->sq, qp->sq.cons, 0);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	return valid;
-}
-
 /*
  * Take the next SQE from the ring into the TX context. The SQE is copied
  * out before anything in it is looked at (user rings are shared with the
@@ -260,7 +248,7 @@ static int xiw_tx_sq_start(struct xiw_qp_dp *dp)
  * the only ones that can still be incomplete are Reads waiting for their
  * Response, so it waits for the same condition as the read fence.
  */
-bool xiw_tx_sq_blocked(struct xiw_qp_dp *dp)
+static bool xiw_tx_sq_blocked(struct xiw_qp_dp *dp)
 {
 	struct xiw_sqe *s = &dp->tx.sqe;
 	bool read = xiw_tx_op_needs_ord(s->opcode);
@@ -546,19 +534,21 @@ int xiw_tx_sq_frame(struct xiw_qp_dp *dp)
 }
 
 /*
- * Take SQ WRs until one is to be sent or the SQ is empty (tx->sq_active
- * tells which); local operations (fast registration, invalidation) are
- * executed and completed on the way. False if a WR failed its checks: it
- * completed in error and the QP goes down.
+ * Make the SQ's next WR ready to frame: take WRs until one is to be sent
+ * or the SQ is empty (tx->sq_active tells which), executing and completing
+ * local operations (fast registration, invalidation) on the way. Returns
+ * 1 if the WR may go now, 0 if there is none or it waits for ORD or a
+ * fence (xiw_tx_sq_blocked()), -1 if a WR failed its checks: it completed
+ * in error and the QP goes down.
  */
-bool xiw_tx_sq_take(struct xiw_qp_dp *dp)
+int xiw_tx_sq_ready(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	int rv;
 
 	while (!tx->sq_active) {
 		if (!xiw_tx_sq_fetch(dp))
-			break;
+			return 0;
 		rv = xiw_tx_sq_start(dp);
 		if (rv == -EALREADY) {
 			xiw_tx_sq_complete(dp, IB_WC_SUCCESS);
@@ -566,10 +556,10 @@ bool xiw_tx_sq_take(struct xiw_qp_dp *dp)
 		}
 		if (rv) {
 			xiw_tx_sq_complete(dp, rv);
-			return false;
+			return -1;
 		}
 	}
-	return true;
+	return !xiw_tx_sq_blocked(dp);
 }
 
 /*
