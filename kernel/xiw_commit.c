@@ -247,7 +247,7 @@ int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
 	return 0;
 }
 
-/* Atomic Write: @data (8 bytes as received) with one 64-bit store. */
+/* Atomic Write: the value @data (CPU order) with one 64-bit store. */
 int xiw_commit_awrite(struct xiw_mr *mr, u64 va, u64 data)
 {
 	u32 off, avail;

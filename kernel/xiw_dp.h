@@ -143,7 +143,7 @@ struct xiw_irqe {
 	u32 aopcode;		/* atomic operands, host order */
 	u64 add_swap, add_swap_mask, cmp, cmp_mask;
 	u64 orig;		/* atomic: Original Remote Data Value */
-	u64 data;		/* Atomic Write: the 8 bytes, as received */
+	u64 data;		/* Atomic Write: the value, CPU order */
 	u8 hash[XIW_VERIFY_HASH_MAX];	/* Verify: expected, then result */
 	/*
 	 * Read: the source region, atomic: the target region, as RX

@@ -1083,8 +1083,8 @@ static void xiw_rx_commit_req_done(struct xiw_qp_dp *dp)
 		e.sink_stag = be32_to_cpu(h->awrite_req.sink_stag);
 		e.sink_to = be64_to_cpu(h->awrite_req.sink_to);
 		e.len = XIW_ATOMIC_WRITE_LEN;
-		/* the 8 bytes as they came: stored, not interpreted */
-		memcpy(&e.data, &h->awrite_req.data, sizeof(e.data));
+		/* a big-endian value on the wire (the draft), stored as a u64 */
+		e.data = be64_to_cpu(h->awrite_req.data);
 		break;
 	default:	/* Verify */
 		e.type = XIW_RQ_VERIFY;

@@ -397,8 +397,13 @@ static void xiw_tx_sq_build_commit(struct xiw_qp_dp *dp)
 		r->sink_stag = cpu_to_be32(s->rkey);
 		r->sink_len = cpu_to_be32(XIW_ATOMIC_WRITE_LEN);
 		r->sink_to = cpu_to_be64(s->raddr);
-		/* the 8 bytes as they are in memory: no byte swapping */
-		memcpy(&r->data, &s->atomic_write, sizeof(r->data));
+		/*
+		 * The draft: "the 64-bit data value to be written, in
+		 * big-endian format". The value is the poster's 8 bytes read
+		 * as a u64 of this CPU; the responder stores that value in its
+		 * CPU's order, so same-endian hosts see the same bytes.
+		 */
+		r->data = cpu_to_be64(s->atomic_write);
 		hlen = sizeof(*r);
 		break;
 	}

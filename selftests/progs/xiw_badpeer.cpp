@@ -246,6 +246,7 @@ Bytes pattern(size_t n, u8 seed)
 struct RxResult {
 	int terms = 0;
 	int rresps = 0;
+	int awresps = 0;
 	int other = 0;
 	bool rresp_ok = true;
 };
@@ -336,6 +337,11 @@ RxResult rx_loop(Peer &p, Clock::time_point end, int until_rresp = 0)
 			if (dc & ddp::kL)
 				rresp_last++;
 			res.rresp_ok &= ok;
+		} else if (!(dc & ddp::kT) && op == rdmap::kAtomicWriteResp &&
+			   ulpdu == ddp::kUntaggedHdrLen &&
+			   rfc::get32(&f[ddp::kOffQn]) == rdmap::kQnAtomicResp) {
+			std::printf("AWRESP msn=%u\n", rfc::get32(&f[ddp::kOffMsn]));
+			res.awresps++;
 		} else {
 			std::printf("FPDU ddp=0x%02x rdmap=0x%02x len=%u\n", dc, rd,
 				    ulpdu);
@@ -368,7 +374,11 @@ void send_fpdu(Peer &p, const Bytes &hdr, const Bytes &payload = {},
 	send_all(p.fd, fpdu(p, hdr, payload, crc_flip));
 }
 
-// One valid round: Send, Write, Read. Returns false if the Read failed.
+Bytes commit_hdr(Peer &p, unsigned op, u32 stag, u32 len, u64 to,
+		 const Bytes &tail);
+
+// One valid round: Send, Writes, Atomic Write, Read. Returns false if the
+// Read or the Atomic Write failed.
 bool good_round(Peer &p, int round, int timeout_ms)
 {
 	Bytes msg = pattern(16 + round, u8(0x40 + round));
@@ -385,11 +395,24 @@ bool good_round(Peer &p, int round, int timeout_ms)
 	send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag, end - 40, true), w2);
 	std::memcpy(p.rw_model.data() + kRegion - 64, w1.data(), w1.size());
 	std::memcpy(p.rw_model.data() + kRegion - 40, w2.data(), w2.size());
+	// An Atomic Write of a value the draft puts on the wire big-endian
+	// (section 3.1.3, "Data"): the target stores the value, in its CPU's
+	// byte order, which is this host's (the same machine).
+	u64 v = 0x0102030405060708ULL + u64(round);
+	u32 aoff = 64 + 8 * u32(round % 8);
+	Bytes data;
+	for (int i = 7; i >= 0; i--)
+		data.push_back(u8(v >> (8 * i)));
+	send_fpdu(p, commit_hdr(p, rdmap::kAtomicWriteReq, p.rw_stag, 8,
+				p.rw_addr + aoff, data));
+	p.msn[rdmap::kQnReadReq]++;
+	std::memcpy(p.rw_model.data() + aoff, &v, sizeof(v));
 	send_fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr + 100, 64));
 	p.msn[rdmap::kQnReadReq]++;
 	std::printf("SENT case=good round=%d\n", round);
 	RxResult r = rx_loop(p, Clock::now() + std::chrono::milliseconds(timeout_ms), 1);
-	bool ok = r.rresps == 1 && r.rresp_ok && !r.terms && !r.other;
+	bool ok = r.rresps == 1 && r.rresp_ok && r.awresps == 1 && !r.terms &&
+		  !r.other;
 	std::printf("ROUND %d %s\n", round, ok ? "ok" : "FAILED");
 	return ok;
 }

@@ -1217,6 +1217,85 @@ int do_reuse(cm_pair::Pair &pair)
 	return 0;
 }
 
+// The state a QP shows: the cached ibv_qp::state that libibverbs keeps
+// (RESET at create, then whatever ibv_modify_qp / ibv_query_qp last set)
+// and the state the kernel reports through ibv_query_qp. An iWARP QP is
+// created in Idle, which xiw reports as INIT, as siw and cxgb4 do; the
+// cached field must still start at RESET, as libibverbs sets it.
+void check_states(ibv_qp *qp, ibv_qp_state cached, ibv_qp_state queried,
+		  const std::string &when)
+{
+	ibv_qp_state c = qp->state;
+
+	check(c == cached, when + ": ibv_qp::state " + qps_name(cached) +
+				   " (got " + qps_name(c) + ")");
+	ibv_qp_state q = qp_state(qp);
+	check(q == queried, when + ": ibv_query_qp " + qps_name(queried) +
+				    " (got " + qps_name(q) + ")");
+	check(qp->state == queried,
+	      when + ": ibv_query_qp updates ibv_qp::state");
+}
+
+int do_qpstate(cm_pair::Pair &pair)
+{
+	rdma_cm_id *bid = resolved_id(pair, pair.cch);
+	ibv_context *ctx = bid->verbs;
+	ibv_pd *pd = ibv_alloc_pd(ctx);
+	ibv_cq *cq = ibv_create_cq(ctx, 64, nullptr, nullptr, 0);
+
+	if (!pd || !cq)
+		die("pd/cq");
+	ibv_qp_init_attr qa = rc_qp_attr(cq, 4);
+	ibv_qp *a = ibv_create_qp(pd, &qa);
+	ibv_qp *b = ibv_create_qp(pd, &qa);
+	if (!a || !b)
+		die("ibv_create_qp");
+	check_states(a, IBV_QPS_RESET, IBV_QPS_INIT, "created");
+
+	// The modify path an application takes, without querying first.
+	check(b->state == IBV_QPS_RESET, std::string("second QP created: "
+		"ibv_qp::state RESET (got ") + qps_name(b->state) + ")");
+	check(modify_state(b, IBV_QPS_INIT) && b->state == IBV_QPS_INIT,
+	      "RESET -> INIT by ibv_modify_qp");
+	check_states(b, IBV_QPS_INIT, IBV_QPS_INIT, "after RESET -> INIT");
+	check(modify_state(b, IBV_QPS_RESET) && b->state == IBV_QPS_RESET,
+	      "INIT -> RESET by ibv_modify_qp");
+	check_states(b, IBV_QPS_RESET, IBV_QPS_RESET, "after INIT -> RESET");
+	check(modify_state(b, IBV_QPS_INIT), "RESET -> INIT again");
+	check(modify_state(b, IBV_QPS_ERR) && b->state == IBV_QPS_ERR,
+	      "INIT -> ERR by ibv_modify_qp");
+	check_states(b, IBV_QPS_ERR, IBV_QPS_ERR, "after INIT -> ERR");
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+
+	// rdma_cm's path: rdma_create_qp moves the QP to INIT itself, the
+	// connection to RTS.
+	Side one, srv, cli;
+
+	one.setup(resolved_id(pair, pair.cch), depth(4));
+	check_states(one.id->qp, IBV_QPS_INIT, IBV_QPS_INIT, "rdma_create_qp");
+	one.teardown();
+	connect_ends(pair, cli, srv, 4);
+	// iw_cm moves a connected QP to RTS in the kernel, so the field keeps
+	// what librdmacm last set through verbs until a query
+	for (Side *s : { &cli, &srv }) {
+		std::string who = s == &cli ? "connected (active)" :
+					      "connected (passive)";
+		ibv_qp_state q = qp_state(s->id->qp);
+
+		check(q == IBV_QPS_RTS, who + ": ibv_query_qp RTS (got " +
+					   qps_name(q) + ")");
+		check(s->id->qp->state == IBV_QPS_RTS,
+		      who + ": ibv_query_qp updates ibv_qp::state");
+	}
+	srv.teardown();
+	cli.teardown();
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	rdma_destroy_id(bid);
+	return 0;
+}
+
 int do_qpnum(cm_pair::Pair &pair, int rounds)
 {
 	rdma_cm_id *bid;
@@ -1321,7 +1400,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|sgelimit|conns|accepter|connector|hold|traffic|reuse|qpnum ADDR PORT [N [SRC|step|go [DEPTH]]]\n",
+			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|sgelimit|conns|accepter|connector|hold|traffic|reuse|qpnum|qpstate ADDR PORT [N [SRC|step|go [DEPTH]]]\n",
 			     argv[0]);
 		return 2;
 	}
@@ -1362,6 +1441,8 @@ int main(int argc, char **argv)
 		do_reuse(pair);
 	else if (cmd == "qpnum")
 		do_qpnum(pair, n);
+	else if (cmd == "qpstate")
+		do_qpstate(pair);
 	else
 		return 2;
 	return failures ? 1 : 0;

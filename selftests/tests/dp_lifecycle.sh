@@ -24,6 +24,11 @@ n=$(grep -c '^ok' lc-sgelimit.log)
 [ "$n" = 12 ] || fail "sgelimit: $n of 12 checks ran"
 log "SGEs beyond the QP's max_send_sge/max_recv_sge and the SRQ's max_sge: EINVAL at post time, bad_wr at the WR; the connection still works"
 
+lc qpstate qpstate 192.0.2.1 7489
+n=$(grep -c '^ok' lc-qpstate.log)
+[ "$n" = 24 ] || fail "qpstate: $n of 24 checks ran"
+log "a new QP shows RESET in ibv_qp::state and INIT (Idle) through ibv_query_qp; modify and query keep the field; rdma_cm's QPs are INIT, then RTS through ibv_query_qp"
+
 lc reset reset 192.0.2.1 7491
 n=$(grep -c '^ok' lc-reset.log)
 [ "$n" = 7 ] || fail "reset: $n of 7 checks ran"

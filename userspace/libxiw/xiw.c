@@ -357,8 +357,11 @@ static int xiw_qp_setup(struct xiw_qp *qp, bool with_srq, bool sq_sig_all,
 	int rv;
 
 	qp->qp_id = u->qp_id;
-	/* the kernel creates it in Idle = INIT; libibverbs assumed RESET */
-	qp->vqp.qp.state = IBV_QPS_INIT;
+	/*
+	 * qp->vqp.qp.state stays as libibverbs set it (RESET): ibv_modify_qp
+	 * and ibv_query_qp update it. The kernel reports the new QP in Idle,
+	 * as INIT, through ibv_query_qp.
+	 */
 	qp->sq_sig_all = sq_sig_all;
 	qp->max_inline = to_xctx(ibctx)->max_inline;
 	qp->max_send_sge = cap->max_send_sge;
