@@ -171,7 +171,9 @@ static bool xiw_tx_nospace(struct xiw_qp_dp *dp, bool *retried)
 	return test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags);
 }
 
-static int xiw_tx_sendmsg(struct xiw_qp_dp *dp, struct msghdr *msg)
+/* Inlined into both pushes: one call per FPDU or batch is TCP's. */
+static __always_inline int xiw_tx_sendmsg(struct xiw_qp_dp *dp,
+					  struct msghdr *msg)
 {
 	xiw_dp_stat_add(dp, XIW_STAT_TX_SENDMSG, 1);
 	if (dp->tx.from_rx)
@@ -505,7 +507,7 @@ static int xiw_tx_batch_push(struct xiw_qp_dp *dp)
 static int xiw_tx_next(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
-	bool blocked;
+	bool waiting;
 	int rv;
 
 	if (test_bit_acquire(XIW_DP_TERM_PENDING, &dp->flags)) {
@@ -521,26 +523,28 @@ static int xiw_tx_next(struct xiw_qp_dp *dp)
 	if (test_bit(XIW_DP_RTR_WAIT, &dp->flags))
 		return 0;
 
+	/* a message in progress first */
 	if (tx->rr_active && tx->rr_done)
 		return xiw_tx_resp_next(dp, false);
 	if (tx->sq_active && tx->done)
-		return xiw_tx_sq_frame(dp);
+		return xiw_tx_sq_next(dp);
 
-	rv = xiw_tx_sq_ready(dp);
-	if (rv < 0)
-		return 0;
-	blocked = tx->sq_active && !rv;
-	if ((tx->rr_active || xiw_dp_irq_pending(dp)) &&
-	    (!tx->last_was_irq || !tx->sq_active || blocked)) {
+	/* a response if the SQ went last, else the SQ if it may go */
+	waiting = tx->rr_active || xiw_dp_irq_pending(dp);
+	if (waiting && !tx->last_was_irq) {
 		rv = xiw_tx_resp_next(dp, false);
 		if (rv)
 			return rv;
 		if (test_bit(XIW_DP_ERROR, &dp->flags))
 			return 0;
+		waiting = false;
 	}
-	if (tx->sq_active && !blocked)
-		return xiw_tx_sq_frame(dp);
-	return 0;
+	rv = xiw_tx_sq_next(dp);
+	if (rv)
+		return rv > 0;
+	if (!waiting || test_bit(XIW_DP_ERROR, &dp->flags))
+		return 0;
+	return xiw_tx_resp_next(dp, false);
 }
 
 /*

@@ -86,15 +86,57 @@ static inline bool xiw_tx_sq_head_valid(struct xiw_qp *qp)
 
 /* xiw_tx_sq.c: the requester */
 struct xiw_orqe *xiw_tx_sq_orq_add(struct xiw_qp_dp *dp, u8 type);
-int xiw_tx_sq_ready(struct xiw_qp_dp *dp);
-int xiw_tx_sq_frame(struct xiw_qp_dp *dp);
-void xiw_tx_sq_sent(struct xiw_qp_dp *dp, bool batched);
+int xiw_tx_sq_next(struct xiw_qp_dp *dp);
+void xiw_tx_sq_complete(struct xiw_qp_dp *dp, u8 status);
+
+/* Release what the current SQ WR holds. */
+static inline void xiw_tx_sq_wqe_end(struct xiw_qp_dp *dp)
+{
+	xiw_dp_put_lsges(dp->tx.sge, dp->tx.nsge);
+	dp->tx.nsge = 0;
+	dp->tx.sq_active = false;
+}
+
+/*
+ * An FPDU of the SQ WR is in TCP, or (@batched) in the batch, whose
+ * sending completes the WR (xiw_tx.c). After its last FPDU the WR is
+ * done, unless it waits for the peer's response (ORD): RX completes it.
+ * Inline: the engine calls it for every FPDU it sends.
+ */
+static inline void xiw_tx_sq_sent(struct xiw_qp_dp *dp, bool batched)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	if (!tx->fpdu_last)
+		return;
+	if (batched || xiw_tx_op_needs_ord(tx->sqe.opcode))
+		xiw_tx_sq_wqe_end(dp);
+	else
+		xiw_tx_sq_complete(dp, IB_WC_SUCCESS);
+	tx->last_was_irq = false;
+}
 
 /* xiw_tx_resp.c: the responder */
 int xiw_tx_resp_next(struct xiw_qp_dp *dp, bool short_only);
 int xiw_tx_resp_next_rx(struct xiw_qp_dp *dp);
 bool xiw_tx_resp_head_short(struct xiw_qp_dp *dp);
-void xiw_tx_resp_sent(struct xiw_qp_dp *dp);
+
+/* An FPDU of the response in progress is in TCP (or in the batch). */
+static inline void xiw_tx_resp_sent(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	if (tx->from_rx)
+		xiw_dp_stat_add(dp, XIW_STAT_TX_FROM_RX, 1);
+	if (!tx->fpdu_last)
+		return;
+	xiw_dp_put_lsges(&tx->rr_sge, 1);
+	if (tx->irqe.type == XIW_RQ_READ)
+		xiw_dp_stat_add(dp, XIW_STAT_READ_RESPONSES, 1);
+	tx->rr_active = false;
+	tx->last_was_irq = true;
+}
+
 void xiw_tx_resp_exec_work(struct work_struct *w);
 
 /* xiw_tx_zc.c: zero copy */

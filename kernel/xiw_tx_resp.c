@@ -437,19 +437,3 @@ int xiw_tx_resp_next_rx(struct xiw_qp_dp *dp)
 		return 0;
 	return xiw_tx_resp_build(dp);
 }
-
-/* An FPDU of the response in progress is in TCP (or in the batch). */
-void xiw_tx_resp_sent(struct xiw_qp_dp *dp)
-{
-	struct xiw_tx_ctx *tx = &dp->tx;
-
-	if (tx->from_rx)
-		xiw_dp_stat_add(dp, XIW_STAT_TX_FROM_RX, 1);
-	if (!tx->fpdu_last)
-		return;
-	xiw_dp_put_lsges(&tx->rr_sge, 1);
-	if (tx->irqe.type == XIW_RQ_READ)
-		xiw_dp_stat_add(dp, XIW_STAT_READ_RESPONSES, 1);
-	tx->rr_active = false;
-	tx->last_was_irq = true;
-}

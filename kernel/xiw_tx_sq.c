@@ -72,16 +72,8 @@ struct xiw_orqe *xiw_tx_sq_orq_add(struct xiw_qp_dp *dp, u8 type)
 	return o;
 }
 
-/* Release what the current SQ WR holds. */
-static void xiw_tx_sq_wqe_end(struct xiw_qp_dp *dp)
-{
-	xiw_dp_put_lsges(dp->tx.sge, dp->tx.nsge);
-	dp->tx.nsge = 0;
-	dp->tx.sq_active = false;
-}
-
 /* Complete the current SQ WR with @status (error: the QP goes down). */
-static void xiw_tx_sq_complete(struct xiw_qp_dp *dp, u8 status)
+void xiw_tx_sq_complete(struct xiw_qp_dp *dp, u8 status)
 {
 	struct xiw_tx_zc *zc = dp->tx.zc;
 
@@ -528,7 +520,8 @@ static int xiw_tx_sq_build(struct xiw_qp_dp *dp)
 	return 0;
 }
 
-int xiw_tx_sq_frame(struct xiw_qp_dp *dp)
+/* Frame the next FPDU of the current WR (0: it failed and completed). */
+static int xiw_tx_sq_frame(struct xiw_qp_dp *dp)
 {
 	if (xiw_tx_sq_build(dp)) {
 		xiw_tx_sq_complete(dp, IB_WC_LOC_PROT_ERR);
@@ -546,7 +539,7 @@ int xiw_tx_sq_frame(struct xiw_qp_dp *dp)
  * fence (xiw_tx_sq_blocked()), -1 if a WR failed its checks: it completed
  * in error and the QP goes down.
  */
-int xiw_tx_sq_ready(struct xiw_qp_dp *dp)
+static int xiw_tx_sq_ready(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	int rv;
@@ -568,19 +561,20 @@ int xiw_tx_sq_ready(struct xiw_qp_dp *dp)
 }
 
 /*
- * An FPDU of the SQ WR is in TCP, or (@batched) in the batch, whose
- * sending completes the WR (xiw_tx.c). After its last FPDU the WR is
- * done, unless it waits for the peer's response (ORD): RX completes it.
+ * Frame the next FPDU of the SQ: the rest of the WR in progress, else the
+ * first of the next WR if it may go (xiw_tx_sq_ready()). 1 if an FPDU is
+ * framed; 0 if none (the SQ is empty, its head waits for ORD or a fence,
+ * or the WR failed while framed: it completed in error); -1 if a WR failed
+ * its checks (it completed in error). After an error the QP goes down.
  */
-void xiw_tx_sq_sent(struct xiw_qp_dp *dp, bool batched)
+int xiw_tx_sq_next(struct xiw_qp_dp *dp)
 {
-	struct xiw_tx_ctx *tx = &dp->tx;
+	int rv;
 
-	if (!tx->fpdu_last)
-		return;
-	if (batched || xiw_tx_op_needs_ord(tx->sqe.opcode))
-		xiw_tx_sq_wqe_end(dp);
-	else
-		xiw_tx_sq_complete(dp, IB_WC_SUCCESS);
-	tx->last_was_irq = false;
+	if (!dp->tx.sq_active || !dp->tx.done) {
+		rv = xiw_tx_sq_ready(dp);
+		if (rv <= 0)
+			return rv;
+	}
+	return xiw_tx_sq_frame(dp);
 }
