@@ -63,6 +63,7 @@ struct xiw_device {
 	struct list_head list;		/* xiw_dev_list, under xiw_dev_mutex */
 	struct net_device *netdev_key;	/* identity only, never dereferenced */
 	u8 mac[ETH_ALEN];
+	u8 digests;		/* BIT(enum xiw_digest) Verify can compute */
 	u32 index;
 
 	struct xarray qp_xa;		/* qpn -> struct xiw_qp */
@@ -602,6 +603,7 @@ void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr);
 enum xiw_mem_err xiw_mr_check(struct xiw_mr *mr, struct xiw_pd *pd,
 			      int access, u64 va, u64 len);
 struct page *xiw_mr_page(struct xiw_mr *mr, u64 va, u32 *off, u32 *avail);
+bool xiw_mem_page_is_pmem(struct page *page);
 int xiw_mr_fast_reg(struct xiw_mr *mr, struct xiw_pd *pd, u32 key,
 		    int access);
 int xiw_mr_invalidate(struct xiw_device *xdev, struct xiw_pd *pd, u32 stag,

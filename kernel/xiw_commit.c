@@ -98,17 +98,20 @@ int xiw_commit_digest_len(u8 digest)
 	}
 }
 
-/* Is @digest one this module can compute? */
-bool xiw_commit_digest_supported(u8 digest)
+/*
+ * The digests this module can compute (BIT(enum xiw_digest)): those whose
+ * crypto transform xiw_commit_init() got. A device records them when it
+ * is created (struct xiw_device.digests), for registration to check.
+ */
+u8 xiw_commit_digests(void)
 {
-	switch (digest) {
-	case XIW_DIGEST_CRC32C:
-		return xiw_crc32c_tfm;
-	case XIW_DIGEST_SHA256:
-		return xiw_sha256_tfm;
-	default:
-		return false;
-	}
+	u8 d = 0;
+
+	if (xiw_crc32c_tfm)
+		d |= BIT(XIW_DIGEST_CRC32C);
+	if (xiw_sha256_tfm)
+		d |= BIT(XIW_DIGEST_SHA256);
+	return d;
 }
 
 /*
@@ -171,31 +174,6 @@ static int xiw_commit_yield(struct xiw_qp_dp *dp, struct xiw_mr *mr,
 	return 0;
 }
 
-static bool xiw_page_is_pmem(struct page *page)
-{
-	return region_intersects(page_to_phys(page), PAGE_SIZE, IORESOURCE_MEM,
-				 IORES_DESC_PERSISTENT_MEMORY) ==
-	       REGION_INTERSECTS;
-}
-
-/*
- * User MR registration (process context) asking for
- * IB_ACCESS_FLUSH_PERSISTENT: all pinned pages persistent memory? A GiB
- * of device-dax is a quarter of a million pages: yield now and then.
- */
-bool xiw_commit_umem_is_pmem(struct page **pages, unsigned long n)
-{
-	unsigned long i;
-
-	for (i = 0; i < n; i++) {
-		if (!xiw_page_is_pmem(pages[i]))
-			return false;
-		if (!((i + 1) % (XIW_COMMIT_YIELD >> PAGE_SHIFT)))
-			cond_resched();
-	}
-	return n > 0;
-}
-
 /*
  * Flush [@va, @va + @len) of @mr with the wire flags @flags (P, G; the
  * caller resolved R into the MR's range). @dp: see xiw_commit_yield().
@@ -225,7 +203,7 @@ int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
 		struct page *page = xiw_mr_page(mr, va, &off, &avail);
 		void *p;
 
-		if (!page || (page != last && !xiw_page_is_pmem(page)))
+		if (!page || (page != last && !xiw_mem_page_is_pmem(page)))
 			return -EIO;
 		last = page;
 		avail = min_t(u64, avail, len);

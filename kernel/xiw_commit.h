@@ -16,8 +16,7 @@ int xiw_commit_init(void);
 void xiw_commit_exit(void);
 
 int xiw_commit_digest_len(u8 digest);
-bool xiw_commit_digest_supported(u8 digest);
-bool xiw_commit_umem_is_pmem(struct page **pages, unsigned long n);
+u8 xiw_commit_digests(void);
 
 bool xiw_commit_heavy(struct xiw_qp_dp *dp, struct xiw_irqe *e);
 /*

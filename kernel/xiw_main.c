@@ -171,6 +171,7 @@ static struct xiw_device *xiw_device_alloc(struct net_device *ndev)
 	ibdev = &xdev->ibdev;
 	xdev->index = index;
 	xdev->netdev_key = ndev;
+	xdev->digests = xiw_commit_digests();
 	INIT_LIST_HEAD(&xdev->list);
 	ether_addr_copy(xdev->mac, ndev->dev_addr);
 	xa_init_flags(&xdev->qp_xa, XA_FLAGS_ALLOC1);

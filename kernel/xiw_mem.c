@@ -20,7 +20,6 @@
 #include <rdma/ib_umem.h>
 
 #include "xiw.h"
-#include "xiw_commit.h"
 
 #define XIW_MR_ACCESS_SUPPORTED (IB_ACCESS_LOCAL_WRITE | \
 	IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
@@ -147,6 +146,39 @@ static int xiw_mr_pin_pages(struct xiw_mr *mr)
 }
 
 /* REG_MR driver data: struct xiw_ureq_reg_mr, or a prefix of it. */
+/* May an MR of @ibdev digest with @digest (Verify)? */
+static bool xiw_mem_digest_ok(struct ib_device *ibdev, u8 digest)
+{
+	return digest < XIW_DIGEST_NUM &&
+	       (to_xiw_dev(ibdev)->digests & BIT(digest));
+}
+
+/* Is @page persistent memory (what a Flush P may write back)? */
+bool xiw_mem_page_is_pmem(struct page *page)
+{
+	return region_intersects(page_to_phys(page), PAGE_SIZE, IORESOURCE_MEM,
+				 IORES_DESC_PERSISTENT_MEMORY) ==
+	       REGION_INTERSECTS;
+}
+
+/*
+ * User MR registration (process context) asking for
+ * IB_ACCESS_FLUSH_PERSISTENT: all pinned pages persistent memory? A GiB
+ * of device-dax is a quarter of a million pages: yield every MiB.
+ */
+static bool xiw_mem_pages_are_pmem(struct page **pages, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		if (!xiw_mem_page_is_pmem(pages[i]))
+			return false;
+		if (!((i + 1) % (SZ_1M >> PAGE_SHIFT)))
+			cond_resched();
+	}
+	return n > 0;
+}
+
 static int xiw_reg_mr_udata(struct ib_device *ibdev, struct ib_udata *udata,
 			    struct xiw_ureq_reg_mr *ureq)
 {
@@ -166,7 +198,7 @@ static int xiw_reg_mr_udata(struct ib_device *ibdev, struct ib_udata *udata,
 			ureq->access_ext);
 		return -EINVAL;
 	}
-	if (ureq->digest && !xiw_commit_digest_supported(ureq->digest)) {
+	if (ureq->digest && !xiw_mem_digest_ok(ibdev, ureq->digest)) {
 		xiw_dbg(ibdev, "REG_MR request: Verify digest %u unknown or unavailable\n",
 			ureq->digest);
 		return -EINVAL;
@@ -183,7 +215,7 @@ int xiw_mr_set_digest(struct ib_mr *ibmr, enum xiw_digest digest)
 		return -EINVAL;
 	if (digest == XIW_DIGEST_DEFAULT)
 		digest = XIW_DIGEST_CRC32C;
-	if (!xiw_commit_digest_supported(digest))
+	if (!xiw_mem_digest_ok(ibmr->device, digest))
 		return -EINVAL;
 	WRITE_ONCE(to_xiw_mr(ibmr)->digest, digest);
 	return 0;
@@ -234,7 +266,7 @@ struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	if (rv)
 		goto err_umem;
 	if ((access & IB_ACCESS_FLUSH_PERSISTENT) &&
-	    !xiw_commit_umem_is_pmem(mr->upages, mr->nupages)) {
+	    !xiw_mem_pages_are_pmem(mr->upages, mr->nupages)) {
 		xiw_dbg(ibpd->device,
 			"IB_ACCESS_FLUSH_PERSISTENT on memory that is not persistent memory\n");
 		rv = -EINVAL;
