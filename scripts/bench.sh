@@ -15,7 +15,7 @@
 # then xiw_commitlog (a remote commit log: push with Flush and Atomic
 # Write against Send/Recv) on DRAM and emulated persistent memory, in a
 # VM of its own with an NVDIMM; then a 1 GiB RDMA Verify (crc32c) in the
-# background while another QP's Reads go on (dp_verifybg with
+# background while another QP's Reads go on (commit_verifybg with
 # XIW_VERIFYBG_MIB, default 1024; the VMs get XIW_VM_MEM, default 3072 MiB).
 # XIW_BENCH_ITERS (default 2000) iterations per perftest run (the FetchAdd
 # rate: XIW_BENCH_RATE_ITERS, default 50 times that),
@@ -38,7 +38,7 @@ bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
 	selftests/bench/perf_table.sh selftests/bench/perf_sweep.sh \
 	selftests/bench/nvmeof_bench.sh selftests/bench/perf_2vm.sh \
 	selftests/bench/profile_ops.sh selftests/bench/commitlog.sh \
-	selftests/tests/dp_verifybg.sh >"$out" 2>&1 || {
+	selftests/tests/commit_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"
 	exit 1
 }
@@ -105,5 +105,5 @@ cp "$ctable" "$BUILD/commitlog-table.md"
 echo
 echo "RDMA Verify of ${XIW_VERIFYBG_MIB:-1024} MiB (crc32c, in the responder's exec work) while" \
      "another QP runs 8-byte RDMA Reads, one VM:"
-grep -hE '^# (VERIFY|READS) ' "$run"/1vm/tests/dp_verifybg.log | sed 's/^# /    /'
+grep -hE '^# (VERIFY|READS) ' "$run"/1vm/tests/commit_verifybg.log | sed 's/^# /    /'
 echo "(also in $BUILD/bench-table.md and $BUILD/commitlog-table.md; logs in $run)"

@@ -360,13 +360,13 @@ xiw_refcnt() { cat "/sys/module/$XIW_MOD/refcnt"; }
 # as in use, free or not. Two snapshots of the same state can thus differ
 # by up to two slabs per CPU of a cache: slab_grown allows that much
 # (dp_soak_short failed on kmalloc-8:+954 with 512 objects per slab and 2
-# CPUs, and so did dp_verbsfuzz before on kmalloc-8:+920 and +423).
+# CPUs, and so did fuzz_verbs before on kmalloc-8:+920 and +423).
 # The shrink files stay open from the first snapshot to the test's end:
 # every open of a sysfs file allocates a kernfs_open_node (kmalloc-96)
 # that its close frees with kfree_rcu(), seconds later. Opening all ~300
 # per snapshot left ~300 such objects pending in each snapshot, so two
 # snapshots differed by up to a few hundred objects of the measurement's
-# own (dp_verbsfuzz failed once on kmalloc-96:+447 that way).
+# own (fuzz_verbs failed once on kmalloc-96:+447 that way).
 xiw_shrink_fds=()
 slab_snapshot() {
 	local f fd
@@ -641,7 +641,7 @@ xiw_barrier() {
 
 # link_blackout DEV SECS: DEV drops every frame it sends or receives for
 # SECS seconds, with its link up (a carrier loss that a guest's
-# virtio-net cannot fake; ulp_flap, ulp_flap_nfs). The test VMs keep a
+# virtio-net cannot fake; ulp_nvmeof_flap_2vm, ulp_nfs_flap_2vm). The test VMs keep a
 # clsact qdisc with a filter of their own on their link (guest-suite.sh,
 # hold_perftest_refusals): the blackout adds its filters at prio 2 beside
 # it and removes only those.
@@ -666,7 +666,7 @@ link_blackout() {
 # rdma_get_cm_event(), which then fails with EBADF, and that thread's
 # exit(-1) can beat main's exit(0) (later rdma-core stops the thread
 # through an eventfd first). A finished, clean run then exits 255; under
-# a CPU hog dp_rping saw it in 2 of 5 runs. Only that case becomes 0:
+# a CPU hog apps_rping saw it in 2 of 5 runs. Only that case becomes 0:
 # status 255, the EBADF line exactly once, and every other line one that
 # rping prints on a clean run (pings, the disconnect event, the server's
 # "wait for RDMA_READ_ADV state 10", i.e. DISCONNECTED, which is how its

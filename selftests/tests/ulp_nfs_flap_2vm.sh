@@ -6,7 +6,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_ROOT/selftests/nfs_lib.sh"
 #
-# The flaps are ulp_flap's (see there why these two kinds): a blackout
+# The flaps are ulp_nvmeof_flap_2vm's (see there why these two kinds): a blackout
 # the connection outlives, and a netdev going down on either side, after
 # which xprtrdma (client) must reconnect and svcrdma (server) accept it.
 

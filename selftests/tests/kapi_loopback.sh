@@ -42,7 +42,7 @@ ktest_run() {
 	local what=$1 conn=$2 ref0 mark rc=0 out t
 	shift 2
 	ref0=$(xiw_refcnt)
-	mark="dp_kapi-$what-$RANDOM-$RANDOM"
+	mark="kapi_loopback-$what-$RANDOM-$RANDOM"
 	echo "$mark" >/dev/kmsg
 	run_timeout 100 insmod "$KT" "$@" || rc=$?
 	out=$(dmesg | sed -n "/$mark/,\$p" | grep 'xiw_ktest: ' || true)
