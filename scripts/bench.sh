@@ -11,7 +11,7 @@
 # the CPU time of a small op goes on xiw (profile_ops: per-op counters,
 # context switches and perf's hottest symbols);
 # then guest instructions per op per kernel function for xiw, siw and
-# rxe (insn_profile, counted by qemu: selftests/tcgprof);
+# rxe (insn_profile, counted by qemu: tools/tcgprof);
 # then xiw_commitlog (a remote commit log: push with Flush and Atomic
 # Write against Send/Recv) on DRAM and emulated persistent memory, in a
 # VM of its own with an NVDIMM; then a 1 GiB RDMA Verify (crc32c) in the
@@ -35,9 +35,9 @@ export XIW_VM_MEM=${XIW_VM_MEM:-3072}
 # "hosts" do not take each other's cores on a 2-core machine
 # (Documentation/testing.md, "Two VMs"); XIW_VM_SMP_2VM=2 for 2 each.
 bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
-	selftests/bench/perf_table.sh selftests/bench/perf_sweep.sh \
-	selftests/bench/nvmeof_bench.sh selftests/bench/perf_2vm.sh \
-	selftests/bench/profile_ops.sh selftests/bench/commitlog.sh \
+	tools/bench/perf_table.sh tools/bench/perf_sweep.sh \
+	tools/bench/nvmeof_bench.sh tools/bench/perf_2vm.sh \
+	tools/bench/profile_ops.sh tools/bench/commitlog.sh \
 	selftests/tests/commit_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"
 	exit 1
@@ -77,12 +77,12 @@ else
 	echo "bench: no pictures (see above)" >&2
 fi
 # Guest instructions per op, per kernel function, xiw beside siw and rxe,
-# counted by qemu (selftests/tcgprof): a VM of its own, since the plugin
+# counted by qemu (tools/tcgprof): a VM of its own, since the plugin
 # slows every guest instruction down
 itable=
 if cmake --build "$BUILD" --target xiw_tcgprof >/dev/null 2>&1 &&
-   XIW_QEMU=$PWD/selftests/tcgprof/qemu-tcgprof.sh \
-	bash selftests/run.sh selftests/bench/insn_profile.sh >"$out.insn" 2>&1; then
+   XIW_QEMU=$PWD/tools/tcgprof/qemu-tcgprof.sh \
+	bash selftests/run.sh tools/bench/insn_profile.sh >"$out.insn" 2>&1; then
 	irun=$(sed -n 's/^# results in \([^ ]*\) .*/\1/p' "$out.insn" | tail -1)
 	itable=$irun/1vm/tests/insn-table.md
 fi
