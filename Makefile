@@ -9,6 +9,8 @@
 #   make check T=name   run one VM test
 #   make check T=name REPEAT=N   run it N times in a row
 #   make check-long the long sweeps (selftests/tests-long/apps_*)
+#   make -C selftests install INSTALL_PATH=DIR   the tests as a kselftest
+#                   tree for DIR/run_kselftest.sh (selftests/README.md)
 #   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side;
 #                   xiw_commitlog on DRAM and persistent memory
 #   make fuzz       libFuzzer harnesses, FUZZ_TIME seconds each (FUZZ=names)

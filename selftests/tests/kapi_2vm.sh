@@ -6,7 +6,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd insmod rmmod modinfo modprobe dmesg
-KT=${XIW_KTEST_KO:-$XIW_ROOT/selftests/kmod/xiw_ktest.ko}
+KT=${XIW_KTEST_KO:-$XIW_SELFTESTS/kmod/xiw_ktest.ko}
 [ "$XIW_MOD" = xiw ] || skip "the kernel API is xiw's own"
 [ -f "$KT" ] || fail "test module not built: $KT (make ktest)"
 xiw_load

@@ -7,7 +7,7 @@
 
 LC=$(need_prog xiw_lifecycle)
 need_cmd insmod rmmod modinfo modprobe dmesg rdma
-KT=${XIW_KTEST_KO:-$XIW_ROOT/selftests/kmod/xiw_ktest.ko}
+KT=${XIW_KTEST_KO:-$XIW_SELFTESTS/kmod/xiw_ktest.ko}
 [ "$XIW_MOD" = xiw ] || skip "the kernel test module is xiw's own"
 [ -f "$KT" ] || fail "test module not built: $KT (make ktest)"
 xiw_loopback

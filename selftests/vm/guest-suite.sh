@@ -16,7 +16,8 @@
 #   done              written last (the host knows the guest got to the end)
 #
 # Per test: (2vm: barrier with the peer), a marker line in the kernel log,
-# the script in its own session (setsid) with a timeout (TERM, KILL 5 s later;
+# the script in its own session (setsid), started by kselftest's runner
+# (make -C selftests run_tests TEST_PROGS=SCRIPT), with a timeout (TERM, KILL 5 s later;
 # a test that cannot be killed, e.g. stuck in D state, is abandoned and
 # failed), every process left in the session killed, then the kernel log
 # since the marker scanned for splats and the taint flags compared.
@@ -248,8 +249,9 @@ kill_session() {
 # Sets status and reason.
 run_test() {
 	local name=$1 limit=$2 path=$3 pid rc t0 t1 tnow deadline killed='' st n
-	local log=$out/tests/$name.log tmp
+	local log=$out/tests/$name.log tmp line
 	tmp=$(mktemp -d "/tmp/xiw-$name.XXXXXX")
+	: >"$log"
 	status=fail reason=
 	rm -f "$out/peer-ended"
 	# The peer may still be finishing the previous test (up to its
@@ -279,8 +281,14 @@ run_test() {
 		export XIW_KLOG_MARK=$mark_text XIW_KLOG_BAD_RE=$bad_re
 		export XIW_TAINT0=$taint0 XIW_TAINT_MASK=$bad_taint_mask
 		export XIW_TEST_STATE=$out/state/$name
-		exec setsid /bin/bash "$path"
-	) </dev/null >"$log" 2>&1 &
+		# Through kselftest: selftests/Makefile's run_tests and the
+		# kernel's runner start the script. The test appends to its log
+		# itself (lib.sh, XIW_TEST_LOG); the runner's timeout is longer
+		# than ours, so ours (TERM, KILL, abandon) decides.
+		export XIW_TEST_LOG=$log
+		exec setsid make -s --no-print-directory -C "$XIW_ROOT/selftests" \
+			run_tests BUILD="$XIW_BUILD" TEST_PROGS="$path" KSFT_TIMEOUT=$((limit + 60))
+	) </dev/null >>"$log" 2>&1 &
 	pid=$!
 	deadline=$(( t0 + limit * 1000000 ))
 	# Poll without forking: the test must have the CPUs.
@@ -330,6 +338,20 @@ run_test() {
 	fi
 	kill -KILL -- -"$pid" 2>/dev/null
 	kill_session "$pid"
+	# The test's exit status is in the runner's TAP line (make and the
+	# runner exit 0 whatever the test did); the runner's framing lines
+	# leave the log, that line stays.
+	if [ "$rc" = 0 ]; then
+		line=$(grep -E '^(not )?ok 1 selftests: ' "$log" | tail -n 1)
+		case $line in
+		"ok "*"# SKIP") rc=4 ;;
+		"ok "*) rc=0 ;;
+		*"# exit="*) rc=${line##*# exit=} ;;
+		*"# TIMEOUT"*) rc=124 ;;
+		*) rc=1; echo "---- runner: no kselftest result line ----" >>"$log" ;;
+		esac
+	fi
+	sed -i -E '/^(TAP version 13|1\.\.1|# (timeout set|overriding timeout) to [0-9]+|# selftests: .*)$/d' "$log"
 	# Retried tool-side failures ("# retry: ..." lines, lib.sh's
 	# retry_note): counted here, shown under the TAP line by run.sh.
 	n=$(grep -c '^# retry: ' "$log")

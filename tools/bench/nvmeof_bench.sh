@@ -4,7 +4,7 @@
 # timeout: 1200
 # description: make bench's NVMe-oF rows: fio through nvme-rdma to an nvmet-rdma target on null_blk, 4 KiB random read at queue depth 16 (IOPS), 128 KiB sequential read (MB/s) and 4 KiB random read at queue depth 1 (mean latency), on xiw, siw and rxe in turn; nvmeof-table.md
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
-. "$XIW_ROOT/selftests/nvmet_lib.sh"
+. "$XIW_SELFTESTS/nvmet_lib.sh"
 #
 # The host and the target are the same VM, over the measured device's own
 # address; the namespace is written once (so reads are of stored data)

@@ -4,7 +4,7 @@
 # timeout: 3000
 # description: make bench's curves: RDMA Write bandwidth and latency from 2 B to 8 MiB (perftest -a) on xiw, siw and rxe, TCP's (qperf) at the same sizes, and every sample of 8-byte RDMA Read and FetchAdd latency (perftest -H); data files for scripts/bench_plot.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 #
 # Writes into the test's output directory:
 #   sweep.dat   DEVICE FIGURE SIZE VALUE, FIGURE bw (MB/s) or lat (typical
