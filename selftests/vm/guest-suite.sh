@@ -286,7 +286,7 @@ run_test() {
 		# itself (lib.sh, XIW_TEST_LOG); the runner's timeout is longer
 		# than ours, so ours (TERM, KILL, abandon) decides.
 		export XIW_TEST_LOG=$log
-		exec setsid make -s --no-print-directory -C "$XIW_ROOT/selftests" \
+		exec setsid make -r -s --no-print-directory -C "$XIW_ROOT/selftests" \
 			run_tests BUILD="$XIW_BUILD" TEST_PROGS="$path" KSFT_TIMEOUT=$((limit + 60))
 	) </dev/null >>"$log" 2>&1 &
 	pid=$!
@@ -296,7 +296,15 @@ run_test() {
 		st=
 		read -r st 2>/dev/null </proc/$pid/stat
 		st=${st##*) }; st=${st%% *}	# field 3, after "(comm)"
-		[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ] && break
+		if [ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]; then
+			# make, the leader, ends after the test, unless the TERM
+			# below killed it first: the test (in a process group of
+			# GNU timeout's, which passed the TERM on) may still run
+			# its cleanup, or be stuck. The session decides then.
+			[ -n "$killed" ] || break
+			session_procs "$pid"
+			[ ${#session_pids[@]} != 0 ] || break
+		fi
 		tnow=${EPOCHREALTIME/./}
 		if [ -z "$killed" ] && [ "$tnow" -ge $deadline ]; then
 			killed=term
@@ -305,13 +313,14 @@ run_test() {
 			deadline=$(( tnow + 5000000 ))
 		elif [ "$killed" = term ] && [ "$tnow" -ge $deadline ]; then
 			killed='kill'
-			kill -KILL -- -"$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+			kill_session "$pid"
 			deadline=$(( tnow + 10000000 ))
 		elif [ "$killed" = kill ] && [ "$tnow" -ge $deadline ]; then
 			killed=stuck
+			session_procs "$pid"
 			{
-				echo "---- the test does not die (state $st); kernel stack: ----"
-				cat "/proc/$pid/stack" 2>/dev/null
+				echo "---- the test does not die (${session_names[*]}); kernel stacks: ----"
+				for n in "${session_pids[@]}"; do cat "/proc/$n/stack" 2>/dev/null; done
 			} >>"$log"
 			echo w >/proc/sysrq-trigger 2>/dev/null
 			break
