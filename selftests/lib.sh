@@ -22,8 +22,13 @@
 # The VM runner gives the test its log file: the test writes there itself
 # rather than through the kselftest runner's pipe, so that a process the
 # test leaves behind holds the file, not the pipe the runner waits on (the
-# runner names and kills such processes after the test).
-[ -z "${XIW_TEST_LOG:-}" ] || exec >>"$XIW_TEST_LOG" 2>&1
+# runner names and kills such processes after the test). The log being a
+# file, the runner's stdbuf (LD_PRELOAD into every process the test
+# starts, each start dearer under TCG) has nothing to do: it goes.
+if [ -n "${XIW_TEST_LOG:-}" ]; then
+	exec >>"$XIW_TEST_LOG" 2>&1
+	[[ ${LD_PRELOAD:-} != *libstdbuf* ]] || unset LD_PRELOAD _STDBUF_O
+fi
 
 set -eE -o pipefail
 export LC_ALL=C	# predictable tool output, and grep is 3x faster than in UTF-8
