@@ -9,14 +9,16 @@
 #   make check T=name   run one VM test
 #   make check T=name REPEAT=N   run it N times in a row
 #   make check-long the long sweeps (selftests/tests-long/apps_*)
+#   make -C selftests install INSTALL_PATH=DIR   the tests as a kselftest
+#                   tree for DIR/run_kselftest.sh (selftests/README.md)
 #   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side;
 #                   xiw_commitlog on DRAM and persistent memory
 #   make fuzz       libFuzzer harnesses, FUZZ_TIME seconds each (FUZZ=names)
-#   make fuzz-live  the wire fuzzer against xiw.ko in the VM (dp_wirefuzz),
+#   make fuzz-live  the wire fuzzer against xiw.ko in the VM (fuzz_wire),
 #                   FUZZ_TIME seconds (FUZZ_SEED=n)
 #   make soak       SOAK_QPS QPs (1000) with mixed traffic for SOAK_TIME
 #                   seconds (600) in the VM; slab, page and socket counts
-#                   back to the baseline afterwards (tests-long/soak.sh)
+#                   back to the baseline afterwards (tests-long/dp_soak.sh)
 #   make install    install xiw.ko, libxiw and its libibverbs.d entry
 #   make dkms-install   xiw.ko under DKMS (rebuilt on kernel updates)
 #   make dkms-uninstall
@@ -69,7 +71,7 @@ kernel: ktree
 	@test -n "$(KDIR)" || { echo "no 6.12 kernel headers: run 'make deps'"; exit 1; }
 	$(KMAKE) -j$(JOBS) modules
 
-# The kernel ULP test of the xiw kernel API, loaded by the VM test dp_kapi.
+# The kernel ULP test of the xiw kernel API, loaded by the VM test kapi_loopback.
 ktest: kernel
 	$(KTEST_MAKE) -j$(JOBS) modules
 
@@ -104,7 +106,7 @@ kernel61:
 # The VM tests of "make check-6.1" (and of make check's 6.1 part): device,
 # verbs objects, rping, atomics, Flush/Atomic Write/Verify from user space
 # and from a kernel ULP, zero-copy TX. About 2 minutes under TCG.
-CHECK61_TESTS ?= link_basic objects_cycles dp_rping dp_atomic dp_commitops dp_kapi dp_kqpsteal dp_zcopy
+CHECK61_TESTS ?= link_basic verbs_objects apps_rping atomic_contention commit_ops kapi_loopback kapi_qpsteal dp_zcopy
 check-6.1: deps
 	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory user >/dev/null
@@ -199,7 +201,7 @@ fuzz: user
 	@bash selftests/fuzz/run.sh --build $(BUILD)/fuzz --time $(FUZZ_TIME) \
 		--keep $(BUILD)/fuzz/corpus --coverage $(FUZZ)
 
-# The live-module wire fuzzer (VM test dp_wirefuzz) for FUZZ_TIME seconds;
+# The live-module wire fuzzer (VM test fuzz_wire) for FUZZ_TIME seconds;
 # make check runs it for 75 s.
 FUZZ_SEED ?= 1
 fuzz-live: deps
@@ -207,16 +209,16 @@ fuzz-live: deps
 	@$(MAKE) --no-print-directory all >/dev/null
 	@XIW_WIREFUZZ_TIME=$(FUZZ_TIME) XIW_WIREFUZZ_SEED=$(FUZZ_SEED) \
 		XIW_TEST_TIMEOUT=$$(( $(FUZZ_TIME) + 180 )) \
-		bash scripts/check.sh dp_wirefuzz
+		bash scripts/check.sh fuzz_wire
 
-# The soak (selftests/tests-long/soak.sh): its timeout is the traffic time
+# The soak (selftests/tests-long/dp_soak.sh): its timeout is the traffic time
 # plus the setup and teardown of the connections and the measurements.
 soak: deps
 	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory all >/dev/null
 	@XIW_SOAK_TIME=$(SOAK_TIME) XIW_SOAK_QPS=$(SOAK_QPS) \
 		XIW_TEST_TIMEOUT=$$(( $(SOAK_TIME) + 600 )) \
-		bash scripts/check.sh selftests/tests-long/soak.sh
+		bash scripts/check.sh selftests/tests-long/dp_soak.sh
 
 # Regenerate the committed seed corpus from the wire encoders.
 fuzz-corpus: user

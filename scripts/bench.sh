@@ -11,11 +11,11 @@
 # the CPU time of a small op goes on xiw (profile_ops: per-op counters,
 # context switches and perf's hottest symbols);
 # then guest instructions per op per kernel function for xiw, siw and
-# rxe (insn_profile, counted by qemu: selftests/tcgprof);
+# rxe (insn_profile, counted by qemu: tools/tcgprof);
 # then xiw_commitlog (a remote commit log: push with Flush and Atomic
 # Write against Send/Recv) on DRAM and emulated persistent memory, in a
 # VM of its own with an NVDIMM; then a 1 GiB RDMA Verify (crc32c) in the
-# background while another QP's Reads go on (dp_verifybg with
+# background while another QP's Reads go on (commit_verifybg with
 # XIW_VERIFYBG_MIB, default 1024; the VMs get XIW_VM_MEM, default 3072 MiB).
 # XIW_BENCH_ITERS (default 2000) iterations per perftest run (the FetchAdd
 # rate: XIW_BENCH_RATE_ITERS, default 50 times that),
@@ -35,10 +35,10 @@ export XIW_VM_MEM=${XIW_VM_MEM:-3072}
 # "hosts" do not take each other's cores on a 2-core machine
 # (Documentation/testing.md, "Two VMs"); XIW_VM_SMP_2VM=2 for 2 each.
 bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
-	selftests/bench/perf_table.sh selftests/bench/perf_sweep.sh \
-	selftests/bench/nvmeof_bench.sh selftests/bench/perf_2vm.sh \
-	selftests/bench/profile_ops.sh selftests/bench/commitlog.sh \
-	selftests/tests/dp_verifybg.sh >"$out" 2>&1 || {
+	tools/bench/perf_table.sh tools/bench/perf_sweep.sh \
+	tools/bench/nvmeof_bench.sh tools/bench/perf_2vm.sh \
+	tools/bench/profile_ops.sh tools/bench/commitlog.sh \
+	selftests/tests/commit_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"
 	exit 1
 }
@@ -77,12 +77,12 @@ else
 	echo "bench: no pictures (see above)" >&2
 fi
 # Guest instructions per op, per kernel function, xiw beside siw and rxe,
-# counted by qemu (selftests/tcgprof): a VM of its own, since the plugin
+# counted by qemu (tools/tcgprof): a VM of its own, since the plugin
 # slows every guest instruction down
 itable=
 if cmake --build "$BUILD" --target xiw_tcgprof >/dev/null 2>&1 &&
-   XIW_QEMU=$PWD/selftests/tcgprof/qemu-tcgprof.sh \
-	bash selftests/run.sh selftests/bench/insn_profile.sh >"$out.insn" 2>&1; then
+   XIW_QEMU=$PWD/tools/tcgprof/qemu-tcgprof.sh \
+	bash selftests/run.sh tools/bench/insn_profile.sh >"$out.insn" 2>&1; then
 	irun=$(sed -n 's/^# results in \([^ ]*\) .*/\1/p' "$out.insn" | tail -1)
 	itable=$irun/1vm/tests/insn-table.md
 fi
@@ -105,5 +105,5 @@ cp "$ctable" "$BUILD/commitlog-table.md"
 echo
 echo "RDMA Verify of ${XIW_VERIFYBG_MIB:-1024} MiB (crc32c, in the responder's exec work) while" \
      "another QP runs 8-byte RDMA Reads, one VM:"
-grep -hE '^# (VERIFY|READS) ' "$run"/1vm/tests/dp_verifybg.log | sed 's/^# /    /'
+grep -hE '^# (VERIFY|READS) ' "$run"/1vm/tests/commit_verifybg.log | sed 's/^# /    /'
 echo "(also in $BUILD/bench-table.md and $BUILD/commitlog-table.md; logs in $run)"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # bench_plot.sh DATA_DIR OUT_DIR: make bench's pictures, drawn with gnuplot
-# from what selftests/bench/perf_sweep.sh measured in the VM:
+# from what tools/bench/perf_sweep.sh measured in the VM:
 #   OUT_DIR/bench-bw.png    RDMA Write bandwidth vs message size (2 B to
 #                           8 MiB), xiw, siw, rxe and TCP
 #   OUT_DIR/bench-lat.png   RDMA Write latency vs message size, the same

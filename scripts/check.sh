@@ -206,5 +206,5 @@ bash selftests/run.sh "${rep[@]}" "$@" 2>&1 | tee "$BUILD/vm-tests.log"
 add_summary "$BUILD/vm-tests.log" "VM test runner"
 
 # shellcheck disable=SC2086 # a list of test names
-[ $# != 0 ] || check61 ${CHECK61_TESTS:-link_basic dp_rping dp_atomic}
+[ $# != 0 ] || check61 ${CHECK61_TESTS:-link_basic apps_rping atomic_contention}
 finish

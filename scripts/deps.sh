@@ -120,13 +120,18 @@ if [ -z "$kver" ] || [ -z "$kver61" ] || [ -n "$miss" ]; then
 fi
 
 # /boot/vmlinuz is root-only readable on Debian; qemu runs as root here.
+# From linux-source-6.12: checkpatch, siw's sources (build-siw.sh) and the
+# kselftest runner (run_kselftest.sh, kselftest/runner.sh, prefix.pl) that
+# selftests/Makefile's run_tests and install use. Not kselftest.h: the
+# tests are scripts that exit with kselftest's codes, the C++ programs
+# they drive are not kselftest programs.
 src=/usr/src/linux-source-6.12
-if [ ! -d "$src/scripts" ]; then
-	echo "deps: unpacking linux-source-6.12 (checkpatch, kselftest, siw)"
+if [ ! -d "$src/scripts" ] || [ ! -f "$src/tools/testing/selftests/kselftest/runner.sh" ]; then
+	echo "deps: unpacking linux-source-6.12 (checkpatch, kselftest runner, siw)"
 	$SUDO mkdir -p "$src"
 	$SUDO tar -C /usr/src -xf /usr/src/linux-source-6.12.tar.xz \
-		linux-source-6.12/scripts linux-source-6.12/tools/testing/selftests/kselftest.h \
-		linux-source-6.12/tools/testing/selftests/kselftest_harness.h \
+		linux-source-6.12/scripts linux-source-6.12/tools/testing/selftests/kselftest \
+		linux-source-6.12/tools/testing/selftests/run_kselftest.sh \
 		linux-source-6.12/drivers/infiniband/sw linux-source-6.12/include/uapi/rdma
 fi
 exit 0

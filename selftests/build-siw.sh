@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build siw.ko (the kernel's Soft-iWARP, off in Debian's kernel) from
-# linux-source-6.12 into $XIW_BUILD/siw, as an interop peer for the cm_*,
-# dp_siw and siw_2vm VM tests. Nothing of siw is part of xiw.
+# linux-source-6.12 into $XIW_BUILD/siw, as an interop peer for the
+# siw_* VM tests. Nothing of siw is part of xiw.
 #
 # Upstream siw fixes its MPA policy at build time (const globals in
 # siw_main.c). The copy built here turns the four that interop tests must

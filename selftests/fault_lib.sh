@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 # fault_lib.sh: resource pressure and fault injection for VM tests.
 # Source it after lib.sh:
-#	. "$(dirname "${BASH_SOURCE[0]}")/../fault_lib.sh"
+#	. "$XIW_SELFTESTS/fault_lib.sh"
 # The test VM's kernel has no fault injection (no FAILSLAB, no
 # FAIL_PAGE_ALLOC): pressure comes from limits a process can be put
 # under. Each section names its functions with its own prefix.

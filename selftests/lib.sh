@@ -19,14 +19,36 @@
 # whether the test passed or not. The runner also kills every process left in
 # the test's session and scans the kernel log after the test.
 
+# The VM runner gives the test its log file: the test writes there itself
+# rather than through the kselftest runner's pipe, so that a process the
+# test leaves behind holds the file, not the pipe the runner waits on (the
+# runner names and kills such processes after the test). The log being a
+# file, the runner's stdbuf (LD_PRELOAD into every process the test
+# starts, each start dearer under TCG) has nothing to do: it goes.
+if [ -n "${XIW_TEST_LOG:-}" ]; then
+	exec >>"$XIW_TEST_LOG" 2>&1
+	[[ ${LD_PRELOAD:-} != *libstdbuf* ]] || unset LD_PRELOAD _STDBUF_O
+fi
+
 set -eE -o pipefail
 export LC_ALL=C	# predictable tool output, and grep is 3x faster than in UTF-8
 
-XIW_ROOT=${XIW_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-XIW_BUILD=${XIW_BUILD:-$XIW_ROOT/build}
-XIW_KO=${XIW_KO:-$XIW_ROOT/kernel/xiw.ko}
+# This file's directory: selftests/ of the source tree, or xiw/ of a tree
+# that `make -C selftests install` made (no run.sh there: the programs
+# are in progs/ beside it, xiw.ko and the provider are the host's own).
+XIW_SELFTESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [ -e "$XIW_SELFTESTS/run.sh" ]; then
+	XIW_ROOT=${XIW_ROOT:-$(cd "$XIW_SELFTESTS/.." && pwd)}
+	XIW_BUILD=${XIW_BUILD:-$XIW_ROOT/build}
+	XIW_KO=${XIW_KO:-$XIW_ROOT/kernel/xiw.ko}
+	XIW_PROGS=${XIW_PROGS:-$XIW_BUILD/selftests/progs}
+else
+	XIW_ROOT=${XIW_ROOT:-$XIW_SELFTESTS}
+	XIW_BUILD=${XIW_BUILD:-$XIW_SELFTESTS}
+	XIW_KO=${XIW_KO:-}
+	XIW_PROGS=${XIW_PROGS:-$XIW_SELFTESTS/progs}
+fi
 XIW_PROVIDER=${XIW_PROVIDER:-$XIW_BUILD/userspace/libxiw/libxiw}
-XIW_PROGS=${XIW_PROGS:-$XIW_BUILD/selftests/progs}
 # The module and `rdma link` type under test. Only for checking the tests
 # themselves against another iWARP driver (e.g. XIW_KO=.../siw.ko XIW_MOD=siw
 # XIW_LINK_TYPE=siw); device names stay xiw0, xiw1, ...
@@ -35,6 +57,7 @@ XIW_LINK_TYPE=${XIW_LINK_TYPE:-$XIW_MOD}
 XIW_TEST_NAME=${XIW_TEST_NAME:-$(basename "$0" .sh)}
 XIW_ROLE=${XIW_ROLE:-single}
 export XIW_ROOT XIW_BUILD XIW_KO XIW_PROVIDER XIW_PROGS XIW_TEST_NAME XIW_ROLE XIW_MOD XIW_LINK_TYPE
+export XIW_SELFTESTS
 export PATH=$XIW_PROGS:$PATH
 # libibverbs loads RDMAV_DRIVERS in addition to /etc/libibverbs.d (system
 # providers such as rxe stay available). Only set it when the provider exists,
@@ -86,9 +109,38 @@ _xiw_on_exit() {
 			"${out:+: $(head -c 400 <<<"$out" | tr '\n' ' ')}" >&2
 		[ $rc != 0 ] && [ $rc != "$KSFT_SKIP" ] || rc=$KSFT_FAIL
 	done
+	[ -z "$_xiw_own_tmp" ] || { cd / && rm -rf "$_xiw_own_tmp"; }
 	exit $rc
 }
 trap _xiw_on_exit EXIT
+
+# Outside the project's VM (the installed tree under run_kselftest.sh on
+# a host, or a test started by hand) a test that needs what only the VM
+# harness gives skips: the VM pair, an emulated NVDIMM, a power-off and a
+# second boot (its headers say so; see also siw_load).
+if [ -z "${XIW_VM_OUT:-}" ] && [ -r "$0" ]; then
+	case $(sed -n '1,12{/^# \(topology: *2vm\|pmem:\|boots:\)/p}' "$0") in
+	*topology*) skip "a two-VM test: needs the project's VM pair (selftests/run.sh)" ;;
+	*pmem:*) skip "needs the project's VM with an emulated NVDIMM (selftests/run.sh)" ;;
+	*boots:*) skip "needs the project's VM, powered off and booted again (selftests/run.sh)" ;;
+	esac
+fi
+
+# The test's working directory is its scratch directory $XIW_TEST_TMP
+# (kselftest's runner starts it in the directory of the script): the VM
+# runner's fresh tmpfs directory, or one of our own elsewhere, removed at
+# exit.
+_xiw_own_tmp=${_xiw_own_tmp:-}
+if [ -n "${XIW_VM_OUT:-}" ]; then
+	[ -z "${XIW_TEST_TMP:-}" ] || cd "$XIW_TEST_TMP"
+elif [ -z "${XIW_TEST_TMP:-}" ]; then
+	XIW_TEST_TMP=$(mktemp -d "/tmp/xiw-$XIW_TEST_NAME.XXXXXX")
+	_xiw_own_tmp=$XIW_TEST_TMP
+	export XIW_TEST_TMP
+	cd "$XIW_TEST_TMP"
+else
+	cd "$XIW_TEST_TMP"
+fi
 
 # defer CMD [ARG...]: run at exit (LIFO), pass or fail; its failure fails
 # the test. Arguments are quoted as given.
@@ -287,6 +339,14 @@ XIW_DEP_MODULES="ib_core ib_uverbs iw_cm rdma_cm rdma_ucm"
 xiw_load() {
 	local deps m
 	[ -d "/sys/module/$XIW_MOD" ] && return 0
+	if [ ! -f "$XIW_KO" ] && [ -z "${XIW_VM_OUT:-}" ]; then
+		# a host: the installed module (make install, make dkms-install)
+		# shellcheck disable=SC2086
+		modprobe "$XIW_MOD" ${XIW_KO_PARAMS:-} ||
+			skip "$XIW_MOD is not loaded and modprobe $XIW_MOD failed"
+		log "loaded $XIW_MOD (modprobe)"
+		return 0
+	fi
 	[ -f "$XIW_KO" ] || fail "$XIW_MOD module not built: $XIW_KO"
 	deps=$(modinfo -F depends "$XIW_KO") || fail "modinfo $XIW_KO failed"
 	for m in ${deps//,/ } $XIW_DEP_MODULES; do
@@ -306,6 +366,11 @@ xiw_load() {
 siw_load() {
 	local ko=${XIW_SIW_KO:-$XIW_BUILD/siw/siw.ko} m
 	[ -d /sys/module/siw ] && return 0
+	if [ ! -f "$ko" ] && [ -z "${XIW_VM_OUT:-}" ]; then
+		modprobe siw || skip "no siw module (the project's VM loads the one build-siw.sh builds)"
+		defer rmmod siw
+		return 0
+	fi
 	[ -f "$ko" ] || fail "siw.ko not built: run selftests/build-siw.sh on the host"
 	for m in $(modinfo -F depends "$ko" | tr , ' '); do
 		modprobe "$m" || fail "modprobe $m failed"
@@ -360,13 +425,13 @@ xiw_refcnt() { cat "/sys/module/$XIW_MOD/refcnt"; }
 # as in use, free or not. Two snapshots of the same state can thus differ
 # by up to two slabs per CPU of a cache: slab_grown allows that much
 # (dp_soak_short failed on kmalloc-8:+954 with 512 objects per slab and 2
-# CPUs, and so did dp_verbsfuzz before on kmalloc-8:+920 and +423).
+# CPUs, and so did fuzz_verbs before on kmalloc-8:+920 and +423).
 # The shrink files stay open from the first snapshot to the test's end:
 # every open of a sysfs file allocates a kernfs_open_node (kmalloc-96)
 # that its close frees with kfree_rcu(), seconds later. Opening all ~300
 # per snapshot left ~300 such objects pending in each snapshot, so two
 # snapshots differed by up to a few hundred objects of the measurement's
-# own (dp_verbsfuzz failed once on kmalloc-96:+447 that way).
+# own (fuzz_verbs failed once on kmalloc-96:+447 that way).
 xiw_shrink_fds=()
 slab_snapshot() {
 	local f fd
@@ -409,6 +474,12 @@ tcp_socks() { awk '$1 == "TCP:" { print $9 }' /proc/net/sockstat; }
 # xiw_need_provider: the user-space provider must be built and in use.
 xiw_need_provider() {
 	[ "$XIW_LINK_TYPE" = xiw ] || return 0	# another driver: system provider
+	if [ ! -e "$XIW_PROVIDER-rdmav34.so" ] && [ -z "${XIW_VM_OUT:-}" ]; then
+		# a host: the installed provider (make install, libxiw1)
+		compgen -G '/etc/libibverbs.d/xiw.driver' >/dev/null ||
+			skip "the xiw provider is not installed (/etc/libibverbs.d/xiw.driver)"
+		return 0
+	fi
 	[ -e "$XIW_PROVIDER-rdmav34.so" ] ||
 		fail "provider not built: $XIW_PROVIDER-rdmav34.so"
 	[ -n "${RDMAV_DRIVERS:-}" ] || fail "RDMAV_DRIVERS not set"
@@ -641,7 +712,7 @@ xiw_barrier() {
 
 # link_blackout DEV SECS: DEV drops every frame it sends or receives for
 # SECS seconds, with its link up (a carrier loss that a guest's
-# virtio-net cannot fake; ulp_flap, ulp_flap_nfs). The test VMs keep a
+# virtio-net cannot fake; ulp_nvmeof_flap_2vm, ulp_nfs_flap_2vm). The test VMs keep a
 # clsact qdisc with a filter of their own on their link (guest-suite.sh,
 # hold_perftest_refusals): the blackout adds its filters at prio 2 beside
 # it and removes only those.
@@ -666,7 +737,7 @@ link_blackout() {
 # rdma_get_cm_event(), which then fails with EBADF, and that thread's
 # exit(-1) can beat main's exit(0) (later rdma-core stops the thread
 # through an eventfd first). A finished, clean run then exits 255; under
-# a CPU hog dp_rping saw it in 2 of 5 runs. Only that case becomes 0:
+# a CPU hog apps_rping saw it in 2 of 5 runs. Only that case becomes 0:
 # status 255, the EBADF line exactly once, and every other line one that
 # rping prints on a clean run (pings, the disconnect event, the server's
 # "wait for RDMA_READ_ADV state 10", i.e. DISCONNECTED, which is how its

@@ -174,6 +174,10 @@ if [ "$repeat" -gt 1 ]; then
 	[ ${#t3[@]} = 0 ] || mapfile -t t3 < <(expand "${t3[@]}")
 fi
 
+# Each test runs through selftests/Makefile's run_tests (kselftest's
+# runner) in the VM; its layout under the build tree is made here, once.
+make -s --no-print-directory -C "$here" ksft_stage BUILD="$XIW_BUILD" || exit 2
+
 # --- results dir -------------------------------------------------------------------
 if [ -z "$outdir" ]; then
 	outdir=$XIW_BUILD/selftests/runs/$(date +%Y%m%d-%H%M%S)-$$

@@ -42,7 +42,7 @@
  * -EIO when any check failed: a passing insmod is a passing run (rmmod it
  * afterwards). The server logs its failures and a summary at rmmod.
  *
- * @role "idle" (issue #13) is the victim of dp_kqpsteal: init binds an
+ * @role "idle" (issue #13) is the victim of kapi_qpsteal: init binds an
  * rdma_cm id to @client_addr, creates its QP with rdma_create_qp() (INIT,
  * never connected) and publishes the QP number in the read-only
  * parameter idle_qpn; rmmod checks that nobody moved that QP out of INIT

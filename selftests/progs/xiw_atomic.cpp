@@ -82,7 +82,7 @@ constexpr uint32_t kMaxImm = 255;
 constexpr uint32_t kImmLast = 0xffffff;	// zero-length Write w/ Imm
 constexpr int kDepth = 8;		// IRD/ORD asked for
 
-// Expected outcome of the section 8 cases (what xiw does, see dp_atomic.sh).
+// Expected outcome of the section 8 cases (what xiw does, see atomic_contention.sh).
 // Requester: the Terminate completes the WR with the IBA chapter 9 status
 // of its class and its layer/type/code as vendor_err; its QP raises
 // QP_FATAL. Misaligned: RDMAP / Remote Operation / catastrophic error

@@ -4,7 +4,7 @@
 # timeout: 400
 # description: perftest over rdma_cm (-R) on xiw at every size from 2 B to 8 MiB (-a): send/write/read bandwidth and latency, every row present and sane
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 #
 # perftest 4.5 has no data validation and -a cannot be bounded (2 B to
 # 2^23 B, the same -n for every size): the checks are perftest_check's,

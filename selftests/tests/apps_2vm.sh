@@ -4,7 +4,7 @@
 # timeout: 450
 # description: rdma-core, perftest and libfabric applications between two VMs on xiw, server on a then on b: rping -v -V (every ping's data checked on both ends), ucmatose, rdma_server/rdma_client, perftest -R send/write/read bandwidth at 2 B (server on a) and 1 MiB (server on b) and latency at 2 B (a) and 64 KiB (b) (every row checked), fi_pingpong over libfabric's verbs provider (MSG endpoints, every size, data checked)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 
 need_cmd rping ucmatose rdma_server rdma_client fi_pingpong ib_send_bw \
 	ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat ss

@@ -4,7 +4,7 @@
 # timeout: 120
 # description: iWARP CM, xiw initiator vs a raw MPA peer: reject+pdata, markers, bad key, timeouts (connect, MPA, FIN), CRC/rev/p2p policy, IPv6
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$(dirname "${BASH_SOURCE[0]}")/../cm_raw_lib.sh"
+. "$XIW_SELFTESTS/cm_raw_lib.sh"
 
 # --- xiw as initiator -------------------------------------------------------
 kmsg_mark reject

@@ -4,7 +4,7 @@
 # timeout: 120
 # description: iWARP CM, xiw responder vs a raw MPA initiator: p2p RTR choice and timeout, rev 1, markers, bad rev/key/PD_Length, truncation, MPA timeout, IPv6
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$(dirname "${BASH_SOURCE[0]}")/../cm_raw_lib.sh"
+. "$XIW_SELFTESTS/cm_raw_lib.sh"
 
 # --- xiw as responder (rping server) ---------------------------------------
 rport=7200

@@ -12,7 +12,7 @@ xiw_need_provider
 xiw_link_add xiw0 "$XIW_NETDEV"
 wait_port_state xiw0 PORT_ACTIVE 5
 
-# as in dp_commit: case:client checks; the server's 27 checks in all
+# as in commit_cases: case:client checks; the server's 27 checks in all
 CASES="caps:3 awrite:4 flush:4 chain:2 verify:7 verify-sha256:8
 	verify-wrong:4 awrite-misaligned:6 awrite-noright:3 flush-noright:3
 	flush-persistent:5 verify-oob:3 verify-hashlen:3 flush-badstag:3
@@ -21,7 +21,7 @@ SERVER_CHECKS=27
 ncases=$(wc -w <<<"$CASES")
 SRV=10.77.0.1
 dmesg_from=$(dmesg | wc -l)
-# the Terminates of the refused cases, code:count (as in dp_commit)
+# the Terminates of the refused cases, code:count (as in commit_cases)
 TERMS=('type 2 code 0xff:2' 'type 1 code 0x2:3' 'type 1 code 0x1:1' 'type 1 code 0x0:1')
 
 if [ "$XIW_ROLE" = a ]; then

@@ -253,7 +253,7 @@ done
 # 5044); a peer that ignores that and sends a zero CRC field must get the
 # CRC Terminate and lose the connection. The peer checks the CRC of what
 # xiw sends (the Terminate) with rfc_wire.h's own CRC32c: BADCRC fails.
-# With dp_hostile's crc-zero and badcrc this is the proof behind cm_siw's
+# With dp_hostile's crc-zero and badcrc this is the proof behind siw_cm's
 # and siw_cm_2vm's rping-with-CRC checks: data cannot cross when one side
 # sends no CRC the other expects.
 echo 1 >"$params/mpa_crc"

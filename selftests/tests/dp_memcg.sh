@@ -4,7 +4,7 @@
 # timeout: 240
 # description: memory cgroups: the kernel memory of a user process's connections (rings, data path, TX pages, CM endpoint) is charged to the process's memory cgroup, also what xiw allocates in its work items; under a small memory.max a passive side's connections fail with ENOMEM (no OOM kill); everything is uncharged when the process ends
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$(dirname "${BASH_SOURCE[0]}")/../fault_lib.sh"
+. "$XIW_SELFTESTS/fault_lib.sh"
 
 LC=$(need_prog xiw_lifecycle)
 xiw_loopback

@@ -4,8 +4,8 @@
 # timeout: 240
 # description: TX under TCP memory pressure: tcp_mem squeezed to one page (over a few MiB of TCP ballast) for 4 s during ib_read_lat, ib_read_bw and ib_write_bw runs and a verified Write+Read stream (xiw_cm_tool); no CPU spends the squeeze in the kernel (90%) (a TX that retried sendmsg would spin there), every run completes after the restore, the stream's blocks are intact and every WR completes
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
-. "$XIW_ROOT/selftests/fault_lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
+. "$XIW_SELFTESTS/fault_lib.sh"
 
 need_cmd ib_read_lat ib_read_bw ib_write_bw ss
 CM=$(need_prog xiw_cm_tool)

@@ -4,7 +4,7 @@
 # timeout: 180
 # description: TX work of bulk flows shares its CPU: a busy loop pinned to one CPU keeps at least 15% of that CPU's task time (time outside interrupts and softirqs) while four QPs of 64 KiB RDMA Writes (ib_write_bw -q 4, posted from the other CPU) have their TX work there; the flood's report must be sane
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 
 need_cmd ib_write_bw taskset
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"

@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 150
-# description: kernel API of the commit extensions between two VMs, kernel QPs on both ends: xiw_ktest.ko as server (three fast-registered regions, their STags sent to the client) and as client running dp_kapi's checks (target read back with RDMA Read: Write then Flush, Atomic Write, Flush of an MR, Verify crc32c/sha256 and mismatch, commit log, Flush without the right), each VM in each role; both unload clean
+# description: kernel API of the commit extensions between two VMs, kernel QPs on both ends: xiw_ktest.ko as server (three fast-registered regions, their STags sent to the client) and as client running kapi_loopback's checks (target read back with RDMA Read: Write then Flush, Atomic Write, Flush of an MR, Verify crc32c/sha256 and mismatch, commit log, Flush without the right), each VM in each role; both unload clean
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd insmod rmmod modinfo modprobe dmesg
-KT=${XIW_KTEST_KO:-$XIW_ROOT/selftests/kmod/xiw_ktest.ko}
+KT=${XIW_KTEST_KO:-$XIW_SELFTESTS/kmod/xiw_ktest.ko}
 [ "$XIW_MOD" = xiw ] || skip "the kernel API is xiw's own"
 [ -f "$KT" ] || fail "test module not built: $KT (make ktest)"
 xiw_load
@@ -19,7 +19,7 @@ for m in $(modinfo -F depends "$KT" | tr , ' '); do
 done
 defer eval '[ ! -d /sys/module/xiw_ktest ] || rmmod xiw_ktest'
 
-# the client's checks: dp_kapi's, less the listener
+# the client's checks: kapi_loopback's, less the listener
 checks=(connect register write_flush atomic_write flush_mr
 	verify_crc32c_digest verify_crc32c_match verify_sha256_digest
 	verify_sha256_match bad_operands verify_mismatch flushed_after_terminate

@@ -4,7 +4,7 @@
 # timeout: 150
 # description: xiw beside siw and rxe: wildcard rdma_cm servers (rping -s without -a) work over every device whichever iWARP stack listens first, and for a device added while the server listens (and an address added after it); nvmet on 0.0.0.0 serves an NVMe-oF host over xiw; xiw's wildcard listener is bound to its netdev
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/nvmet_lib.sh"
+. "$XIW_SELFTESTS/nvmet_lib.sh"
 
 need_cmd rping ss
 xiw_load

@@ -4,7 +4,7 @@
 # timeout: 150
 # description: IPv6 end to end on xiw: rping (Send, Read, Write, data verified) to a specific and to a wildcard [::] server (also at an address added after the listen), ucmatose with 4 connections at once, NVMe-oF with nvmet on [::] and 16 MiB written and read back; xiw's own log shows the IPv6 4-tuples
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/nvmet_lib.sh"
+. "$XIW_SELFTESTS/nvmet_lib.sh"
 
 need_cmd rping ss ucmatose
 xiw_load

@@ -4,8 +4,8 @@
 # timeout: 600
 # description: data path interop with upstream siw across two VMs (xiw on a, siw on b), both roles: rping with verified data (CRC off and on), perftest send/write/read bandwidth and latency with -R, NVMe-oF with the target on one stack and the host on the other, both ways
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/nvmet_lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
+. "$XIW_SELFTESTS/nvmet_lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 
 need_cmd rping dd sha256sum
 xiw_need_provider

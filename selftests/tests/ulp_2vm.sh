@@ -4,8 +4,8 @@
 # timeout: 400
 # description: kernel ULPs between two VMs over xiw: NVMe-oF (target on a, nvme-rdma host on b, 256 MiB written and read back, hashed on both ends) and NFS over RDMA (nfsd on a, NFSv4.2 -o rdma mount on b, 16 MiB, hashed on both ends), then disconnect and teardown on both sides
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/nvmet_lib.sh"
-. "$XIW_ROOT/selftests/nfs_lib.sh"
+. "$XIW_SELFTESTS/nvmet_lib.sh"
+. "$XIW_SELFTESTS/nfs_lib.sh"
 
 need_cmd rpc.nfsd mount.nfs dd sha256sum
 xiw_load

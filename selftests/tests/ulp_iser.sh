@@ -4,7 +4,7 @@
 # timeout: 420
 # description: iSER over xiw: LIO target (ib_isert, configfs) with a 64 MiB fileio LUN and open-iscsi's iser transport (iscsiadm -I iser: discovery, login): a pattern written with O_DIRECT at an offset is in the backing file at that offset, one written into the backing file is read back; ext4 on the LUN, files written with checksums, the target's image checked by e2fsck and debugfs, logout, login again, every file read back and compared; the session is iser, its QPs are xiw0's and xiw's counters carried the data; ib_iser and ib_isert unload
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/iser_lib.sh"
+. "$XIW_SELFTESTS/iser_lib.sh"
 
 need_cmd iscsiadm iscsid unshare mkfs.ext4 e2fsck debugfs sha256sum dd cmp
 xiw_loopback 192.0.2.1

@@ -16,7 +16,8 @@
 #   done              written last (the host knows the guest got to the end)
 #
 # Per test: (2vm: barrier with the peer), a marker line in the kernel log,
-# the script in its own session (setsid) with a timeout (TERM, KILL 5 s later;
+# the script in its own session (setsid), started by kselftest's runner
+# (make -C selftests run_tests TEST_PROGS=SCRIPT), with a timeout (TERM, KILL 5 s later;
 # a test that cannot be killed, e.g. stuck in D state, is abandoned and
 # failed), every process left in the session killed, then the kernel log
 # since the marker scanned for splats and the taint flags compared.
@@ -29,6 +30,7 @@ out=${XIW_VM_OUT:?not in a test VM}
 XIW_ROOT=${XIW_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 export XIW_ROOT
 role=${XIW_ROLE:-single}
+ksft=${XIW_KSFT:-1}	# 0: start each test without kselftest's runner
 run_id=${XIW_RUN_ID:-$$}
 mkdir -p "$out/tests"
 : >"$out/results"
@@ -248,8 +250,9 @@ kill_session() {
 # Sets status and reason.
 run_test() {
 	local name=$1 limit=$2 path=$3 pid rc t0 t1 tnow deadline killed='' st n
-	local log=$out/tests/$name.log tmp
+	local log=$out/tests/$name.log tmp line
 	tmp=$(mktemp -d "/tmp/xiw-$name.XXXXXX")
+	: >"$log"
 	status=fail reason=
 	rm -f "$out/peer-ended"
 	# The peer may still be finishing the previous test (up to its
@@ -279,8 +282,17 @@ run_test() {
 		export XIW_KLOG_MARK=$mark_text XIW_KLOG_BAD_RE=$bad_re
 		export XIW_TAINT0=$taint0 XIW_TAINT_MASK=$bad_taint_mask
 		export XIW_TEST_STATE=$out/state/$name
-		exec setsid /bin/bash "$path"
-	) </dev/null >"$log" 2>&1 &
+		# Through kselftest: selftests/Makefile's run_tests and the
+		# kernel's runner start the script. The test appends to its log
+		# itself (lib.sh, XIW_TEST_LOG); the runner's timeout is longer
+		# than ours, so ours (TERM, KILL, abandon) decides. XIW_KSFT=0
+		# starts the script directly, without the runner's process
+		# starts (2-4 s a test under TCG).
+		export XIW_TEST_LOG=$log
+		[ "$ksft" = 1 ] || exec setsid /bin/bash "$path"
+		exec setsid make -r -s --no-print-directory -C "$XIW_ROOT/selftests" \
+			run_tests BUILD="$XIW_BUILD" TEST_PROGS="$path" KSFT_TIMEOUT=$((limit + 60))
+	) </dev/null >>"$log" 2>&1 &
 	pid=$!
 	deadline=$(( t0 + limit * 1000000 ))
 	# Poll without forking: the test must have the CPUs.
@@ -288,7 +300,15 @@ run_test() {
 		st=
 		read -r st 2>/dev/null </proc/$pid/stat
 		st=${st##*) }; st=${st%% *}	# field 3, after "(comm)"
-		[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ] && break
+		if [ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]; then
+			# make, the leader, ends after the test, unless the TERM
+			# below killed it first: the test (in a process group of
+			# GNU timeout's, which passed the TERM on) may still run
+			# its cleanup, or be stuck. The session decides then.
+			[ -n "$killed" ] || break
+			session_procs "$pid"
+			[ ${#session_pids[@]} != 0 ] || break
+		fi
 		tnow=${EPOCHREALTIME/./}
 		if [ -z "$killed" ] && [ "$tnow" -ge $deadline ]; then
 			killed=term
@@ -297,13 +317,14 @@ run_test() {
 			deadline=$(( tnow + 5000000 ))
 		elif [ "$killed" = term ] && [ "$tnow" -ge $deadline ]; then
 			killed='kill'
-			kill -KILL -- -"$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+			kill_session "$pid"
 			deadline=$(( tnow + 10000000 ))
 		elif [ "$killed" = kill ] && [ "$tnow" -ge $deadline ]; then
 			killed=stuck
+			session_procs "$pid"
 			{
-				echo "---- the test does not die (state $st); kernel stack: ----"
-				cat "/proc/$pid/stack" 2>/dev/null
+				echo "---- the test does not die (${session_names[*]}); kernel stacks: ----"
+				for n in "${session_pids[@]}"; do cat "/proc/$n/stack" 2>/dev/null; done
 			} >>"$log"
 			echo w >/proc/sysrq-trigger 2>/dev/null
 			break
@@ -330,6 +351,20 @@ run_test() {
 	fi
 	kill -KILL -- -"$pid" 2>/dev/null
 	kill_session "$pid"
+	# The test's exit status is in the runner's TAP line (make and the
+	# runner exit 0 whatever the test did); the runner's framing lines
+	# leave the log, that line stays.
+	if [ "$rc" = 0 ] && [ "$ksft" = 1 ]; then
+		line=$(grep -E '^(not )?ok 1 selftests: ' "$log" | tail -n 1)
+		case $line in
+		"ok "*"# SKIP") rc=4 ;;
+		"ok "*) rc=0 ;;
+		*"# exit="*) rc=${line##*# exit=} ;;
+		*"# TIMEOUT"*) rc=124 ;;
+		*) rc=1; echo "---- runner: no kselftest result line ----" >>"$log" ;;
+		esac
+	fi
+	sed -i -E '/^(TAP version 13|1\.\.1|# (timeout set|overriding timeout) to [0-9]+|# selftests: .*)$/d' "$log"
 	# Retried tool-side failures ("# retry: ..." lines, lib.sh's
 	# retry_note): counted here, shown under the TAP line by run.sh.
 	n=$(grep -c '^# retry: ' "$log")

@@ -7,7 +7,7 @@
 
 DV=$(need_prog xiw_dv)
 xiw_loopback
-# atomics are advertised as atomic against the CPU too (dp_atomic proves it)
+# atomics are advertised as atomic against the CPU too (atomic_contention proves it)
 expect_match "$(ibv_devinfo -v -d xiw0)" 'atomic_cap:[[:space:]]+ATOMIC_GLOB' "ibv_devinfo"
 
 run_timeout 60 "$DV" 192.0.2.1 7471 >dv.log 2>&1 || rc=$?

@@ -3,8 +3,8 @@
 # topology: 1vm
 # timeout: 2400
 # description: A/B of xiw modules in one boot: XIW_AB_KOS (space-separated .ko paths; "NAME=PATH" names a variant, "NAME=PATH:ENV=VAL" adds a provider environment variable, "NAME=PATH:mod.PARAM=VAL" sets a module parameter) take turns XIW_AB_ROUNDS times (default 2) through the perf_table rows and 4 KiB Write and Send bandwidth (write_bw_4k, send_bw_4k) and the copied sizes below a page (write_bw_2k, send_bw_1k) on xiw0 (XIW_AB_ROWS: only these); prints every run and the per-variant medians (ab-table.md)
-. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 
 need_cmd ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
 	ib_read_lat ib_atomic_bw ib_atomic_lat ip ss

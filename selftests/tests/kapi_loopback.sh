@@ -6,7 +6,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd ip insmod rmmod modinfo modprobe dmesg
-KT=${XIW_KTEST_KO:-$XIW_ROOT/selftests/kmod/xiw_ktest.ko}
+KT=${XIW_KTEST_KO:-$XIW_SELFTESTS/kmod/xiw_ktest.ko}
 [ "$XIW_MOD" = xiw ] || skip "the kernel API is xiw's own"
 [ -f "$KT" ] || fail "test module not built: $KT (make ktest)"
 xiw_load
@@ -42,7 +42,7 @@ ktest_run() {
 	local what=$1 conn=$2 ref0 mark rc=0 out t
 	shift 2
 	ref0=$(xiw_refcnt)
-	mark="dp_kapi-$what-$RANDOM-$RANDOM"
+	mark="kapi_loopback-$what-$RANDOM-$RANDOM"
 	echo "$mark" >/dev/kmsg
 	run_timeout 100 insmod "$KT" "$@" || rc=$?
 	out=$(dmesg | sed -n "/$mark/,\$p" | grep 'xiw_ktest: ' || true)

@@ -3,8 +3,8 @@
 # topology: 1vm
 # timeout: 1200
 # description: make bench's NVMe-oF rows: fio through nvme-rdma to an nvmet-rdma target on null_blk, 4 KiB random read at queue depth 16 (IOPS), 128 KiB sequential read (MB/s) and 4 KiB random read at queue depth 1 (mean latency), on xiw, siw and rxe in turn; nvmeof-table.md
-. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/nvmet_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
+. "$XIW_SELFTESTS/nvmet_lib.sh"
 #
 # The host and the target are the same VM, over the measured device's own
 # address; the namespace is written once (so reads are of stored data)
@@ -13,8 +13,8 @@
 
 need_cmd fio dd
 T=${XIW_FIO_SECS:-10}
-. "$XIW_ROOT/selftests/bench/bench_lib.sh"
-. "$XIW_ROOT/selftests/bench/bench_devs.sh"
+. "$XIW_ROOT/tools/bench/bench_lib.sh"
+. "$XIW_ROOT/tools/bench/bench_devs.sh"
 
 # fio_job NAME RW BS [QD]: the fio command line of one read job on
 # $NVME_NS (queue depth QD, default 16, O_DIRECT, libaio, T seconds, terse

@@ -8,7 +8,7 @@
 F=$(need_prog xiw_wirefuzz)
 T=$(need_prog xiw_target)
 B=$(need_prog xiw_badpeer)
-corpus=$XIW_ROOT/selftests/fuzz/corpus
+corpus=$XIW_SELFTESTS/fuzz/corpus
 [ -d "$corpus/ddp_hdr" ] || fail "no seed corpus in $corpus"
 secs=${XIW_WIREFUZZ_TIME:-75}
 seed=${XIW_WIREFUZZ_SEED:-1}

@@ -4,7 +4,7 @@
 # timeout: 150
 # description: RFC 7306 atomics under contention, with bursts answered from the other CPU (resp_handoff_min=2) (2 processes x 2 QPs + a local CPU thread: exact FetchAdd counter and CmpSwap spinlock; one process keeps 48 FetchAdds posted on ORD 2, so WRs wait for ORD and must complete in order), Write with Immediate ordering, section 8 errors; perftest ib_atomic_bw/lat -R FetchAdd and CmpSwap
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 
 need_cmd ib_atomic_bw ib_atomic_lat ip ss dmesg
 A=$(need_prog xiw_atomic)

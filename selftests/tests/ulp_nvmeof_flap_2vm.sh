@@ -4,7 +4,7 @@
 # timeout: 300
 # description: NVMe-oF over xiw between the two VMs with the link flapping under fio (64 MiB of sequential 64 KiB writes with crc32c verify headers, rate-limited to span the flaps): a 4 s blackout of the link (every frame dropped both ways, the NICs stay up), the host's netdev down 3 s and up, the target's netdev down 3 s and up; nvme-rdma recovers each time (reconnect_delay=1) with no I/O error, fio's verify of everything read back passes, and the target's null_blk holds what the host reads (sha256); recovery times logged
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/nvmet_lib.sh"
+. "$XIW_SELFTESTS/nvmet_lib.sh"
 #
 # Two kinds of flap, because xiw meets them differently:
 # * a blackout of the fabric (a cable pulled behind a switch, a switch

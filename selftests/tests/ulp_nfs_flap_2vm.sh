@@ -4,9 +4,9 @@
 # timeout: 300
 # description: NFS over RDMA on xiw between the two VMs with the link flapping while a 24 MiB file of random data is written to the mount 1 MiB at a time (O_DIRECT): a 4 s blackout of the link (frames dropped both ways, NICs up), the client's netdev down 3 s and up, the server's netdev down 3 s and up; the hard mount recovers each time with no write error, and the file read back on the client and the file the server stored have the sha256 of the data written; recovery times logged
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/nfs_lib.sh"
+. "$XIW_SELFTESTS/nfs_lib.sh"
 #
-# The flaps are ulp_flap's (see there why these two kinds): a blackout
+# The flaps are ulp_nvmeof_flap_2vm's (see there why these two kinds): a blackout
 # the connection outlives, and a netdev going down on either side, after
 # which xprtrdma (client) must reconnect and svcrdma (server) accept it.
 

@@ -4,7 +4,7 @@
 # timeout: 400
 # description: data path: perftest send/write/read bandwidth and latency over rdma_cm (-R), large messages, 1448-byte MSS FPDUs (the MSS seen with ss) and tiny messages; every report row checked, every figure a positive number
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 
 need_cmd ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat \
 	ib_read_lat ip ss

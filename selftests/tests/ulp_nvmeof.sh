@@ -4,7 +4,7 @@
 # timeout: 600
 # description: data path: NVMe-oF (nvmet-rdma + nvme-rdma) over xiw, 256 MiB of random data written, read back and hashed on the host and in the target's null_blk, with 2 I/O queues (xiw's fast registrations, remote invalidations (Send with Invalidate) and local ones by a Read with Invalidate's response (nvmet-rdma's rdma_rw reads on iWARP) counted with kprobes, each must occur; Local Invalidates are counted apart), then again with the target on a shared receive queue and kernel posts sent inline (kernel_tx_inline=1)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/nvmet_lib.sh"
+. "$XIW_SELFTESTS/nvmet_lib.sh"
 
 need_cmd ip dd sha256sum
 xiw_load

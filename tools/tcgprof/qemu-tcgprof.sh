@@ -3,11 +3,11 @@
 # A qemu-system-x86_64 that loads xiw_tcgprof (XIW_QEMU for selftests/run.sh):
 # the plugin watches the guest's test output directory, which vm.sh shares
 # as mount_tag=out (the guest's XIW_TEST_OUT is its tests/ directory).
-# XIW_TCGPROF_LIB: the plugin (default build/selftests/tcgprof/libxiw_tcgprof.so).
+# XIW_TCGPROF_LIB: the plugin (default build/tools/tcgprof/libxiw_tcgprof.so).
 # XIW_TCGPROF_BLOCKS: modules whose blocks are counted one by one, for
-# selftests/tcgprof/annotate.sh (default xiw; colon-separated; empty: none).
+# tools/tcgprof/annotate.sh (default xiw; colon-separated; empty: none).
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-lib=${XIW_TCGPROF_LIB:-$here/../../build/selftests/tcgprof/libxiw_tcgprof.so}
+lib=${XIW_TCGPROF_LIB:-$here/../../build/tools/tcgprof/libxiw_tcgprof.so}
 [ -f "$lib" ] || { echo "qemu-tcgprof.sh: no plugin at $lib (cmake --build build)" >&2; exit 2; }
 out=
 for a in "$@"; do

@@ -3,9 +3,9 @@
 # topology: 1vm
 # timeout: 1800
 # description: where the CPU time of one small op goes on xiw0: for each row of XIW_PROF_ROWS (default atomic_rate atomic_lat read_lat write_lat; also read_bw, write_bw: 64 KiB) perftest (XIW_PROF_ITERS iterations, default 200000: the ops then outweigh perftest's start and teardown in the recorded run too) runs three times on loopback, twice under perf stat (N/4 and N iterations: context switches and busy CPU time from /proc/stat per op as the difference between the two, without perftest's setup and teardown; all CPUs) and once under perf record (cpu-clock samples with call chains, all CPUs); prints the per-op costs and the hottest symbols (profile-ROW.txt: those above XIW_PROF_LIMIT percent, default 1, sorted by XIW_PROF_SORT, default dso,sym; profile-table.md); XIW_PROF_CALLERS="SYM ..." also prints the call chains into these symbols
-. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
-. "$XIW_ROOT/selftests/bench/bench_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
+. "$XIW_ROOT/tools/bench/bench_lib.sh"
 
 need_cmd perf ib_atomic_bw ib_atomic_lat ib_read_lat ib_write_lat ip ss
 # /proc/stat counts CPU time in 10 ms ticks: enough iterations that a

@@ -3,8 +3,8 @@
 # topology: 1vm
 # timeout: 3000
 # description: make bench's curves: RDMA Write bandwidth and latency from 2 B to 8 MiB (perftest -a) on xiw, siw and rxe, TCP's (qperf) at the same sizes, and every sample of 8-byte RDMA Read and FetchAdd latency (perftest -H); data files for scripts/bench_plot.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 #
 # Writes into the test's output directory:
 #   sweep.dat   DEVICE FIGURE SIZE VALUE, FIGURE bw (MB/s) or lat (typical
@@ -18,7 +18,7 @@
 need_cmd ib_write_bw ib_write_lat ib_read_lat ib_atomic_lat qperf ip ss
 N=${XIW_SWEEP_ITERS:-100}
 H=${XIW_HIST_ITERS:-2000}
-. "$XIW_ROOT/selftests/bench/bench_devs.sh"
+. "$XIW_ROOT/tools/bench/bench_devs.sh"
 out=${XIW_TEST_OUT:-.}
 : >"$out/sweep.dat"
 

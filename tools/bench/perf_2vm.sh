@@ -3,8 +3,8 @@
 # topology: 2vm
 # timeout: 1800
 # description: make bench's two-host rows: RDMA Write bandwidth (64 KiB) and RDMA Read latency (8 B) between two VMs on xiw, then on siw, and TCP (iperf3) between the same VMs; perf-2vm-table.md
-. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 #
 # Server on b, client on a, over the bench's virtual link. Devices take
 # turns (xiw first, then siw on both VMs). XIW_BENCH_ITERS (default 2000)

@@ -30,10 +30,10 @@
  * /proc/PID/maps; every process must have that layout), "[module M]" per kernel module ("vmlinux" for the rest), then
  * every kernel function that ran, as "function" or "function [module]",
  * with the instructions and block executions counted in it. The test
- * divides by its ops (selftests/bench/insn_profile.sh). With
+ * divides by its ops (tools/bench/insn_profile.sh). With
  * blocks=M1:M2, also prof-LABEL.blocks: the same lines per translated
  * block of those modules, named "function+0xOFFSET [module]"
- * (selftests/tcgprof/annotate.sh turns them into source lines).
+ * (tools/tcgprof/annotate.sh turns them into source lines).
  * Increments from two vCPUs running one block at the same moment can
  * lose one another (the add is not atomic); that is rare and small.
  */

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 120
-# description: a user process names an idle kernel ULP QP (xiw_ktest role=idle: rdma_create_qp, INIT, never connected) in rdma_connect and in rdma_accept (librdmacm, no QP of its own, conn_param.qp_num): both calls fail, the kernel QP stays in INIT and unconnected (checked by the module at rmmod and by rdma res), xiw's debug log says why; a kernel ULP still connects its own QPs (dp_kapi)
+# description: a user process names an idle kernel ULP QP (xiw_ktest role=idle: rdma_create_qp, INIT, never connected) in rdma_connect and in rdma_accept (librdmacm, no QP of its own, conn_param.qp_num): both calls fail, the kernel QP stays in INIT and unconnected (checked by the module at rmmod and by rdma res), xiw's debug log says why; a kernel ULP still connects its own QPs (kapi_loopback)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 LC=$(need_prog xiw_lifecycle)
 need_cmd insmod rmmod modinfo modprobe dmesg rdma
-KT=${XIW_KTEST_KO:-$XIW_ROOT/selftests/kmod/xiw_ktest.ko}
+KT=${XIW_KTEST_KO:-$XIW_SELFTESTS/kmod/xiw_ktest.ko}
 [ "$XIW_MOD" = xiw ] || skip "the kernel test module is xiw's own"
 [ -f "$KT" ] || fail "test module not built: $KT (make ktest)"
 xiw_loopback
@@ -22,7 +22,7 @@ if [ -w $dyn ]; then
 	defer eval "echo 'module xiw file xiw_cm.c -p' >$dyn"
 fi
 
-mark="dp_kqpsteal-$RANDOM-$RANDOM"
+mark="kapi_qpsteal-$RANDOM-$RANDOM"
 echo "$mark" >/dev/kmsg
 run_timeout 60 insmod "$KT" role=idle client_addr=192.0.2.1 ||
 	fail "insmod xiw_ktest role=idle: $(dmesg | sed -n "/$mark/,\$p" | grep xiw_ktest | tail -n3)"

@@ -4,7 +4,7 @@
 # pmem: 512M
 # timeout: 600
 # description: make bench: xiw_commitlog per-commit latency and rate between two xiw devices of one VM, push (Write + Flush + Atomic Write + Flush) against Send/Recv with a target thread, on DRAM and on emulated persistent memory (device-dax)
-. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 
 CL=$(need_prog xiw_commitlog)
 N=${XIW_BENCH_COMMITS:-2000}

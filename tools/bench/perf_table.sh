@@ -3,8 +3,8 @@
 # topology: 1vm
 # timeout: 2400
 # description: make bench: perftest (-R) on xiw, siw and rxe side by side in one VM, the devices taking turns in XIW_BENCH_ROUNDS rounds (default 3; each cell the median) (XIW_BENCH_ITERS iterations, default 2000; the FetchAdd rate XIW_BENCH_RATE_ITERS, default 50 times that), plus raw TCP (iperf3, and a busy-polled ping-pong, xiw_tcp_pingpong, for the latency floor); prints design brief section 5's table with ratios
-. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 
 need_cmd ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
 	ib_read_lat ib_atomic_bw ib_atomic_lat ip ss
@@ -12,7 +12,7 @@ N=${XIW_BENCH_ITERS:-2000}
 # the FetchAdd rate row: 2000 FetchAdds last 10-30 ms, mostly the ramp-up
 # of the pipeline (the first doorbells, the first work items), not a rate
 NR=${XIW_BENCH_RATE_ITERS:-$((N * 50))}
-. "$XIW_ROOT/selftests/bench/bench_devs.sh"
+. "$XIW_ROOT/tools/bench/bench_devs.sh"
 
 # rounds: every device runs every row once per round, the devices taking
 # turns, and a cell is the median of its rounds, so that a drift of the

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 2400
-# description: guest instructions per op, per kernel function, for xiw, siw and rxe side by side (XIW_INSN_DEVS, XIW_INSN_ROWS: write_lat send_lat read_lat atomic_lat, also atomic_rate, write_bw, read_bw, write_bw_4k; XIW_INSN_MTU sets lo's MTU, 1500 for the MSS of 1448 a real link gives), counted by qemu itself (selftests/tcgprof: run with XIW_QEMU=selftests/tcgprof/qemu-tcgprof.sh, as scripts/bench.sh does); each row runs twice (XIW_INSN_ITERS/4 and XIW_INSN_ITERS iterations, default 4000; ten times that for atomic_rate and write_bw_4k) and the difference, per iteration, drops perftest's start and teardown; prints the totals and each device's hottest functions (XIW_INSN_TOP, default 30)
-. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-. "$XIW_ROOT/selftests/perftest_lib.sh"
+# description: guest instructions per op, per kernel function, for xiw, siw and rxe side by side (XIW_INSN_DEVS, XIW_INSN_ROWS: write_lat send_lat read_lat atomic_lat, also atomic_rate, write_bw, read_bw, write_bw_4k; XIW_INSN_MTU sets lo's MTU, 1500 for the MSS of 1448 a real link gives), counted by qemu itself (tools/tcgprof: run with XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh, as scripts/bench.sh does); each row runs twice (XIW_INSN_ITERS/4 and XIW_INSN_ITERS iterations, default 4000; ten times that for atomic_rate and write_bw_4k) and the difference, per iteration, drops perftest's start and teardown; prints the totals and each device's hottest functions (XIW_INSN_TOP, default 30)
+. "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 
 need_cmd ib_write_lat ib_send_lat ib_read_lat ib_atomic_lat ib_atomic_bw \
 	ib_write_bw ib_read_bw
@@ -24,7 +24,7 @@ mark_start() {
 	echo "$1" >"$ctl/prof.start.tmp"
 	mv "$ctl/prof.start.tmp" "$ctl/prof.start"
 	wait_for 10 eval "[ ! -e '$ctl/prof.start' ]" ||
-		skip "no instruction counter: run with XIW_QEMU=selftests/tcgprof/qemu-tcgprof.sh (as make bench does)"
+		skip "no instruction counter: run with XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh (as make bench does)"
 }
 # mark_stop LABEL: the plugin writes prof-LABEL.txt, named with the
 # symbols of this moment (modules loaded now). prof.stop appears by a
@@ -41,7 +41,7 @@ mark_stop() {
 # the plugin must answer before the devices exist
 mark_start probe
 mark_stop probe
-. "$XIW_ROOT/selftests/bench/bench_devs.sh"
+. "$XIW_ROOT/tools/bench/bench_devs.sh"
 
 declare -A cmd=(
 	[write_lat]="ib_write_lat -s 8" [send_lat]="ib_send_lat -s 8"
