@@ -48,7 +48,7 @@ int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	/*
 	 * RFC 7306 atomics run as CPU compare-and-exchange on the target
 	 * page, so they are atomic against other QPs, other devices and the
-	 * local CPUs: dp_atomic and atomic_2vm take one CmpSwap spinlock from
+	 * local CPUs: atomic_contention and atomic_2vm take one CmpSwap spinlock from
 	 * remote QPs and a local CPU thread at once and count exactly.
 	 */
 	attr->atomic_cap = IB_ATOMIC_GLOB;

@@ -2,7 +2,7 @@
 // fuzz_fpdu_stream: FPDU delineation and segment reassembly of a received
 // byte stream, driven only by kernel/xiw_wire.h, step for step as the
 // kernel's receive engine (xiw_rx_actor() / xiw_rx_hdr_step() /
-// xiw_rx_hdr_done() / xiw_rx_trailer_done() in kernel/xiw_qp_rx.c, which
+// xiw_rx_hdr_done() / xiw_rx_trailer_done() in kernel/xiw_rx.c, which
 // cannot be compiled on the host) walks it: stage the 4-byte FPDU
 // control, then the DDP header, judge it with xiw_rx_check_hdr(), stage
 // the RDMAP header xiw_rx_hdr_len() names (a Terminate: the whole

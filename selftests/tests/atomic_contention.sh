@@ -13,7 +13,7 @@ xiw_loopback 192.0.2.1
 PROCS=2 THREADS=2 ITERS=${XIW_ATOMIC_ITERS:-200} LOCKS=${XIW_ATOMIC_LOCKS:-25} IMM=32
 # Responses of RX passes with two or more requests come from the TX work
 # on the other CPU, those of a lone request from RX itself: the contention
-# checks below run through both paths (xiw_dp_tx_answer())
+# checks below run through both paths (xiw_sched_answer())
 hand=/sys/module/xiw/parameters/resp_handoff_min
 defer sh -c "echo $(cat $hand) >$hand"
 echo 2 >"$hand"

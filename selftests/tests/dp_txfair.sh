@@ -11,7 +11,7 @@ need_cmd ib_write_bw taskset
 xiw_loopback
 
 # The layout: perftest's client and server on CPU 0, so a burst's TX work
-# goes to the next CPU (xiw_dp_tx_defer()), CPU 1, where the busy loop
+# goes to the next CPU (xiw_sched_defer()), CPU 1, where the busy loop
 # runs. Its share is its run time (schedstat) over CPU 1's task time: the
 # wall time less CPU 1's irq and softirq time (/proc/stat, USER_HZ). The
 # softirqs are no task's: on one host they carry the loopback receiver's

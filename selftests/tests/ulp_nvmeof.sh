@@ -17,7 +17,7 @@ wait_port_state xiw0 PORT_ACTIVE 5
 # (IB_WR_REG_MR) and invalidations of an STag, remote (an incoming Send
 # with Invalidate), by the last Read Response of a Read with Invalidate
 # (nvmet-rdma's rdma_rw reads into an MR it registered; both come from
-# xiw_qp_rx.c) or by a Local Invalidate WR (xiw_qp_tx.c). On x86-64 at
+# xiw_rx.c) or by a Local Invalidate WR (xiw_tx_sq.c). On x86-64 at
 # xiw_mr_invalidate's entry, its 4th argument (remote) is in %cx and the
 # return address, in the function that called it, on top of the stack.
 TR=/sys/kernel/tracing
@@ -50,8 +50,8 @@ nvme_rw_check "${XIW_NVME_MB:-256}"
 expect_eq "$(nvmet_stored_sha "${XIW_NVME_MB:-256}")" "$NVME_RW_SHA" \
 	"sha256 of what the target's null_blk stored"
 frmr=$(hits frmr) rinv=$(hits inval 'remote: 1,')
-rdinv=$(hits inval 'remote: 0,.* (xiw_rx_|xiw_dp_data_ready)')
-lwr=$(hits inval 'remote: 0,.* (xiw_tx_|xiw_dp_tx)')
+rdinv=$(hits inval 'remote: 0,.* xiw_rx_')
+lwr=$(hits inval 'remote: 0,.* (xiw_tx_|xiw_sched_)')
 all=$(hits inval)
 log "xiw: $frmr fast registrations; invalidations: $rinv remote, $rdinv by a Read with Invalidate, $lwr by a Local Invalidate WR"
 [ "$((rinv + rdinv + lwr))" = "$all" ] ||

@@ -7,7 +7,7 @@
  *	- libxiw (userspace/libxiw/xiw_ring.c), before it publishes an SQE,
  *	- xiw.ko's post path for kernel consumers (kernel/xiw_qp.c), after it
  *	  built an SQE from an ib_send_wr,
- *	- xiw.ko's TX engine (kernel/xiw_qp_tx.c), on its private copy of
+ *	- xiw.ko's TX engine (kernel/xiw_tx_sq.c), on its private copy of
  *	  every SQE it takes from a ring, user or kernel, before it looks at
  *	  a buffer,
  *	- the host unit tests (selftests/host/test_sqe_contract.cpp).
