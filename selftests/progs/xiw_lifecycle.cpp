@@ -1236,18 +1236,41 @@ void check_states(ibv_qp *qp, ibv_qp_state cached, ibv_qp_state queried,
 	      when + ": ibv_query_qp updates ibv_qp::state");
 }
 
+// A PD and a CQ of the device, through an id bound to the listener's
+// address, for QPs created with plain verbs; ~DeviceObjects frees them.
+struct DeviceObjects {
+	rdma_cm_id *bid = nullptr;
+	ibv_pd *pd = nullptr;
+	ibv_cq *cq = nullptr;
+
+	explicit DeviceObjects(cm_pair::Pair &pair)
+	{
+		if (rdma_create_id(pair.cch, &bid, nullptr, RDMA_PS_TCP) ||
+		    rdma_resolve_addr(bid, nullptr, pair.ai->ai_addr, 2000))
+			die("rdma_resolve_addr");
+		rdma_ack_cm_event(cm_pair::expect(pair.cch,
+						  RDMA_CM_EVENT_ADDR_RESOLVED));
+		pd = ibv_alloc_pd(bid->verbs);
+		cq = ibv_create_cq(bid->verbs, 64, nullptr, nullptr, 0);
+		if (!pd || !cq)
+			die("pd/cq");
+	}
+	~DeviceObjects()
+	{
+		ibv_destroy_cq(cq);
+		ibv_dealloc_pd(pd);
+		rdma_destroy_id(bid);
+	}
+	DeviceObjects(const DeviceObjects &) = delete;
+	DeviceObjects &operator=(const DeviceObjects &) = delete;
+};
+
 int do_qpstate(cm_pair::Pair &pair)
 {
-	rdma_cm_id *bid = resolved_id(pair, pair.cch);
-	ibv_context *ctx = bid->verbs;
-	ibv_pd *pd = ibv_alloc_pd(ctx);
-	ibv_cq *cq = ibv_create_cq(ctx, 64, nullptr, nullptr, 0);
-
-	if (!pd || !cq)
-		die("pd/cq");
-	ibv_qp_init_attr qa = rc_qp_attr(cq, 4);
-	ibv_qp *a = ibv_create_qp(pd, &qa);
-	ibv_qp *b = ibv_create_qp(pd, &qa);
+	DeviceObjects dev(pair);
+	ibv_qp_init_attr qa = rc_qp_attr(dev.cq, 4);
+	ibv_qp *a = ibv_create_qp(dev.pd, &qa);
+	ibv_qp *b = ibv_create_qp(dev.pd, &qa);
 	if (!a || !b)
 		die("ibv_create_qp");
 	check_states(a, IBV_QPS_RESET, IBV_QPS_INIT, "created");
@@ -1290,26 +1313,14 @@ int do_qpstate(cm_pair::Pair &pair)
 	}
 	srv.teardown();
 	cli.teardown();
-	ibv_destroy_cq(cq);
-	ibv_dealloc_pd(pd);
-	rdma_destroy_id(bid);
 	return 0;
 }
 
 int do_qpnum(cm_pair::Pair &pair, int rounds)
 {
-	rdma_cm_id *bid;
-
-	// A verbs context of the device: an id bound to the listener's address.
-	if (rdma_create_id(pair.cch, &bid, nullptr, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(bid, nullptr, pair.ai->ai_addr, 2000))
-		die("rdma_resolve_addr");
-	rdma_ack_cm_event(cm_pair::expect(pair.cch, RDMA_CM_EVENT_ADDR_RESOLVED));
-	ibv_context *ctx = bid->verbs;
-	ibv_pd *pd = ibv_alloc_pd(ctx);
-	ibv_cq *cq = ibv_create_cq(ctx, 64, nullptr, nullptr, 0);
-	if (!pd || !cq)
-		die("pd/cq");
+	DeviceObjects dev(pair);
+	ibv_pd *pd = dev.pd;
+	ibv_cq *cq = dev.cq;
 	ibv_qp_init_attr qa = rc_qp_attr(cq, 4);
 
 	ibv_qp *a = ibv_create_qp(pd, &qa);
@@ -1388,9 +1399,6 @@ int do_qpnum(cm_pair::Pair &pair, int rounds)
 		    sent.load(), refused.load(), other.load(), rejected.load());
 	check(other == 0 && sent + refused > 0,
 	      "every connect naming a QP being destroyed went out or was refused with EINVAL");
-	ibv_destroy_cq(cq);
-	ibv_dealloc_pd(pd);
-	rdma_destroy_id(bid);
 	return 0;
 }
 
