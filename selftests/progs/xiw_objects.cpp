@@ -652,8 +652,11 @@ Obj<ibv_qp> create_qp(ibv_pd *pd, ibv_cq *cq, ibv_srq *srq, bool ex,
 	}
 	if (!CHECK(qp, "%s: create: %s", name, strerror(errno)))
 		return nullptr;
-	/* iWARP verbs create a QP in Idle, which verbs call INIT */
-	CHECK(qp->state == IBV_QPS_INIT && qp->qp_type == IBV_QPT_RC,
+	/*
+	 * libibverbs caches RESET for a new QP; the kernel reports iWARP's
+	 * Idle as INIT through ibv_query_qp (verbs_lifecycle's qpstate)
+	 */
+	CHECK(qp->state == IBV_QPS_RESET && qp->qp_type == IBV_QPT_RC,
 	      "%s: state %d type %d after create", name, qp->state,
 	      qp->qp_type);
 	CHECK(a.cap.max_send_wr >= kSendWr && a.cap.max_send_sge >= kSge,
