@@ -235,7 +235,24 @@ enum ib_event_type xiw_dp_term_event(const struct xiw_term_code *tc)
 	}
 }
 
-static u8 xiw_dp_term_status(const struct xiw_term_code *tc)
+static bool xiw_dp_wc_atomic(u8 opcode)
+{
+	return opcode == IB_WC_FETCH_ADD || opcode == IB_WC_COMP_SWAP ||
+	       opcode == IB_WC_MASKED_FETCH_ADD ||
+	       opcode == IB_WC_MASKED_COMP_SWAP || opcode == IB_WC_ATOMIC_WRITE;
+}
+
+/*
+ * By the WR's type (@opcode, its completion opcode) too: RFC 7306 (8.2)
+ * answers an atomic whose target is not 64-bit aligned with RDMAP /
+ * Remote Operation / "Catastrophic error, localized to RDMAP Stream", and
+ * the commit draft an Atomic Write likewise (3.1.3); for those requests
+ * the only such error is a target they cannot be performed on, which the
+ * IBA answers with an Invalid Request NAK ("the virtual address ... shall
+ * be naturally aligned to an 8-byte boundary"), completed as
+ * IB_WC_REM_INV_REQ_ERR (as rxe does).
+ */
+static u8 xiw_dp_term_status(const struct xiw_term_code *tc, u8 opcode)
 {
 	switch (xiw_term_classify(tc)) {
 	case XIW_TERM_CLASS_ACCESS:
@@ -243,6 +260,11 @@ static u8 xiw_dp_term_status(const struct xiw_term_code *tc)
 	case XIW_TERM_CLASS_INVALID:
 		return IB_WC_REM_INV_REQ_ERR;
 	default:
+		if (tc->layer == XIW_TERM_LAYER_RDMAP &&
+		    tc->etype == XIW_RDMAP_ET_REMOTE_OP &&
+		    tc->ecode == XIW_RDMAP_EC_CATASTROPHIC_STREAM &&
+		    xiw_dp_wc_atomic(opcode))
+			return IB_WC_REM_INV_REQ_ERR;
 		return IB_WC_REM_OP_ERR;
 	}
 }
@@ -269,7 +291,7 @@ void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
 
 			if (c->state != XIW_CMPL_PENDING)
 				continue;
-			c->status = xiw_dp_term_status(tc);
+			c->status = xiw_dp_term_status(tc, c->opcode);
 			c->vendor_err = (tc->layer & 0xf) << 12 |
 					(tc->etype & 0xf) << 8 | tc->ecode;
 			c->byte_len = 0;

@@ -410,6 +410,16 @@ static bool xiw_rx_hdr_send(struct xiw_qp_dp *dp, u32 payload)
 		return false;
 	}
 	if (payload > rx->msg_cap - rx->msg_len) {
+		/*
+		 * The receive WR is too short for the message: it completes
+		 * with a local length error (IBA: a Send longer than the
+		 * receive buffer), not flushed with the rest; the sender
+		 * gets the DDP Terminate and an invalid request.
+		 */
+		if (!rx->rtr_send) {
+			xiw_rx_recv_cqe(dp, IB_WC_LOC_LEN_ERR, 0, 0, false);
+			xiw_rx_end_send(dp);
+		}
 		xiw_rx_untagged_err(dp, XIW_DDP_EC_UT_TOO_LONG);
 		return false;
 	}

@@ -86,9 +86,10 @@ constexpr int kDepth = 8;		// IRD/ORD asked for
 // Requester: the Terminate completes the WR with the IBA chapter 9 status
 // of its class and its layer/type/code as vendor_err; its QP raises
 // QP_FATAL. Misaligned: RDMAP / Remote Operation / catastrophic error
-// localized to the stream (0x0207), a remote operation error; no right:
+// localized to the stream (0x0207) on the wire, RFC 7306's code, which
+// for an atomic completes as the IBA's invalid request; no right:
 // RDMAP / Remote Protection / access rights violation (0x0102).
-constexpr ibv_wc_status kMisWcStatus = IBV_WC_REM_OP_ERR;
+constexpr ibv_wc_status kMisWcStatus = IBV_WC_REM_INV_REQ_ERR;
 constexpr uint32_t kMisVendorErr = 0x0207;
 constexpr ibv_wc_status kNaWcStatus = IBV_WC_REM_ACCESS_ERR;
 constexpr uint32_t kNaVendorErr = 0x0102;

@@ -1316,6 +1316,48 @@ int do_qpstate(cm_pair::Pair &pair)
 	return 0;
 }
 
+// A Send longer than the receive WR it lands in: that receive completes
+// with a local length error (as the IBA has it), the connection fails and
+// the receive behind it is flushed. The Send itself has completed when it
+// was sent, as iWARP completes Sends (the IBA would complete it with an
+// invalid request after the NAK); the sender's QP goes to ERROR.
+int do_recvlen(cm_pair::Pair &pair)
+{
+	Side srv, cli;
+
+	connect_ends(pair, cli, srv, 4);
+	srv.post_recv(1, srv.mem.data(), 16);
+	srv.post_recv(2, srv.mem.data() + 64, 64);
+	if (cli.post(IBV_WR_SEND, 10, cli.mem.data(), 64))
+		die("ibv_post_send");
+	auto r = srv.poll(2, 20000);
+	auto s = cli.poll(1, 20000);
+
+	check(r.size() == 2 && r[0].wr_id == 1 &&
+		      r[0].status == IBV_WC_LOC_LEN_ERR,
+	      std::string("the 16-byte receive: IBV_WC_LOC_LEN_ERR (got ") +
+		      (r.empty() ? "nothing" : ibv_wc_status_str(r[0].status)) +
+		      ")");
+	check(r.size() == 2 && r[1].wr_id == 2 &&
+		      r[1].status == IBV_WC_WR_FLUSH_ERR,
+	      "the receive behind it: flushed");
+	check(s.size() == 1 && s[0].status == IBV_WC_SUCCESS,
+	      std::string("the 64-byte Send: completed when sent (got ") +
+		      (s.empty() ? "nothing" : ibv_wc_status_str(s[0].status)) +
+		      ")");
+	// the Terminate reaches the sender: its QP goes to ERROR
+	ibv_qp_state st = qp_state(cli.id->qp);
+	for (int i = 0; i < 200 && st != IBV_QPS_ERR; i++) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		st = qp_state(cli.id->qp);
+	}
+	check(st == IBV_QPS_ERR, std::string("the sender's QP in ERROR (") +
+					 qps_name(st) + ")");
+	srv.teardown();
+	cli.teardown();
+	return 0;
+}
+
 int do_qpnum(cm_pair::Pair &pair, int rounds)
 {
 	DeviceObjects dev(pair);
@@ -1408,7 +1450,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|sgelimit|conns|accepter|connector|hold|traffic|reuse|qpnum|qpstate ADDR PORT [N [SRC|step|go [DEPTH]]]\n",
+			     "usage: %s reset|flushrace|qpaccess|victim|thief|cycle|srqpd|sgelimit|conns|accepter|connector|hold|traffic|reuse|qpnum|qpstate|recvlen ADDR PORT [N [SRC|step|go [DEPTH]]]\n",
 			     argv[0]);
 		return 2;
 	}
@@ -1451,6 +1493,8 @@ int main(int argc, char **argv)
 		do_qpnum(pair, n);
 	else if (cmd == "qpstate")
 		do_qpstate(pair);
+	else if (cmd == "recvlen")
+		do_recvlen(pair);
 	else
 		return 2;
 	return failures ? 1 : 0;

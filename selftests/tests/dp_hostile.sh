@@ -199,11 +199,16 @@ check_case() {
 	expect_line "$tout" "EVENT id=$id RDMA_CM_EVENT_DISCONNECTED" "$name: target disconnect"
 	expect_line "$tout" "QPSTATE id=$id state=ERR" "$name: target QP in ERROR"
 	# the 16 posted receives are flushed, none completes (sendinv: the
-	# Send is received, its completion says the invalidation failed: 9)
+	# Send is received, its completion says the invalidation failed: 9;
+	# bigsend*: the receive the Send is too long for, a local length
+	# error: 1)
 	flushed=16
 	if [ "$name" = sendinv ]; then
 		flushed=15
 		expect_line "$tout" "CQE id=$id op=RECV status=9 len=0 " "$name: receive completion"
+	elif [ "$name" = bigsend ] || [ "$name" = bigsend2 ]; then
+		flushed=15
+		expect_line "$tout" "CQE id=$id op=RECV status=1 len=0 " "$name: receive completion IBV_WC_LOC_LEN_ERR"
 	fi
 	grab tgt.log "CQE id=$id op=RECV status=5 *"
 	expect_eq "$cnt" $flushed "$name: flushed receives"

@@ -29,6 +29,11 @@ n=$(grep -c '^ok' lc-qpstate.log)
 [ "$n" = 24 ] || fail "qpstate: $n of 24 checks ran"
 log "a new QP shows RESET in ibv_qp::state and INIT (Idle) through ibv_query_qp; modify and query keep the field; rdma_cm's QPs are INIT, then RTS through ibv_query_qp"
 
+lc recvlen recvlen 192.0.2.1 7488
+n=$(grep -c '^ok' lc-recvlen.log)
+[ "$n" = 4 ] || fail "recvlen: $n of 4 checks ran"
+log "a Send longer than its receive: the receive LOC_LEN_ERR, the next receive flushed, the sender's QP in error"
+
 lc reset reset 192.0.2.1 7491
 n=$(grep -c '^ok' lc-reset.log)
 [ "$n" = 7 ] || fail "reset: $n of 7 checks ran"
