@@ -19,41 +19,28 @@ lc() {
 	expect_nomatch "$(cat "lc-$tag.log")" '^FAIL' "$tag"
 }
 
-lc sgelimit sgelimit 192.0.2.1 7490
-n=$(grep -c '^ok' lc-sgelimit.log)
-[ "$n" = 12 ] || fail "sgelimit: $n of 12 checks ran"
-log "SGEs beyond the QP's max_send_sge/max_recv_sge and the SRQ's max_sge: EINVAL at post time, bad_wr at the WR; the connection still works"
+# lc_case MODE PORT N MESSAGE [ARG]: one case, which must pass all of
+# its N checks
+lc_case() {
+	local mode=$1 port=$2 want=$3 msg=$4 n
+	shift 4
+	lc "$mode" "$mode" 192.0.2.1 "$port" "$@"
+	n=$(grep -c '^ok' "lc-$mode.log")
+	[ "$n" = "$want" ] || fail "$mode: $n of $want checks ran"
+	log "$msg"
+}
 
-lc qpstate qpstate 192.0.2.1 7489
-n=$(grep -c '^ok' lc-qpstate.log)
-[ "$n" = 24 ] || fail "qpstate: $n of 24 checks ran"
-log "a new QP shows RESET in ibv_qp::state and INIT (Idle) through ibv_query_qp; modify and query keep the field; rdma_cm's QPs are INIT, then RTS through ibv_query_qp"
-
-lc recvlen recvlen 192.0.2.1 7488
-n=$(grep -c '^ok' lc-recvlen.log)
-[ "$n" = 4 ] || fail "recvlen: $n of 4 checks ran"
-log "a Send longer than its receive: the receive LOC_LEN_ERR, the next receive flushed, the sender's QP in error"
-
-lc reset reset 192.0.2.1 7491
-n=$(grep -c '^ok' lc-reset.log)
-[ "$n" = 7 ] || fail "reset: $n of 7 checks ran"
-log "RTS -> RESET: no remote Write or Read executed, the peer disconnected"
-
-lc reuse reuse 192.0.2.1 7481
-[ "$(grep -c '^ok' lc-reuse.log)" = 7 ] || fail "reuse: not every check ran"
-log "a QP reset while connected stays in RESET and connects again"
-
-lc qpnum qpnum 192.0.2.1 7482 300
-[ "$(grep -c '^ok' lc-qpnum.log)" = 2 ] || fail "qpnum: not every check ran"
-log "QP numbers not reused at once; connects racing QP destroys refused or sent"
+lc_case sgelimit 7490 12 "SGEs beyond the QP's max_send_sge/max_recv_sge and the SRQ's max_sge: EINVAL at post time, bad_wr at the WR; the connection still works"
+lc_case qpstate 7489 24 "a new QP shows RESET in ibv_qp::state and INIT (Idle) through ibv_query_qp; modify and query keep the field; rdma_cm's QPs are INIT, then RTS through ibv_query_qp"
+lc_case recvlen 7488 4 "a Send longer than its receive: the receive LOC_LEN_ERR, the next receive flushed, the sender's QP in error"
+lc_case reset 7491 7 "RTS -> RESET: no remote Write or Read executed, the peer disconnected"
+lc_case reuse 7481 7 "a QP reset while connected stays in RESET and connects again"
+lc_case qpnum 7482 2 "QP numbers not reused at once; connects racing QP destroys refused or sent" 300
 
 lc flushrace flushrace 192.0.2.1 7492 30
 log "30 QPs moved to ERROR while posting: every WR completed"
 
-lc qpaccess qpaccess 192.0.2.1 7497
-n=$(grep -c '^ok' lc-qpaccess.log)
-[ "$n" = 14 ] || fail "qpaccess: $n of 14 checks ran"
-log "QP access flags enforced: Write, Read, FetchAdd refused where the QP forbids them; rdma_cm's defaults allow atomics"
+lc_case qpaccess 7497 14 "QP access flags enforced: Write, Read, FetchAdd refused where the QP forbids them; rdma_cm's defaults allow atomics"
 
 # One process names another's QP number in connect and accept.
 coproc VICTIM { "$LC" victim 192.0.2.1 7495 2>&1; }
