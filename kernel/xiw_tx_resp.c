@@ -429,11 +429,8 @@ int xiw_tx_resp_next_rx(struct xiw_qp_dp *dp)
 	struct xiw_tx_ctx *tx = &dp->tx;
 
 	if (test_bit(XIW_DP_TERM_PENDING, &dp->flags) ||
-	    test_bit(XIW_DP_ERROR, &dp->flags))
+	    test_bit(XIW_DP_ERROR, &dp->flags) ||
+	    (tx->rr_active && !tx->rr_done))
 		return 0;
-	if (tx->rr_active && tx->rr_done)
-		return xiw_tx_resp_build(dp);
-	if (tx->rr_active || !xiw_tx_resp_start(dp, true))
-		return 0;
-	return xiw_tx_resp_build(dp);
+	return xiw_tx_resp_next(dp, true);
 }

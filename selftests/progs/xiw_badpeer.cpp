@@ -400,9 +400,8 @@ bool good_round(Peer &p, int round, int timeout_ms)
 	// byte order, which is this host's (the same machine).
 	u64 v = 0x0102030405060708ULL + u64(round);
 	u32 aoff = 64 + 8 * u32(round % 8);
-	Bytes data;
-	for (int i = 7; i >= 0; i--)
-		data.push_back(u8(v >> (8 * i)));
+	Bytes data(8);
+	rfc::put64(data.data(), v);
 	send_fpdu(p, commit_hdr(p, rdmap::kAtomicWriteReq, p.rw_stag, 8,
 				p.rw_addr + aoff, data));
 	p.msn[rdmap::kQnReadReq]++;

@@ -1236,7 +1236,7 @@ void check_states(ibv_qp *qp, ibv_qp_state cached, ibv_qp_state queried,
 	      when + ": ibv_query_qp updates ibv_qp::state");
 }
 
-// A PD and a CQ of the device, through an id bound to the listener's
+// A PD and a CQ of the device, through an id resolved to the listener's
 // address, for QPs created with plain verbs; ~DeviceObjects frees them.
 struct DeviceObjects {
 	rdma_cm_id *bid = nullptr;
@@ -1244,12 +1244,8 @@ struct DeviceObjects {
 	ibv_cq *cq = nullptr;
 
 	explicit DeviceObjects(cm_pair::Pair &pair)
+		: bid(resolved_id(pair, pair.cch))
 	{
-		if (rdma_create_id(pair.cch, &bid, nullptr, RDMA_PS_TCP) ||
-		    rdma_resolve_addr(bid, nullptr, pair.ai->ai_addr, 2000))
-			die("rdma_resolve_addr");
-		rdma_ack_cm_event(cm_pair::expect(pair.cch,
-						  RDMA_CM_EVENT_ADDR_RESOLVED));
 		pd = ibv_alloc_pd(bid->verbs);
 		cq = ibv_create_cq(bid->verbs, 64, nullptr, nullptr, 0);
 		if (!pd || !cq)
