@@ -18,7 +18,9 @@
  * - Atomic Write: one aligned 64-bit store (WRITE_ONCE), so no reader ever
  *   sees a torn value.
  * - Verify: a crypto API digest (crc32c or sha256, the MR's choice) of the
- *   range as placed, page by page.
+ *   range as placed, page by page; persistent memory is read with the
+ *   machine-check-safe copy, so a poisoned line fails the Verify (a
+ *   Terminate) instead of the kernel.
  *
  * What is long is judged by the bytes an operation touches, not by its
  * wire length (xiw_commit_heavy(): a Flush with the R flag covers its
@@ -40,6 +42,7 @@
 #include <linux/ioport.h>
 #include <linux/libnvdimm.h>
 #include <linux/seq_file.h>
+#include <linux/uaccess.h>
 
 #include "xiw_dp.h"
 #include "xiw_commit.h"
@@ -56,6 +59,7 @@ static struct {
 	atomic64_t verify;
 	atomic64_t verify_bytes;
 	atomic64_t verify_mismatch;
+	atomic64_t verify_poisoned;
 } xiw_commit_stats;
 
 #define XIW_STAT_ADD(name, n) atomic64_add((n), &xiw_commit_stats.name)
@@ -72,6 +76,7 @@ static int xiw_commit_stats_show(struct seq_file *m, void *unused)
 	XIW_STAT_SHOW(verify);
 	XIW_STAT_SHOW(verify_bytes);
 	XIW_STAT_SHOW(verify_mismatch);
+	XIW_STAT_SHOW(verify_poisoned);
 #undef XIW_STAT_SHOW
 	return 0;
 }
@@ -242,9 +247,51 @@ int xiw_commit_awrite(struct xiw_mr *mr, u64 va, u64 data)
 }
 
 /*
+ * Feed @len bytes at @off of @page to @desc. A page the kernel knows to be
+ * poisoned is not read at all: memory_failure() marks the page, or for
+ * device-dax the head of its folio, which then stands for the whole folio
+ * (it is remapped uncached). Persistent
+ * memory (@pmem) is read through copy_mc_to_kernel() in XIW_COMMIT_MC_CHUNK
+ * pieces: a poisoned line that nobody reported yet then ends the read
+ * with -EHWPOISON instead of a machine check in the kernel, which is what
+ * makes Verify usable as a scrub of persistent memory. DRAM is read
+ * directly (its errors are the platform's to report; a bounce copy would
+ * halve Verify's speed).
+ */
+#define XIW_COMMIT_MC_CHUNK	256
+
+static int xiw_commit_digest_page(struct shash_desc *desc, struct page *page,
+				  u32 off, u32 len, bool pmem)
+{
+	u8 buf[XIW_COMMIT_MC_CHUNK];
+	int rv = 0;
+	void *p;
+
+	if (PageHWPoison(page) || PageHWPoison(&page_folio(page)->page))
+		return -EHWPOISON;
+	p = kmap_local_page(page);
+	if (!pmem)
+		rv = crypto_shash_update(desc, p + off, len);
+	while (pmem && !rv && len) {
+		u32 n = min_t(u32, len, sizeof(buf));
+
+		if (copy_mc_to_kernel(buf, p + off, n)) {
+			rv = -EHWPOISON;
+			break;
+		}
+		rv = crypto_shash_update(desc, buf, n);
+		off += n;
+		len -= n;
+	}
+	kunmap_local(p);
+	return rv;
+}
+
+/*
  * Verify: digest of [@va, @va + @len) of @mr with the MR's algorithm into
  * @out (XIW_VERIFY_HASH_MAX bytes). @dp: see xiw_commit_yield(). Returns
- * the digest length, -EIO, or xiw_commit_yield()'s error.
+ * the digest length, -EHWPOISON (a poisoned page or line of the range,
+ * xiw_commit_digest_page()), -EIO, or xiw_commit_yield()'s error.
  */
 int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
 		      struct xiw_qp_dp *dp)
@@ -254,7 +301,9 @@ int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
 				   alg == XIW_DIGEST_CRC32C ? xiw_crc32c_tfm :
 				   NULL;
 	u32 stag = READ_ONCE(mr->stag), since_yield = 0;
+	struct page *last = NULL;
 	int rv, stop = 0;
+	bool pmem = false;
 
 	if (!tfm)
 		return -EIO;
@@ -266,16 +315,19 @@ int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
 		while (!rv && len) {
 			u32 off, avail;
 			struct page *page = xiw_mr_page(mr, va, &off, &avail);
-			void *p;
 
 			if (!page) {
 				rv = -EIO;
 				break;
 			}
+			if (page != last)
+				pmem = xiw_mem_page_is_pmem(page);
+			last = page;
 			avail = min(avail, len);
-			p = kmap_local_page(page);
-			rv = crypto_shash_update(desc, p + off, avail);
-			kunmap_local(p);
+			rv = xiw_commit_digest_page(desc, page, off, avail,
+						    pmem);
+			if (rv)
+				break;
 			va += avail;
 			len -= avail;
 			XIW_STAT_ADD(verify_bytes, avail);
@@ -290,6 +342,10 @@ int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
 	}
 	if (stop)
 		return stop;
+	if (rv == -EHWPOISON) {
+		XIW_STAT_ADD(verify_poisoned, 1);
+		return rv;
+	}
 	if (rv)
 		return -EIO;
 	XIW_STAT_ADD(verify, 1);

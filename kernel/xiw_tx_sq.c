@@ -373,10 +373,16 @@ static void xiw_tx_sq_build_commit(struct xiw_qp_dp *dp)
 		if (region)
 			flags |= XIW_FLUSH_REGION;
 		r->sink_stag = cpu_to_be32(s->rkey);
-		/* R: a peer ignoring it fails the bounds check */
+		/*
+		 * R: a peer that ignores it must fail the bounds check, even
+		 * on a region of 4 GiB or more, where Length 2^32 - 1 at the
+		 * region's start would pass and flush less than asked: the
+		 * TO is the last byte of the address space, so the range
+		 * wraps whatever the region.
+		 */
 		r->sink_len = cpu_to_be32(region ? U32_MAX :
 					  (u32)s->flush.length);
-		r->sink_to = cpu_to_be64(s->raddr);
+		r->sink_to = cpu_to_be64(region ? U64_MAX : s->raddr);
 		r->flags = cpu_to_be32(flags);
 		hlen = sizeof(*r);
 		break;

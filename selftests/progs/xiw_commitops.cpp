@@ -25,7 +25,9 @@
 //                 be registered from user space - uverbs wants equal page
 //                 offsets - dp_hostile sends that Atomic Write raw)
 //
-//   xiw_commitops ADDR PORT
+//   xiw_commitops ADDR PORT [--poison-dax PATH GO]
+//
+// --poison-dax: Verify as a scrub of persistent memory (poison_dax() below).
 //
 // One line per check ("ok ..." or "FAIL ..."), then a summary; exit 0
 // if all passed, 1 if one failed, 2 on a setup error.
@@ -36,6 +38,9 @@
 #include <infiniband/xiwdv.h>
 
 #include <array>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -64,7 +69,8 @@ constexpr int kAll = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 struct Conn {
 	cm_pair::SideT<uint8_t> cli, srv;
 
-	void open(cm_pair::Pair &pair, int srv_access = kAll)
+	void open(cm_pair::Pair &pair, int srv_access = kAll,
+		  void *srv_mem = nullptr, size_t srv_bytes = 0)
 	{
 		rdma_conn_param p{};
 		rdma_cm_id *pass;
@@ -78,14 +84,20 @@ struct Conn {
 				    IBV_QP_EX_WITH_ATOMIC_WRITE;
 		so = co;
 		so.access = srv_access;
+		if (srv_mem) {
+			so.ext_mem = srv_mem;
+			so.mem_bytes = srv_bytes;
+		}
 		cli.id = pair.connect([&](rdma_cm_id *c) { cli.setup(c, co); },
 				      [&](rdma_cm_id *c) { srv.setup(c, so); },
 				      p, p, &pass);
 	}
 
+	uint64_t base = 0;	// the server MR's address, if not srv.mem
+
 	uint64_t raddr(size_t off) const
 	{
-		return (uintptr_t)srv.mem.data() + off;
+		return (base ? base : (uintptr_t)srv.mem.data()) + off;
 	}
 
 	// Post what @build adds between wr_start and wr_complete.
@@ -363,16 +375,99 @@ void peer_error(cm_pair::Pair &pair, const std::string &what, int srv_access,
 	c.close();
 }
 
+// ---- Verify as a scrub of persistent memory -----------------------------
+//
+// --poison-dax PATH GO: the server's MR is the first 4 MiB of the
+// device-dax namespace PATH (two 2 MiB folios; the kernel marks a dax
+// folio poisoned as a whole, the poisoned page is in the second), unmapped again once registered (the pages
+// stay pinned by the MR; a process that maps a poisoned dax page is
+// killed, and this one must live). A Verify of the first 64 KiB succeeds
+// with the digest computed here; then "POISON offset=N" is printed and the
+// program waits for the file GO, made once the test had the kernel mark
+// the page at N poisoned (memory_failure()). A Verify of the first 4 KiB
+// still succeeds; one across the page at N must complete with the
+// Terminate of a failed execution (IBV_WC_REM_OP_ERR, RDMAP / Remote
+// Operation / 0x07: vendor_err 0x0207), not crash the target's kernel.
+constexpr size_t kDaxMap = 4 << 20;
+constexpr size_t kPoisonOff = (2 << 20) + 256 * 1024;
+
+int poison_dax(cm_pair::Pair &pair, const char *path, const char *go)
+{
+	int fd = open(path, O_RDWR);
+
+	if (fd < 0)
+		die("open dax");
+	void *m = mmap(nullptr, kDaxMap, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
+	if (m == MAP_FAILED)
+		die("mmap dax");
+	auto *b = static_cast<uint8_t *>(m);
+	for (size_t i = 0; i < kDaxMap; i++)
+		b[i] = uint8_t(i * 13 + (i >> 12));
+	std::vector<uint8_t> copy(b, b + kDaxMap);
+	Conn c;
+
+	c.open(pair, kAll, m, kDaxMap);
+	c.base = (uintptr_t)m;
+	munmap(m, kDaxMap);
+	close(fd);
+
+	auto verify = [&](size_t off, size_t len) {
+		std::memset(&c.cli.mem[0], 0, 64);
+		if (c.post([&] {
+			xiwdv_wr_verify(c.cli.qpx, c.srv.mr->rkey,
+					c.raddr(off), len, nullptr, 0);
+			ibv_wr_set_sge(c.cli.qpx, c.cli.mr->lkey,
+				       (uintptr_t)&c.cli.mem[0], 4);
+		}))
+			die("post verify");
+		return c.one();
+	};
+	auto good = [&](size_t off, size_t len, const std::string &what) {
+		ibv_wc wc = verify(off, len);
+		auto want = crc32c_bytes(&copy[off], len);
+
+		status_is(wc, XIWDV_WC_VERIFY, what);
+		check(wc.status == IBV_WC_SUCCESS &&
+		      !std::memcmp(&c.cli.mem[0], want.data(), 4),
+		      what + ": digest " + hex(&c.cli.mem[0], 4) + ", here " +
+		      hex(want.data(), 4));
+	};
+
+	good(0, 64 * 1024, "Verify of 64 KiB of pmem");
+	std::printf("POISON offset=%zu\n", kPoisonOff);
+	for (int i = 0; i < 600 && access(go, F_OK); i++)
+		usleep(100 * 1000);
+	if (access(go, F_OK))
+		die("no go file");
+	good(0, 4096, "Verify of a clean page after the poisoning");
+	ibv_wc wc = verify(kPoisonOff - 4096, 3 * 4096);
+	char t[160];
+	std::snprintf(t, sizeof(t),
+		      "Verify across the poisoned page: status %s vendor_err %#x (want %s 0x207)",
+		      ibv_wc_status_str(wc.status), wc.vendor_err,
+		      ibv_wc_status_str(IBV_WC_REM_OP_ERR));
+	check(wc.status == IBV_WC_REM_OP_ERR && wc.vendor_err == 0x207, t);
+	c.close();
+	std::printf("%s: %d passed, %d failed\n", failures ? "FAIL" : "ok",
+		    passes, failures);
+	return failures ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, nullptr, _IOLBF, 0);
-	if (argc != 3) {
-		std::fprintf(stderr, "usage: %s ADDR PORT\n", argv[0]);
+	if (argc != 3 && !(argc == 6 && !std::strcmp(argv[3], "--poison-dax"))) {
+		std::fprintf(stderr,
+			     "usage: %s ADDR PORT [--poison-dax PATH GO]\n",
+			     argv[0]);
 		return 2;
 	}
 	cm_pair::Pair pair(argv[1], argv[2]);
+	if (argc == 6)
+		return poison_dax(pair, argv[4], argv[5]);
 	good_ops(pair);
 
 	const uint64_t val = 0x1122334455667788ULL;
