@@ -606,6 +606,8 @@ struct page *xiw_mr_page(struct xiw_mr *mr, u64 va, u32 *off, u32 *avail);
 bool xiw_mem_page_is_pmem(struct page *page);
 int xiw_mr_fast_reg(struct xiw_mr *mr, struct xiw_pd *pd, u32 key,
 		    int access);
+int xiw_mr_may_invalidate(struct xiw_device *xdev, struct xiw_pd *pd,
+			  u32 stag);
 int xiw_mr_invalidate(struct xiw_device *xdev, struct xiw_pd *pd, u32 stag,
 		      bool remote);
 

@@ -144,6 +144,8 @@ struct xiw_irqe {
 	u64 add_swap, add_swap_mask, cmp, cmp_mask;
 	u64 orig;		/* atomic: Original Remote Data Value */
 	u64 data;		/* Atomic Write: the value, CPU order */
+	/* Flush, Verify, Atomic Write: 0, or the STag to invalidate */
+	u32 inv_stag;
 	u8 hash[XIW_VERIFY_HASH_MAX];	/* Verify: expected, then result */
 	/*
 	 * Read: the source region, atomic: the target region, as RX

@@ -526,23 +526,48 @@ int xiw_mr_fast_reg(struct xiw_mr *mr, struct xiw_pd *pd, u32 key,
 }
 
 /*
- * Local (IB_WR_LOCAL_INV, READ_WITH_INV) or remote (Send with Invalidate)
- * invalidation of @stag. Only fast-registration MRs of @pd can be
- * invalidated (RFC 5040 section 5.2: remote invalidate must be allowed
- * for the STag; xiw allows it for exactly those).
+ * May @stag be invalidated (locally, or by the peer if @remote)? Only
+ * fast-registration MRs of @pd can be (RFC 5040 section 5.2: remote
+ * invalidate must be allowed for the STag; xiw allows it for exactly
+ * those), and remotely only while valid. 0, -ENOENT or -EACCES.
+ */
+static int xiw_mr_inv_check(struct xiw_mr *mr, struct xiw_pd *pd,
+			    bool remote)
+{
+	if (mr->type != XIW_MR_FRMR || mr->pd != pd ||
+	    (remote && !READ_ONCE(mr->valid)))
+		return -EACCES;
+	return 0;
+}
+
+int xiw_mr_may_invalidate(struct xiw_device *xdev, struct xiw_pd *pd,
+			  u32 stag)
+{
+	struct xiw_mr *mr = xiw_mr_get(xdev, stag);
+	int rv;
+
+	if (!mr)
+		return -ENOENT;
+	rv = xiw_mr_inv_check(mr, pd, true);
+	xiw_mr_put(mr);
+	return rv;
+}
+
+/*
+ * Local (IB_WR_LOCAL_INV, READ_WITH_INV) or remote (Send with Invalidate,
+ * the Invalidate STag of a Flush, Verify or Atomic Write Request)
+ * invalidation of @stag: xiw_mr_inv_check().
  */
 int xiw_mr_invalidate(struct xiw_device *xdev, struct xiw_pd *pd, u32 stag,
 		      bool remote)
 {
 	struct xiw_mr *mr = xiw_mr_get(xdev, stag);
-	int rv = 0;
+	int rv;
 
 	if (!mr)
 		return -ENOENT;
-	if (mr->type != XIW_MR_FRMR || mr->pd != pd ||
-	    (remote && !READ_ONCE(mr->valid)))
-		rv = -EACCES;
-	else
+	rv = xiw_mr_inv_check(mr, pd, remote);
+	if (!rv)
 		WRITE_ONCE(mr->valid, false);
 	xiw_mr_put(mr);
 	return rv;

@@ -553,6 +553,28 @@ static bool xiw_rx_hdr_aresp(struct xiw_qp_dp *dp)
 }
 
 /*
+ * The Invalidate STag of a Flush, Verify or Atomic Write Request: "Set to
+ * zero, or optionally to non-zero by the sender, processed by the
+ * receiver" (commit draft section 3.1). Processed as a Send with
+ * Invalidate's is (RFC 5040 section 5.2): checked here, so that a STag
+ * this peer may not invalidate is refused with the request's header
+ * copied (RDMAP / Remote Protection / 0x09), and invalidated once the
+ * request is executed (xiw_tx_resp.c), so the operation itself still
+ * finds its region valid when it names the same STag.
+ */
+static bool xiw_rx_commit_inv_ok(struct xiw_qp_dp *dp)
+{
+	u32 inv = be32_to_cpu(dp->rx.hdr.untagged.inval_stag);
+
+	if (!inv || !xiw_mr_may_invalidate(xiw_dp_dev(dp), dp->qp->pd, inv))
+		return true;
+	xiw_dp_dbg(dp, "op %u: cannot invalidate STag %#x\n", dp->rx.op, inv);
+	xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_PROT,
+		    XIW_RDMAP_EC_CANNOT_INVALIDATE, XIW_HDRCT_MD);
+	return false;
+}
+
+/*
  * Commit draft requests: resolve the Data Sink STag with @access for
  * [@to, @to + @len), or the STag's whole region (@region, Flush R), and
  * report the MR's range in *@va and *@vlen. Protection errors end in a
@@ -580,6 +602,10 @@ static struct xiw_mr *xiw_rx_commit_mr(struct xiw_qp_dp *dp, u32 stag,
 	mr = xiw_mr_resolve(xdev, dp->qp->pd, stag, access, to, len, &err);
 	if (!mr)
 		goto fail;
+	if (!xiw_rx_commit_inv_ok(dp)) {
+		xiw_mr_put(mr);
+		return NULL;
+	}
 	*va = to;
 	*vlen = len;
 	return mr;
@@ -1078,7 +1104,9 @@ static void xiw_rx_atomic_done(struct xiw_qp_dp *dp)
 static void xiw_rx_commit_req_done(struct xiw_qp_dp *dp)
 {
 	union xiw_fpdu_hdr *h = &dp->rx.hdr;
-	struct xiw_irqe e = {};
+	struct xiw_irqe e = {
+		.inv_stag = be32_to_cpu(h->untagged.inval_stag),
+	};
 
 	switch (dp->rx.op) {
 	case XIW_RDMAP_OP_FLUSH_REQ:

@@ -192,6 +192,15 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 				 XIW_RDMAP_EC_CATASTROPHIC_STREAM, rv);
 		return false;
 	}
+	/* RX checked it (xiw_rx_commit_inv_ok()); it may have changed since */
+	if (e->inv_stag &&
+	    xiw_mr_invalidate(xiw_dp_dev(dp), dp->qp->pd, e->inv_stag, true)) {
+		xiw_dp_dbg(dp, "IRQ type %u: cannot invalidate STag %#x\n",
+			   e->type, e->inv_stag);
+		xiw_tx_resp_fail(dp, XIW_RDMAP_ET_REMOTE_PROT,
+				 XIW_RDMAP_EC_CANNOT_INVALIDATE, -EACCES);
+		return false;
+	}
 	return true;
 }
 

@@ -375,7 +375,7 @@ void send_fpdu(Peer &p, const Bytes &hdr, const Bytes &payload = {},
 }
 
 Bytes commit_hdr(Peer &p, unsigned op, u32 stag, u32 len, u64 to,
-		 const Bytes &tail);
+		 const Bytes &tail, u32 inv_stag = 0);
 
 // One valid round: Send, Writes, Atomic Write, Read. Returns false if the
 // Read or the Atomic Write failed.
@@ -421,10 +421,11 @@ bool good_round(Peer &p, int round, int timeout_ms)
 // Length, Data Sink Tagged Offset (64 bits), then @tail (Flush: the
 // disposition flags; Atomic Write: the data; Verify: the hash).
 Bytes commit_hdr(Peer &p, unsigned op, u32 stag, u32 len, u64 to,
-		 const Bytes &tail)
+		 const Bytes &tail, u32 inv_stag)
 {
-	Bytes b = untagged_hdr(rdmap::ctrl(op), rdmap::kQnReadReq,
-			       p.msn[rdmap::kQnReadReq]);
+	Bytes b = ddp::untagged(ddp::ctrl(false, true, ddp::kVersion),
+				rdmap::ctrl(op), inv_stag, rdmap::kQnReadReq,
+				p.msn[rdmap::kQnReadReq], 0);
 	auto put32 = [&](u32 v) {
 		for (int i = 3; i >= 0; i--)
 			b.push_back(u8(v >> (8 * i)));
@@ -516,6 +517,26 @@ const Case kCases[] = {
 		send_fpdu(p, commit_hdr(p, rdmap::kAtomicWriteReq,
 					p.ro_stag, 8, p.ro_addr + 64,
 					pattern(8, 32)));
+	}},
+	// The Invalidate STag of the commit draft's requests is "processed by
+	// the receiver" (section 3.1): one xiw_target's plain MRs cannot be
+	// invalidated remotely (only fast-registration MRs can), one that
+	// does not exist neither; each is refused before the request runs.
+	{"flush-inv", "Flush (G) of the RW region carrying the RW STag as Invalidate STag (not invalidatable)",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, commit_hdr(p, rdmap::kFlushReq, p.rw_stag, 64,
+					p.rw_addr, be32_bytes(2), p.rw_stag));
+	}},
+	{"verify-inv", "Verify of the RO region carrying a STag that does not exist as Invalidate STag",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, commit_hdr(p, rdmap::kVerifyReq, p.ro_stag, 64,
+					p.ro_addr, {}, 0x7fffff00));
+	}},
+	{"awrite-inv", "Atomic Write to the RW region carrying the RO STag as Invalidate STag",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, commit_hdr(p, rdmap::kAtomicWriteReq, p.rw_stag,
+					8, p.rw_addr + 64, pattern(8, 33),
+					p.ro_stag));
 	}},
 	{"flush-noright", "Flush (G) of the read-only region (no flush right)",
 	 [](Peer &p, const Opts &) {
