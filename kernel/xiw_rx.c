@@ -1301,9 +1301,12 @@ static void xiw_rx_cresp_done(struct xiw_qp_dp *dp)
 
 /*
  * A Terminate's own fields, RFC 5040 section 4.8: a layer of the three,
- * R only with D, and exactly as long as its flags say (the copied DDP
- * header's T flag gives that header's length). True if it is well formed;
- * then *@qn and *@msn name what it copied (xiw_dp_cmpl_remote_err()).
+ * R only with D, and at least as long as its flags say (the copied DDP
+ * header's T flag gives that header's length). Longer is taken, the rest
+ * ignored: siw encodes M/D/R in the low bits of their octet
+ * (Documentation/interop.md), which reads as no flags, and sends the
+ * header after them. True if it is well formed; then *@qn and *@msn name
+ * what it copied (xiw_dp_cmpl_remote_err()).
  */
 static bool xiw_rx_term_check(struct xiw_qp_dp *dp,
 			      const struct xiw_term_code *tc, u32 *qn,
@@ -1319,7 +1322,7 @@ static bool xiw_rx_term_check(struct xiw_qp_dp *dp,
 
 	if (tc->layer > XIW_TERM_LAYER_LLP ||
 	    (tc->hdrct & (XIW_TERM_HDRCT_R | XIW_TERM_HDRCT_D)) ==
-	    XIW_TERM_HDRCT_R || rlen != xiw_term_len(tc->hdrct, tagged)) {
+	    XIW_TERM_HDRCT_R || rlen < xiw_term_len(tc->hdrct, tagged)) {
 		xiw_dp_dbg(dp, "malformed Terminate: layer %u hdrct %#x, %u bytes\n",
 			   tc->layer, tc->hdrct, rlen);
 		return false;
