@@ -294,8 +294,8 @@ static struct xiw_orqe *xiw_rx_orq_head(struct xiw_qp_dp *dp)
 /*
  * A response that does not fit the oldest ORQ entry (type, Request
  * Identifier, STag, offset, length): that entry's WR completes with
- * IB_WC_BAD_RESP_ERR (the IBA's status for a response the requester
- * cannot take), before the Terminate the caller sends; the rest flush.
+ * IB_WC_BAD_RESP_ERR (the verbs status of a bad response), before the
+ * Terminate the caller sends; the rest flush.
  */
 static void xiw_rx_resp_bad(struct xiw_qp_dp *dp)
 {
