@@ -270,15 +270,43 @@ static u8 xiw_dp_term_status(const struct xiw_term_code *tc, u8 opcode)
 }
 
 /*
- * A Terminate arrived: the oldest WR that has not completed (what the
- * peer was working on: the head of the ORQ, or the WR being sent)
- * completes with the status it implies and the Terminate's layer, type
- * and code as vendor_err; the flush that follows completes the rest
- * with WR_FLUSH_ERR. If every WR had completed, nothing is reported here
- * (the QP's asynchronous event tells).
+ * Does @c stand for the WR a Terminate names? @qn/@msn: the queue number
+ * and MSN of the untagged header it copied; XIW_DP_TERM_TAGGED: a tagged
+ * header; XIW_DP_TERM_NOHDR: none.
+ */
+static bool xiw_dp_term_names(const struct xiw_dp_cmpl *c, u32 qn, u32 msn)
+{
+	switch (qn) {
+	case XIW_DP_TERM_NOHDR:
+		return true;
+	case XIW_DP_TERM_TAGGED:
+		return c->opcode == IB_WC_RDMA_WRITE;
+	default:
+		return c->qn == qn && c->msn == msn;
+	}
+}
+
+/*
+ * A Terminate arrived: the WR it names completes with the status it
+ * implies and the Terminate's layer, type and code as vendor_err. RFC
+ * 5040 section 4.8: the Terminate carries "the DDP header of the
+ * offending DDP Segment" (D), whose queue number and MSN name the
+ * message; that is the WR sent as that message (struct xiw_dp_cmpl.qn,
+ * .msn: a request on QN 1, or a Send, which is still pending only while
+ * TCP holds its pages). A tagged header carries no message number, only
+ * an STag: an RDMA Write, which completes when it is sent, so only a
+ * Write still held by zero-copy can take it (the oldest). Without a
+ * copied header the oldest pending WR takes it: what the peer was
+ * working on (the ORQ head, or the WR being sent). The WRs before the
+ * named one keep what their responses made of them; every other WR
+ * still pending is flushed by the QP's move to ERROR that follows (also
+ * a WR before the named one whose response never came: the peer does
+ * not answer earlier requests once it stopped, Documentation/wire-format.md).
+ * If the named WR completed already, or the header names nothing of
+ * ours, no WR takes the error (the QP's asynchronous event tells).
  */
 void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
-			    const struct xiw_term_code *tc)
+			    const struct xiw_term_code *tc, u32 qn, u32 msn)
 {
 	bool notify = false;
 	u32 i;
@@ -289,7 +317,8 @@ void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
 			struct xiw_dp_cmpl *c =
 				&dp->cmpl[i & (dp->cmpl_num - 1)];
 
-			if (c->state != XIW_CMPL_PENDING)
+			if (c->state != XIW_CMPL_PENDING ||
+			    !xiw_dp_term_names(c, qn, msn))
 				continue;
 			c->status = xiw_dp_term_status(tc, c->opcode);
 			c->vendor_err = (tc->layer & 0xf) << 12 |
@@ -726,8 +755,10 @@ int xiw_dp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 		dp->tx.msn[i] = 1;
 		dp->rx.msn[i] = 1;
 	}
-	if (p->rtr_wait && p->rtr != XIW_RTR_NONE)
+	if (p->rtr_wait && p->rtr != XIW_RTR_NONE) {
+		dp->rx.rtr_type = p->rtr;
 		set_bit(XIW_DP_RTR_WAIT, &dp->flags);
+	}
 
 	dp->cmpl_num = qp->sq.num;
 	dp->cmpl = kvcalloc(dp->cmpl_num, sizeof(*dp->cmpl), gfp);

@@ -82,7 +82,16 @@ struct xiw_dp_cmpl {
 	 * free-running completion index, which the release must match.
 	 */
 	bool zc;
+	/*
+	 * The untagged message the WR is sent as (a Send, Immediate Data,
+	 * a request on QN 1): its queue number (XIW_QN_COUNT: none, as for
+	 * a Write or a local operation) and MSN, set when TX takes the WR.
+	 * A Terminate that copies that header names this WR
+	 * (xiw_dp_cmpl_remote_err()).
+	 */
+	u8 qn;
 	u32 zc_seq;
+	u32 msn;
 };
 
 /*
@@ -310,6 +319,7 @@ struct xiw_rx_ctx {
 	int nsge;
 	struct xiw_lsge sge[XIW_MAX_SGE];
 	bool rtr_send;		/* this message is the zero-length RTR */
+	u8 rtr_type;		/* enum xiw_rtr the passive side waits for */
 
 	/* Set during one tcp_read_sock() pass, acted on after it. */
 	u32 irq_new;		/* requests queued in the IRQ: answer */
@@ -395,8 +405,11 @@ bool xiw_dp_cmpl_zc_hold(struct xiw_qp_dp *dp, u32 cidx);
 void xiw_dp_cmpl_zc_release(struct xiw_qp_dp *dp, u32 cidx, bool complete,
 			    u32 byte_len);
 enum ib_event_type xiw_dp_term_event(const struct xiw_term_code *tc);
+/* What a received Terminate copied, when not an untagged header's QN */
+#define XIW_DP_TERM_NOHDR	XIW_QN_COUNT
+#define XIW_DP_TERM_TAGGED	(XIW_QN_COUNT + 1)
 void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
-			    const struct xiw_term_code *tc);
+			    const struct xiw_term_code *tc, u32 qn, u32 msn);
 void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		  const void *hdr, u32 hdr_len, int reason);
 void xiw_dp_put_lsges(struct xiw_lsge *sge, int n);

@@ -40,6 +40,17 @@
 			 XIW_OPMASK_VERIFY | XIW_OPMASK_ATOMIC_WRITE)
 
 /*
+ * Is the FPDU being received a Terminate, by its control fields alone
+ * (untagged, RDMAP opcode 0x7; whatever else in it is wrong)?
+ */
+static bool xiw_rx_is_term(const struct xiw_rx_ctx *rx)
+{
+	return !(rx->hdr.ctrl.ddp & XIW_DDP_T) &&
+	       (rx->hdr.ctrl.rdmap & XIW_RDMAP_OPCODE_MASK) ==
+	       XIW_RDMAP_OP_TERMINATE;
+}
+
+/*
  * Bad input: RX stops, the Terminate @tc goes out, the QP goes to ERROR.
  * The first error of the QP also raises the asynchronous event (later
  * ones find the data path already failed and change nothing).
@@ -49,6 +60,18 @@ static void xiw_rx_fail(struct xiw_qp_dp *dp, const struct xiw_term_code *tc)
 	dp->rx.state = XIW_RX_DEAD;
 	if (test_bit(XIW_DP_ERROR, &dp->flags))
 		return;
+	/*
+	 * RFC 5040 section 7.2: a Terminate is not answered with one, not
+	 * even a malformed Terminate (bad QN, MSN, length, CRC, ...): the
+	 * stream is torn down.
+	 */
+	if (xiw_rx_is_term(&dp->rx)) {
+		xiw_dp_dbg(dp, "malformed Terminate (layer %u type %u code %#x)\n",
+			   tc->layer, tc->etype, tc->ecode);
+		xiw_qp_event(dp->qp, IB_EVENT_QP_FATAL);
+		xiw_dp_fatal(dp, NULL, NULL, 0, -EPROTO);
+		return;
+	}
 	xiw_qp_event(dp->qp, xiw_dp_term_event(tc));
 	xiw_dp_fatal(dp, tc, &dp->rx.hdr, dp->rx.hdr_got, -EPROTO);
 }
@@ -269,6 +292,29 @@ static struct xiw_orqe *xiw_rx_orq_head(struct xiw_qp_dp *dp)
 }
 
 /*
+ * A response that does not fit the oldest ORQ entry (type, Request
+ * Identifier, STag, offset, length): that entry's WR completes with
+ * IB_WC_BAD_RESP_ERR (the verbs status of a bad response), before the
+ * Terminate the caller sends; the rest flush.
+ */
+static void xiw_rx_resp_bad(struct xiw_qp_dp *dp)
+{
+	struct xiw_orqe *o;
+	bool done = false;
+	u32 cidx = 0;
+
+	spin_lock_bh(&dp->lock);
+	o = xiw_rx_orq_head(dp);
+	if (o && !o->rtr) {
+		cidx = o->cidx;
+		done = true;
+	}
+	spin_unlock_bh(&dp->lock);
+	if (done)
+		xiw_dp_cmpl_done(dp, cidx, IB_WC_BAD_RESP_ERR, 0);
+}
+
+/*
  * QP access rights (RFC 5040 leaves them to the RNIC; enforced as IB does,
  * on top of the STag's own rights). What rdma_cm's iWARP path leaves on a
  * QP decides the rules (Documentation/security.md):
@@ -351,6 +397,7 @@ static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
 		spin_unlock_bh(&dp->lock);
 		if (!ok) {
 			xiw_dp_dbg(dp, "Read Response answers no Read\n");
+			xiw_rx_resp_bad(dp);
 			xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP,
 				    XIW_RDMAP_ET_REMOTE_OP, XIW_RDMAP_EC_OPCODE,
 				    XIW_HDRCT_MD);
@@ -359,6 +406,9 @@ static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
 		if (o->rtr && !payload)
 			return true;
 		if (err != XIW_MEM_OK) {
+			xiw_dp_dbg(dp, "Read Response STag %#x TO %#llx len %u does not fit the Read\n",
+				   stag, to, payload);
+			xiw_rx_resp_bad(dp);
 			xiw_rx_term_tagged(dp, err);
 			return false;
 		}
@@ -546,6 +596,7 @@ static bool xiw_rx_hdr_aresp(struct xiw_qp_dp *dp)
 	spin_unlock_bh(&dp->lock);
 	if (!ok) {
 		xiw_dp_dbg(dp, "Atomic Response %u answers nothing\n", id);
+		xiw_rx_resp_bad(dp);
 		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
 			    XIW_RDMAP_EC_OPCODE, XIW_HDRCT_MD);
 	}
@@ -747,6 +798,7 @@ static bool xiw_rx_hdr_cresp(struct xiw_qp_dp *dp, u8 type)
 	if (!ok) {
 		xiw_dp_dbg(dp, "Response op %u answers no request of its type\n",
 			   dp->rx.op);
+		xiw_rx_resp_bad(dp);
 		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
 			    XIW_RDMAP_EC_OPCODE, XIW_HDRCT_MD);
 	}
@@ -764,15 +816,23 @@ static bool xiw_rx_hdr_imm(struct xiw_qp_dp *dp)
 	return xiw_rx_start_send(dp);
 }
 
-/* Is this the RTR the passive side waits for? */
+/*
+ * Is this the RTR the passive side waits for? RFC 6581 section 3: the
+ * initiator sends "the RTR message" of the type the responder chose in
+ * its Reply; a zero-length message of another type is no RTR, and as
+ * the first FPDU it gets the "no matching RTR" Terminate. After the RTR a
+ * zero-length message is an ordinary one.
+ */
 static bool xiw_rx_is_rtr(struct xiw_qp_dp *dp, u32 payload)
 {
 	switch (dp->rx.op) {
 	case XIW_RDMAP_OP_SEND:
+		return dp->rx.rtr_type == XIW_RTR_SEND && !payload;
 	case XIW_RDMAP_OP_WRITE:
-		return !payload;
+		return dp->rx.rtr_type == XIW_RTR_WRITE && !payload;
 	case XIW_RDMAP_OP_READ_REQ:
-		return !dp->rx.hdr.rreq.read_size;
+		return dp->rx.rtr_type == XIW_RTR_READ &&
+		       !dp->rx.hdr.rreq.read_size;
 	default:
 		return false;
 	}
@@ -994,7 +1054,7 @@ static void xiw_rx_rresp_done(struct xiw_qp_dp *dp, u32 payload, bool last)
 		u8 st = IB_WC_SUCCESS;
 
 		if (orqe.placed != orqe.len)
-			st = IB_WC_REM_OP_ERR;
+			st = IB_WC_BAD_RESP_ERR;	/* a short Response */
 		else if (orqe.inv &&
 			 xiw_mr_invalidate(to_xiw_dev(qp->base.device),
 					   qp->pd, orqe.inv_stag, false))
@@ -1267,9 +1327,55 @@ static void xiw_rx_cresp_done(struct xiw_qp_dp *dp)
 	xiw_rx_resp_complete(dp, &o, st, n);
 }
 
+/*
+ * A Terminate's own fields, RFC 5040 section 4.8: a layer of the three,
+ * R only with D, and at least as long as its flags say (the copied DDP
+ * header's T flag gives that header's length). Longer is taken, the rest
+ * ignored: siw encodes M/D/R in the low bits of their octet
+ * (Documentation/interop.md), which reads as no flags, and sends the
+ * header after them. True if it is well formed; then *@qn and *@msn name
+ * what it copied (xiw_dp_cmpl_remote_err()).
+ */
+static bool xiw_rx_term_check(struct xiw_qp_dp *dp,
+			      const struct xiw_term_code *tc, u32 *qn,
+			      u32 *msn)
+{
+	const struct xiw_rdmap_term *t = &dp->rx.hdr.term;
+	u32 rlen = be16_to_cpu(t->hdr.ctrl.mpa_len) -
+		   XIW_DDP_UNTAGGED_HDR_LEN;
+	bool tagged = (tc->hdrct & XIW_TERM_HDRCT_D) &&
+		      (t->term_hdrs[0] & XIW_DDP_T);
+	const u8 *h = t->term_hdrs - XIW_MPA_HDR_LEN;
+	__be32 v;
+
+	if (tc->layer > XIW_TERM_LAYER_LLP ||
+	    (tc->hdrct & (XIW_TERM_HDRCT_R | XIW_TERM_HDRCT_D)) ==
+	    XIW_TERM_HDRCT_R || rlen < xiw_term_len(tc->hdrct, tagged)) {
+		xiw_dp_dbg(dp, "malformed Terminate: layer %u hdrct %#x, %u bytes\n",
+			   tc->layer, tc->hdrct, rlen);
+		return false;
+	}
+	*qn = XIW_DP_TERM_NOHDR;
+	if (!(tc->hdrct & XIW_TERM_HDRCT_D))
+		return true;
+	if (tagged) {
+		*qn = XIW_DP_TERM_TAGGED;
+		return true;
+	}
+	/* term_hdrs is the copied header from its DDP control on */
+	memcpy(&v, h + offsetof(struct xiw_ddp_untagged, qn), sizeof(v));
+	*qn = be32_to_cpu(v);
+	memcpy(&v, h + offsetof(struct xiw_ddp_untagged, msn), sizeof(v));
+	*msn = be32_to_cpu(v);
+	if (*qn >= XIW_QN_COUNT)
+		*qn = XIW_DP_TERM_NOHDR;
+	return true;
+}
+
 static void xiw_rx_term_done(struct xiw_qp_dp *dp)
 {
 	struct xiw_term_code tc;
+	u32 qn, msn = 0;
 
 	dp->rx.msn[XIW_QN_TERM]++;
 	xiw_dp_stat_add(dp, XIW_STAT_TERM_RECEIVED, 1);
@@ -1280,8 +1386,13 @@ static void xiw_rx_term_done(struct xiw_qp_dp *dp)
 			       dp->qp->base.qp_num, tc.layer, tc.etype,
 			       tc.ecode);
 	dp->rx.state = XIW_RX_DEAD;
-	/* the oldest WR still waiting learns why; the later ones flush */
-	xiw_dp_cmpl_remote_err(dp, &tc);
+	/*
+	 * The WR it names learns why, the later ones flush; a malformed
+	 * one names nothing: every WR still pending flushes. Either way no
+	 * Terminate answers it.
+	 */
+	if (xiw_rx_term_check(dp, &tc, &qn, &msn))
+		xiw_dp_cmpl_remote_err(dp, &tc, qn, msn);
 	if (!test_bit(XIW_DP_ERROR, &dp->flags))
 		xiw_qp_event(dp->qp, IB_EVENT_QP_FATAL);
 	xiw_dp_fatal(dp, NULL, NULL, 0, -ECONNRESET);

@@ -97,6 +97,27 @@ void xiw_tx_sq_complete(struct xiw_qp_dp *dp, u8 status)
 }
 
 /*
+ * The queue of the untagged message an SQ WR is sent as: QN 1 for the
+ * requests answered on QN 3, QN 0 for Sends and Immediate Data (a Write
+ * with Immediate: its Immediate Data), XIW_QN_COUNT for none (a Write,
+ * a local operation).
+ */
+static u8 xiw_tx_sq_qn(u8 opcode)
+{
+	if (xiw_tx_op_needs_ord(opcode))
+		return XIW_QN_REQ;
+	switch (opcode) {
+	case XIW_OP_SEND:
+	case XIW_OP_SEND_INV:
+	case XIW_OP_IMM:
+	case XIW_OP_WRITE_IMM:
+		return XIW_QN_SEND;
+	default:
+		return XIW_QN_COUNT;
+	}
+}
+
+/*
  * Take the next SQE from the ring into the TX context. The SQE is copied
  * out before anything in it is looked at (user rings are shared with the
  * process) and its slot is returned at once. Returns false if the SQ is
@@ -160,6 +181,12 @@ static bool xiw_tx_sq_fetch(struct xiw_qp_dp *dp)
 		c->vendor_err = 0;
 		c->signaled = tx->sqe.flags & XIW_WQE_SIGNALED ||
 			      qp->sq_sig_type == IB_SIGNAL_ALL_WR;
+		/*
+		 * The WR before it is framed whole (or failed): its message
+		 * takes the next MSN of its queue (xiw_tx_untagged()).
+		 */
+		c->qn = xiw_tx_sq_qn(tx->sqe.opcode);
+		c->msn = c->qn < XIW_QN_COUNT ? tx->msn[c->qn] : 0;
 		c->state = XIW_CMPL_PENDING;
 		tx->cidx = dp->cmpl_tail++;
 	}

@@ -695,6 +695,99 @@ const Case kCases[] = {
 	{"nortr", "(--rtr write) a Send before the RTR", [](Peer &p, const Opts &) {
 		send_fpdu(p, send_hdr(p), pattern(16, 20));
 	}},
+	// --- Malformed Terminates (RFC 5040 section 7.2: a Terminate is
+	// never answered with one; the stream is torn down) and RTRs of a
+	// type other than the one negotiated (RFC 6581 section 3). Names
+	// starting "rtr-" skip the RTR (run()).
+	{"term-short", "a Terminate whose RDMAP part is 2 bytes (no room for its control word)",
+	 [](Peer &p, const Opts &) {
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kTerminate),
+				       rdmap::kQnTerm, 1);
+		h.push_back(0x00);
+		h.push_back(0x00);
+		send_fpdu(p, h);
+	}},
+	{"term-long", "a Terminate with 60 bytes after its DDP header (52 at most)",
+	 [](Peer &p, const Opts &) {
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kTerminate),
+				       rdmap::kQnTerm, 1);
+		u8 c[term::kMin];
+		term::put_ctrl(c, {rfc::errs::kLayerRdmap,
+				   rfc::errs::kRdmapCatastrophic, 0, 0});
+		h.insert(h.end(), c, c + term::kMin);
+		h.resize(h.size() + 56, 0);
+		send_fpdu(p, h);
+	}},
+	{"term-msn", "a Terminate with MSN 7 (1 expected)", [](Peer &p, const Opts &) {
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kTerminate),
+				       rdmap::kQnTerm, 7);
+		u8 c[term::kMin];
+		term::put_ctrl(c, {rfc::errs::kLayerRdmap,
+				   rfc::errs::kRdmapCatastrophic, 0, 0});
+		h.insert(h.end(), c, c + term::kMin);
+		send_fpdu(p, h);
+	}},
+	{"term-notlast", "a Terminate without the L flag", [](Peer &p, const Opts &) {
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kTerminate),
+				       rdmap::kQnTerm, 1, 0, false);
+		u8 c[term::kMin];
+		term::put_ctrl(c, {rfc::errs::kLayerRdmap,
+				   rfc::errs::kRdmapCatastrophic, 0, 0});
+		h.insert(h.end(), c, c + term::kMin);
+		send_fpdu(p, h);
+	}},
+	{"term-hdrct", "a Terminate with M and D set but no segment length or header after its control word",
+	 [](Peer &p, const Opts &) {
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kTerminate),
+				       rdmap::kQnTerm, 1);
+		u8 c[term::kMin];
+		term::put_ctrl(c, {rfc::errs::kLayerDdp, rfc::errs::kDdpTagged,
+				   rfc::errs::kDdpTInvStag, term::kM | term::kD});
+		h.insert(h.end(), c, c + term::kMin);
+		send_fpdu(p, h);
+	}},
+	{"term-layer", "a Terminate of layer 9 (0-2 exist)", [](Peer &p, const Opts &) {
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kTerminate),
+				       rdmap::kQnTerm, 1);
+		u8 c[term::kMin];
+		term::put_ctrl(c, {9, 0, 0, 0});
+		h.insert(h.end(), c, c + term::kMin);
+		send_fpdu(p, h);
+	}},
+	{"term-crc", "(--crc) a Terminate with a wrong CRC", [](Peer &p, const Opts &) {
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kTerminate),
+				       rdmap::kQnTerm, 1);
+		u8 c[term::kMin];
+		term::put_ctrl(c, {rfc::errs::kLayerRdmap,
+				   rfc::errs::kRdmapCatastrophic, 0, 0});
+		h.insert(h.end(), c, c + term::kMin);
+		send_fpdu(p, h, {}, true);
+	}},
+	{"rreq-mid", "a valid Read Request and one of an STag that does not exist, in one segment: xiw stops at the bad one and answers neither",
+	 [](Peer &p, const Opts &) {
+		Bytes all = fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr, 64), {});
+		p.msn[rdmap::kQnReadReq]++;
+		Bytes bad = fpdu(p, rreq_hdr(p, p.ro_stag ^ 0x7fffff00,
+					     p.ro_addr, 64), {});
+		all.insert(all.end(), bad.begin(), bad.end());
+		send_all(p.fd, all);
+	}},
+	{"rtr-send", "(--rtr write or read) a zero-length Send where the RTR of the negotiated type is due",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, send_hdr(p));
+	}},
+	{"rtr-write", "(--rtr send or read) a zero-length Write where the RTR of the negotiated type is due",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, mpa::kRtrReadStag, 0));
+	}},
+	{"rtr-read", "(--rtr send or write) a zero-length Read where the RTR of the negotiated type is due",
+	 [](Peer &p, const Opts &) {
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kReadReq),
+				       rdmap::kQnReadReq, p.msn[rdmap::kQnReadReq]);
+		rdmap::append_rreq(h, mpa::kRtrReadStag, 0, 0,
+				   mpa::kRtrReadStag, 0);
+		send_fpdu(p, h);
+	}},
 	{"stall-write", "a Write FPDU cut short (header and 100 of 1024 bytes), then silence",
 	 [](Peer &p, const Opts &) {
 		Bytes f = fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag,
@@ -861,7 +954,7 @@ int run(const Opts &o)
 		    (unsigned long long)p.ro_addr);
 
 	// RTR (RFC 6581): the responder's choice is in its reply
-	if (enhanced && o.name != "nortr") {
+	if (enhanced && o.name != "nortr" && o.name.rfind("rtr-", 0) != 0) {
 		if (rep_ord & mpa::kOrdRtrWrite) {
 			send_fpdu(p, tagged_hdr(rdmap::kWrite, mpa::kRtrReadStag, 0));
 		} else if (rep_ord & mpa::kOrdRtrRead) {

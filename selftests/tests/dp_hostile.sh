@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
-# timeout: 120
+# timeout: 180
 # description: data path vs a hostile raw peer: bad CRC (wrong, zero after CRC was agreed, zero after xiw insisted on CRC)/versions/opcode/QN/MSN/MO/STag/bounds/rights, stray Read Response, oversized and truncated FPDUs: exact Terminate, QP to ERROR, regions intact, other QPs unaffected
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
@@ -71,6 +71,19 @@ cases=(
 	"nortr||QP_FATAL|layer=2 type=0 code=0x07 hdrct=0x00"
 	"trunc||-|NOTERM"
 	"term||QP_FATAL|NOTERM"
+	# malformed Terminates: never answered with a Terminate (RFC 5040
+	# 7.2), the stream torn down; RTRs of the wrong type (RFC 6581)
+	"rreq-mid||QP_ACCESS_ERR|layer=0 type=1 code=0x00 hdrct=0xe0"
+	"term-short||QP_FATAL|NOTERM"
+	"term-long||QP_FATAL|NOTERM"
+	"term-msn||QP_FATAL|NOTERM"
+	"term-notlast||QP_FATAL|NOTERM"
+	"term-hdrct||QP_FATAL|NOTERM"
+	"term-layer||QP_FATAL|NOTERM"
+	"term-crc|--crc|QP_FATAL|NOTERM"
+	"rtr-send|--rtr write|QP_FATAL|layer=2 type=0 code=0x07 hdrct=0x00"
+	"rtr-write|--rtr read|QP_FATAL|layer=2 type=0 code=0x07 hdrct=0x00"
+	"rtr-read|--rtr send|QP_FATAL|layer=2 type=0 code=0x07 hdrct=0x00"
 )
 # XIW_HOSTILE_CASES="name ...": run only those (debugging)
 if [ -n "${XIW_HOSTILE_CASES:-}" ]; then
@@ -193,6 +206,7 @@ check_case() {
 	# data still arrives after that (only bigsend sends more than a segment)
 	closed='^EOF$'
 	[ "$name" != bigsend ] || closed='^(EOF|RESET)$'
+	[[ $name != term-* ]] || closed='^(EOF|RESET)$'
 	expect_line "$out" "$closed" "$name: xiw closes the connection"
 	other='^(FPDU|BADCRC|RRESP|TIMEOUT|SENDFAIL)'
 	# irdovf: the Read Requests within IRD may be answered (correctly)
@@ -236,6 +250,7 @@ grab keep.log "INFO *"
 keep_id=${BASH_REMATCH[1]} fstag=${BASH_REMATCH[2]} faddr=${BASH_REMATCH[3]}
 
 good --rtr write
+bad=()
 for ((i = 0; i < ${#cases[@]}; i += batch)); do
 	pids=()
 	for c in "${cases[@]:i:batch}"; do
@@ -246,7 +261,13 @@ for ((i = 0; i < ${#cases[@]}; i += batch)); do
 	wait "${pids[@]}"
 	for c in "${cases[@]:i:batch}"; do
 		IFS='|' read -r name opts event want <<<"$c"
-		check_case "$name" "$event" "$want"
+		# XIW_HOSTILE_KEEPGOING=1: judge every case, fail at the end
+		# (a module under investigation: which cases fail)
+		if [ -n "${XIW_HOSTILE_KEEPGOING:-}" ]; then
+			(check_case "$name" "$event" "$want") || bad+=("$name")
+		else
+			check_case "$name" "$event" "$want"
+		fi
 	done
 	# a new connection works after every batch
 	if [ $((i + batch)) -lt ${#cases[@]} ]; then
@@ -255,6 +276,8 @@ for ((i = 0; i < ${#cases[@]}; i += batch)); do
 		good --crc --rtr read
 	fi
 done
+
+[ ${#bad[@]} = 0 ] || fail "cases failed: ${bad[*]}"
 
 # One side insists on CRC, the other does not: with mpa_crc=1 xiw sets C
 # in its Reply to a Request without C (CRC is then on both ways, RFC
