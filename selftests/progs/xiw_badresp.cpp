@@ -40,6 +40,10 @@
 //   flush-type  Flush answered with a Verify Response
 //   flush-rresp Flush answered with a Read Response
 //   verify-type Verify answered with a Flush Response
+//   wire        a region Flush, an Atomic Write of 0x0102030405060708 and
+//               a range Flush, each answered correctly: the responder
+//               prints the request bytes xiw put on the wire ("WIRE ..."),
+//               the requester expects three successes
 // In the response cases a Read follows the bad one (never answered): it
 // must be flushed.
 //
@@ -284,6 +288,7 @@ const CaseDesc kCases[] = {
 	{"rresp-stag", 2}, {"rresp-to", 2},   {"rresp-short", 2},
 	{"rresp-long", 2}, {"aresp-id", 2},   {"aresp-type", 2},
 	{"flush-type", 2}, {"flush-rresp", 2}, {"verify-type", 2},
+	{"wire", 3},
 };
 
 const CaseDesc *find_case(std::string_view n)
@@ -397,6 +402,7 @@ int do_listen(const char *host, const char *port, const CaseDesc &cd)
 		send_all(p.fd, read_resp(p, r.sink_stag, 0, 0));
 	}
 	std::vector<Req> reqs;
+	std::vector<Bytes> frames;
 	while ((int)reqs.size() < cd.nreq) {
 		f = next_fpdu(p, end);
 		if (f.empty())
@@ -408,12 +414,33 @@ int do_listen(const char *host, const char *port, const CaseDesc &cd)
 			return 1;
 		}
 		reqs.push_back(parse_req(f));
+		frames.push_back(f);
 	}
 	std::printf("REQUESTS %zu\n", reqs.size());
 	const Req &r0 = reqs[0];
 	std::string_view n = cd.name;
 	Bytes out;
-	if (n.starts_with("term-")) {
+	if (n == "wire") {
+		// the commit draft's requests as xiw frames them (appendix A):
+		// Data Sink STag, Length, TO, then the flags or the data
+		for (size_t i = 0; i < frames.size(); i++) {
+			const u8 *b = frames[i].data() + ddp::kUntaggedFpduHdr;
+			int op = reqs[i].op;
+
+			std::printf("WIRE op=0x%x len=0x%08x to=0x%016llx", op,
+				    rfc::get32(b + 4),
+				    (unsigned long long)rfc::get64(b + 8));
+			if (op == rdmap::kFlushReq)
+				std::printf(" flags=0x%08x\n", rfc::get32(b + 16));
+			else
+				std::printf(" data=%s\n",
+					    checks::hex(b + 16, 8).c_str());
+			Bytes r = qn3_resp(p, op == rdmap::kFlushReq ?
+					   rdmap::kFlushResp :
+					   rdmap::kAtomicWriteResp, {});
+			out.insert(out.end(), r.begin(), r.end());
+		}
+	} else if (n.starts_with("term-")) {
 		out = read_resp(p, r0.sink_stag, r0.sink_to, r0.size);
 		const Req *named = n == "term-mid" ? &reqs[1] :
 				   n == "term-last" ? &reqs[2] : nullptr;
@@ -524,7 +551,8 @@ int do_req(const char *host, const char *port, const CaseDesc &cd)
 	cm_pair::SideOpts o;
 	o.mem_bytes = kMem;
 	o.send_ops_flags = IBV_QP_EX_WITH_RDMA_READ |
-			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+			   IBV_QP_EX_WITH_ATOMIC_WRITE;
 	s.setup(id, o);
 	std::fill(s.mem.begin(), s.mem.end(), kGuard);
 	rdma_conn_param cp{};
@@ -544,7 +572,18 @@ int do_req(const char *host, const char *port, const CaseDesc &cd)
 	};
 	ibv_wr_start(s.qpx);
 	s.qpx->wr_flags = IBV_SEND_SIGNALED;
-	if (n.starts_with("term-") || n.starts_with("rresp-")) {
+	if (n == "wire") {
+		const u64 v = 0x0102030405060708ULL;
+
+		s.qpx->wr_id = 1;
+		xiwdv_wr_flush(s.qpx, kRkey, kRaddr, 0, XIWDV_FLUSH_GLOBAL,
+			       XIWDV_FLUSH_MR);
+		s.qpx->wr_id = 2;
+		ibv_wr_atomic_write(s.qpx, kRkey, kRaddr + 64, &v);
+		s.qpx->wr_id = 3;
+		xiwdv_wr_flush(s.qpx, kRkey, kRaddr + 128, 4096,
+			       XIWDV_FLUSH_PERSISTENT, XIWDV_FLUSH_RANGE);
+	} else if (n.starts_with("term-") || n.starts_with("rresp-")) {
 		for (int i = 0; i < cd.nreq; i++)
 			read(i);
 	} else {
@@ -565,6 +604,19 @@ int do_req(const char *host, const char *port, const CaseDesc &cd)
 		die("post");
 
 	std::vector<std::pair<size_t, size_t>> keep;
+	if (n == "wire") {
+		expect_wcs(s, {{IBV_WC_SUCCESS, 0}, {IBV_WC_SUCCESS, 0},
+			       {IBV_WC_SUCCESS, 0}}, what);
+		check(guard_ok(s, keep), what + ": no local memory touched");
+		rdma_disconnect(id);
+		s.teardown();
+		rdma_destroy_event_channel(ch);
+		freeaddrinfo(ai);
+		std::printf("%s: %d passed, %d failed\n",
+			    checks::failures ? "FAIL" : "ok", checks::passes,
+			    checks::failures);
+		return checks::failures ? 1 : 0;
+	}
 	if (n.starts_with("term-")) {
 		const Want err{IBV_WC_REM_ACCESS_ERR, 0x0100};
 		const Want fl{IBV_WC_WR_FLUSH_ERR, 0};

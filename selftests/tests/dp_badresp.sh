@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 180
-# description: xiw as requester: a Terminate completes the WR it names (xiw vs xiw: Read, FetchAdd or Read with a bad rkey, then a WR behind; a raw responder answering Read 1 then naming Read 2, Read 3 or nothing), earlier answered WRs keep their data, the rest flushed; hostile responses (Read Response with wrong STag/offset/length/too many bytes, atomic with wrong id or type, Flush/Verify with the wrong response): exact Terminate from xiw, the WR BAD_RESP_ERR, nothing written outside the posted sink
+# description: xiw as requester: a Terminate completes the WR it names (xiw vs xiw: Read, FetchAdd or Read with a bad rkey, then a WR behind; a raw responder answering Read 1 then naming Read 2, Read 3 or nothing), earlier answered WRs keep their data, the rest flushed; hostile responses (Read Response with wrong STag/offset/length/too many bytes, atomic with wrong id or type, Flush/Verify with the wrong response): exact Terminate from xiw, the WR BAD_RESP_ERR, nothing written outside the posted sink; the bytes of a region Flush, an Atomic Write and a range Flush as xiw puts them on the wire
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 B=$(need_prog xiw_badresp)
@@ -48,6 +48,7 @@ cases=(
 	"flush-type|layer=0 type=2 code=0x06 hdrct=0xc0"
 	"flush-rresp|layer=0 type=2 code=0x06 hdrct=0xc0"
 	"verify-type|layer=0 type=2 code=0x06 hdrct=0xc0"
+	"wire|NOTERM"
 )
 if [ -n "${XIW_BADRESP_CASES:-}" ]; then
 	sel=()
@@ -84,5 +85,19 @@ for c in "${cases[@]}"; do
 	port=$((port + 1))
 	judge resp_case "$name" "$want" $port
 done
+# the wire case: the request bytes xiw sent, as the raw responder read them
+# (commit draft appendix A; Documentation/wire-format.md "Flush", "Atomic Write")
+wire_bytes() {
+	local w
+	w=$(grep '^WIRE ' resp-wire.log)
+	# a region Flush: R|G, Length 2^32 - 1 and TO 2^64 - 1, so that a peer
+	# ignoring R sees a wrapping range whatever the region's size
+	expect_match "$w" '^WIRE op=0xc len=0xffffffff to=0xffffffffffffffff flags=0x00000006$' "region Flush on the wire"
+	# "the 64-bit data value to be written, in big-endian format"
+	expect_match "$w" '^WIRE op=0x10 len=0x00000008 to=0x0000000000100040 data=0102030405060708$' "Atomic Write on the wire"
+	expect_match "$w" '^WIRE op=0xc len=0x00001000 to=0x0000000000100080 flags=0x00000001$' "range Flush P on the wire"
+	log "wire: region Flush R|G len 2^32-1 TO 2^64-1, Atomic Write data big-endian, range Flush P"
+}
+[ ! -f resp-wire.log ] || judge wire_bytes
 [ ${#bad[@]} = 0 ] || fail "cases failed: ${bad[*]}"
 log "ok: 2 sequences xiw vs xiw, ${#cases[@]} raw responder cases"
