@@ -4,10 +4,15 @@
  * Flush, an Atomic Write and an RDMA Verify do to memory, and the MR
  * attributes they need (persistent memory, Verify digest).
  *
- * The TX engine calls these in IRQ order, right before it sends the
- * response (xiw_tx_resp.c), so each operation sees every earlier placement
- * of its stream and no later request overtakes it. Placement by RX is a
- * CPU store into the MR's pages (kmap), so:
+ * The TX engine runs Flush and Verify in IRQ order, right before it sends
+ * the response (xiw_tx_resp.c), so each sees every earlier placement of
+ * its stream and every earlier request on queue 1 executed; Writes and
+ * Sends that arrive later are placed by RX meanwhile, and may be covered
+ * too. RX stores an Atomic Write where it is received, in message order
+ * with the Writes and Sends around it, unless an earlier Flush or Verify
+ * is still to run: then TX stores it after them, in IRQ order
+ * (xiw_rx_exec()). Placement by RX is a CPU store into the MR's pages
+ * (kmap), so:
  *
  * - Flush G (global visibility): a full barrier; every earlier placement
  *   was made by a CPU store that precedes it.

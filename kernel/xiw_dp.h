@@ -133,11 +133,20 @@ struct xiw_orqe {
 };
 
 /*
- * Inbound request on QN 1 (depth IRD). Entries are executed and answered
- * by TX strictly in arrival order (RFC 7306 section 5.4, commit draft
- * section 4): a Read Response copies memory when it is sent, an atomic,
- * Atomic Write, Flush or Verify is executed right before its response,
- * so none of them can overtake an earlier one. RX only checks headers.
+ * Inbound request on QN 1 (depth IRD), answered by TX strictly in arrival
+ * order (RFC 7306 section 5.2.2 rule 8, commit draft section 4).
+ *
+ * Execution: RX executes an RFC 7306 atomic or an Atomic Write as soon as
+ * its FPDU is complete, before it places any later message of the stream
+ * (xiw_rx_exec(): IBA C9-28 order, which RFC 7306 allows), and queues it
+ * with @executed set and its result; TX frames the response. While an
+ * earlier Flush or Verify is not yet executed, an atomic or Atomic Write
+ * waits in the IRQ unexecuted instead (the draft orders an Atomic Write
+ * after earlier Flushes and Verifies), and TX executes it in IRQ order.
+ * TX executes a Flush or Verify right before its response, after every
+ * earlier entry. A Read Response copies memory when it is sent: a Read
+ * may see what later Writes and atomics stored (RFC 5040 section 5.5,
+ * RFC 7306 section 7).
  */
 struct xiw_irqe {
 	u8 type;		/* enum xiw_rq_type */
@@ -155,11 +164,13 @@ struct xiw_irqe {
 	u64 data;		/* Atomic Write: the value, CPU order */
 	/* Flush, Verify, Atomic Write: 0, or the STag to invalidate */
 	u32 inv_stag;
+	bool executed;		/* by RX at receipt: TX only answers */
 	u8 hash[XIW_VERIFY_HASH_MAX];	/* Verify: expected, then result */
 	/*
-	 * Read: the source region, atomic: the target region, as RX
-	 * looked it up (reference held); TX takes it out of the IRQ
-	 * (xiw_tx_resp_start()) and checks it again. NULL: look it up.
+	 * Read: the source region, unexecuted atomic or Atomic Write: the
+	 * target region, as RX looked it up (reference held); TX takes it
+	 * out of the IRQ (xiw_tx_resp_start()) and checks it again. NULL:
+	 * look it up (or nothing to look up: @executed).
 	 */
 	struct xiw_mr *mr;
 };
@@ -304,8 +315,18 @@ struct xiw_rx_ctx {
 	struct xiw_mr *tmr;
 	u64 tto;
 
-	/* Read or Atomic Request being received: its region, for the IRQ */
+	/*
+	 * Read, Atomic or Atomic Write Request being received: its region,
+	 * for its execution (xiw_rx_exec()) or the IRQ
+	 */
 	struct xiw_mr *qmr;
+	/*
+	 * The last IRQ entry RX left for TX to execute (a Flush, a Verify,
+	 * a held atomic): atomics and Atomic Writes wait until TX popped it
+	 * (xiw_rx_exec_held()).
+	 */
+	bool exec_wait;
+	u32 exec_wait_idx;
 
 	/* Bytes of the last RDMA Write message (Immediate Data byte_len). */
 	u32 write_len;

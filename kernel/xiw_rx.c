@@ -14,7 +14,8 @@
  * validate it with xiw_rx_check_hdr() (xiw_wire.h), read the rest of the
  * RDMAP header, check it against QP state (MSN, MO, STag, PD, rights,
  * bounds, ORQ/IRQ), place the payload, check pad and CRC, and only then
- * act on the message (completions, IRQ, invalidation, Terminate).
+ * act on the message (completions, IRQ, atomics and Atomic Writes executed
+ * at once, invalidation, Terminate).
  * Requests queued in the IRQ are answered, and a TX waiting for ORD is
  * kicked, once per pass, after tcp_read_sock() (xiw_rx_data_ready()).
  *
@@ -28,6 +29,7 @@
 
 #include "xiw_rx.h"
 #include "xiw_sched.h"
+#include "xiw_tx.h"
 #include "xiw_commit.h"
 #include "xiw_trace.h"
 
@@ -493,8 +495,9 @@ static bool xiw_rx_ird_full(struct xiw_qp_dp *dp, u8 hdrct)
 }
 
 /*
- * A Read or Atomic Request's region, looked up with its header: kept for
- * its IRQ entry (xiw_rx_irq_push()), so that TX only checks it again.
+ * A Read, Atomic or Atomic Write Request's region, looked up with its
+ * header: kept for its execution at receipt (xiw_rx_exec()) or its IRQ
+ * entry (xiw_rx_irq_push()), so that it is only checked again.
  */
 static void xiw_rx_keep_qmr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 {
@@ -537,7 +540,7 @@ static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
  * Atomic Request header: IRD, AOpCode, alignment (of the TO and of the
  * memory behind it), STag with remote-atomic right and bounds. Nothing is
  * touched before the whole FPDU is in and its CRC checked (section 5.4
- * rule 3); TX executes the request later, in IRQ order.
+ * rule 3); then xiw_rx_exec() executes it, with the region kept here.
  */
 static bool xiw_rx_hdr_atomic(struct xiw_qp_dp *dp)
 {
@@ -578,7 +581,7 @@ static bool xiw_rx_hdr_atomic(struct xiw_qp_dp *dp)
 			    XIW_RDMAP_EC_CATASTROPHIC_STREAM, XIW_HDRCT_MD);
 		return false;
 	}
-	/* TX executes it, in IRQ order, and checks the region again */
+	/* executed when the FPDU is complete (xiw_rx_exec()) */
 	xiw_rx_keep_qmr(dp, mr);
 	return true;
 }
@@ -737,7 +740,8 @@ static bool xiw_rx_hdr_awrite(struct xiw_qp_dp *dp)
 		xiw_mr_put(mr);
 		goto not_atomic;
 	}
-	xiw_mr_put(mr);
+	/* stored when the FPDU is complete (xiw_rx_exec()) */
+	xiw_rx_keep_qmr(dp, mr);
 	return true;
 not_atomic:
 	xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
@@ -1073,25 +1077,117 @@ static void xiw_rx_rresp_done(struct xiw_qp_dp *dp, u32 payload, bool last)
 }
 
 /*
- * Queue an inbound QN 1 request for TX, which executes and answers IRQ
- * entries in arrival order. IRD was checked with the header.
+ * Queue an inbound QN 1 request for TX, which answers IRQ entries in
+ * arrival order, executing first those RX did not (xiw_rx_exec()). IRD
+ * was checked with the header.
  */
 static void xiw_rx_irq_push(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 {
 	u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
+	struct xiw_rx_ctx *rx = &dp->rx;
 
 	/* the region its header was checked against goes with it */
-	e->mr = dp->rx.qmr;
-	dp->rx.qmr = NULL;
-	dp->rx.msn[XIW_QN_REQ]++;
+	e->mr = rx->qmr;
+	rx->qmr = NULL;
+	rx->msn[XIW_QN_REQ]++;
 	spin_lock_bh(&dp->lock);
+	if (e->type != XIW_RQ_READ && !e->executed) {
+		/* later atomics and Atomic Writes wait for it */
+		rx->exec_wait = true;
+		rx->exec_wait_idx = dp->irq_tail;
+	}
 	dp->irq[dp->irq_tail & (n - 1)] = *e;
 	dp->irq_tail++;
 	spin_unlock_bh(&dp->lock);
 	/* answered when this RX pass ends (xiw_rx_data_ready()) */
-	dp->rx.irq_new++;
+	rx->irq_new++;
 	if (!xiw_irqe_short(e))
-		dp->rx.irq_long = true;
+		rx->irq_long = true;
+}
+
+/*
+ * Is an earlier request of the stream still to be executed by TX (a Flush
+ * or a Verify, or an atomic or Atomic Write held behind one)? TX pops an
+ * IRQ entry, under dp->lock, only once it executed it.
+ */
+static bool xiw_rx_exec_held(struct xiw_qp_dp *dp)
+{
+	struct xiw_rx_ctx *rx = &dp->rx;
+
+	if (!rx->exec_wait)
+		return false;
+	spin_lock_bh(&dp->lock);
+	if ((s32)(dp->irq_head - rx->exec_wait_idx) > 0)
+		rx->exec_wait = false;
+	spin_unlock_bh(&dp->lock);
+	return rx->exec_wait;
+}
+
+/*
+ * Execute an RFC 7306 atomic or an Atomic Write @e where it is received,
+ * its FPDU complete and CRC checked, before any later message of the
+ * stream is placed: a Write or Send that follows it finds it done, as
+ * InfiniBand's responder orders them (IBA C9-28) and as applications
+ * ported through RFC 7306 expect. The result (e->orig) goes into the IRQ
+ * entry; TX only frames the response, in IRQ order, after the responses
+ * to earlier Reads.
+ *
+ * Not while an earlier Flush or Verify waits for TX (xiw_rx_exec_held()):
+ * the commit draft orders an Atomic Write "after the successful completion
+ * of any previous requested RDMA Flush or RDMA Verify" (section 3.1.3),
+ * and RFC 7306 atomics wait with it. Such a request stays unexecuted in
+ * the IRQ and TX executes it in IRQ order (xiw_tx_resp_exec()).
+ *
+ * The region kept with the header (rx->qmr) is checked again (the STag
+ * may have been invalidated meanwhile) and consumed. False after a
+ * Terminate.
+ */
+static bool xiw_rx_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e)
+{
+	bool atomic = e->type == XIW_RQ_ATOMIC;
+	struct xiw_rx_ctx *rx = &dp->rx;
+	enum xiw_mem_err err;
+	struct xiw_mr *mr;
+	int rv;
+
+	if (xiw_rx_exec_held(dp))
+		return true;
+	mr = xiw_mr_reuse(xiw_dp_dev(dp), dp->qp->pd, rx->qmr, e->sink_stag,
+			  atomic ? IB_ACCESS_REMOTE_ATOMIC :
+				   IB_ACCESS_REMOTE_WRITE,
+			  e->sink_to, sizeof(u64), &err);
+	rx->qmr = NULL;
+	if (!mr) {
+		xiw_dp_dbg(dp, "IRQ type %u: STag %#x gone: %d\n", e->type,
+			   e->sink_stag, err);
+		xiw_rx_term_prot(dp, err, XIW_HDRCT_MD);
+		return false;
+	}
+	if (atomic)
+		rv = xiw_tx_resp_atomic(mr, e) ? 0 : -EIO;
+	else
+		rv = xiw_commit_awrite(mr, e->sink_to, e->data);
+	xiw_mr_put(mr);
+	if (rv) {
+		xiw_dp_dbg(dp, "IRQ type %u at %#llx failed: %d\n", e->type,
+			   e->sink_to, rv);
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
+			    XIW_RDMAP_EC_CATASTROPHIC_STREAM, XIW_HDRCT_MD);
+		return false;
+	}
+	xiw_dp_stat_add(dp, atomic ? XIW_STAT_ATOMICS :
+				     XIW_STAT_ATOMIC_WRITES, 1);
+	/* checked with the header (xiw_rx_commit_inv_ok()); as in TX */
+	if (e->inv_stag &&
+	    xiw_mr_invalidate(xiw_dp_dev(dp), dp->qp->pd, e->inv_stag, true)) {
+		xiw_dp_dbg(dp, "IRQ type %u: cannot invalidate STag %#x\n",
+			   e->type, e->inv_stag);
+		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_PROT,
+			    XIW_RDMAP_EC_CANNOT_INVALIDATE, XIW_HDRCT_MD);
+		return false;
+	}
+	e->executed = true;
+	return true;
 }
 
 static void xiw_rx_rreq_done(struct xiw_qp_dp *dp)
@@ -1137,7 +1233,7 @@ static void xiw_rx_imm_done(struct xiw_qp_dp *dp)
 	xiw_rx_end_send(dp);
 }
 
-/* Atomic Request delivered: TX executes it in IRQ order, then answers. */
+/* Atomic Request delivered: executed now (xiw_rx_exec()), TX answers. */
 static void xiw_rx_atomic_done(struct xiw_qp_dp *dp)
 {
 	struct xiw_rdmap_atomic_req *r = &dp->rx.hdr.atomic_req;
@@ -1154,12 +1250,15 @@ static void xiw_rx_atomic_done(struct xiw_qp_dp *dp)
 		.cmp_mask = be64_to_cpu(r->cmp_mask),
 	};
 
-	xiw_rx_irq_push(dp, &e);
+	if (xiw_rx_exec(dp, &e))
+		xiw_rx_irq_push(dp, &e);
 }
 
 /*
  * Flush, Atomic Write or Verify Request delivered (checked with the
- * header): TX executes it once every earlier request is done.
+ * header). An Atomic Write is executed now (xiw_rx_exec()); TX executes a
+ * Flush or Verify once every earlier request is done, right before its
+ * response.
  */
 static void xiw_rx_commit_req_done(struct xiw_qp_dp *dp)
 {
@@ -1183,6 +1282,8 @@ static void xiw_rx_commit_req_done(struct xiw_qp_dp *dp)
 		e.len = XIW_ATOMIC_WRITE_LEN;
 		/* a big-endian value on the wire (the draft), stored as a u64 */
 		e.data = be64_to_cpu(h->awrite_req.data);
+		if (!xiw_rx_exec(dp, &e))
+			return;
 		break;
 	default:	/* Verify */
 		e.type = XIW_RQ_VERIFY;

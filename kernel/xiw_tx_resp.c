@@ -3,13 +3,17 @@
  * xiw - TX, the responder: answers to the peer's requests on queue 1,
  * oldest first, from the IRQ RX fills. Read Responses are framed from the
  * source region (copied: nothing tells the responder when its memory may
- * change); RFC 7306 atomics, Atomic Write, Flush and Verify are executed
- * on the responder's memory right before their response on queue 3. A
+ * change). RFC 7306 atomics and Atomic Writes are executed by RX where
+ * they are received, in message order with the Writes and Sends around
+ * them (xiw_rx_exec()); TX frames their responses from the result in the
+ * IRQ entry. Flush and Verify, and an atomic or Atomic Write that arrived
+ * while an earlier Flush or Verify was still to run, are executed here on
+ * the responder's memory right before their response on queue 3. A
  * request that touches much memory (a long Flush or Verify,
  * xiw_commit_heavy()) runs in a work item of its own while the IRQ head
- * waits, so no later request is executed or answered before it. A region
- * that is gone or changed is answered with a Terminate. Runs as the owner
- * of XIW_DP_TX_BUSY, except the exec work.
+ * waits, so no later request waiting in the IRQ is executed or answered
+ * before it. A region that is gone or changed is answered with a
+ * Terminate. Runs as the owner of XIW_DP_TX_BUSY, except the exec work.
  */
 #include <linux/highmem.h>
 
@@ -46,9 +50,11 @@ static void xiw_tx_resp_prot_fail(struct xiw_qp_dp *dp, enum xiw_mem_err err)
  * compare-and-exchange, so it is atomic against other QPs, other devices
  * and the local CPUs alike; the value is in the CPU's byte order in
  * memory, big-endian on the wire. A CmpSwap that does not match (or a
- * FetchAdd of nothing) stores nothing.
+ * FetchAdd of nothing) stores nothing. The original value goes to
+ * e->orig. Also called by RX, which executes atomics at receipt
+ * (xiw_rx_exec()); false if the target is not aligned memory of @mr.
  */
-static bool xiw_tx_resp_atomic(struct xiw_mr *mr, struct xiw_irqe *e)
+bool xiw_tx_resp_atomic(struct xiw_mr *mr, struct xiw_irqe *e)
 {
 	bool fadd = (e->aopcode & XIW_AOP_MASK) == XIW_AOP_FETCH_ADD;
 	u64 *p, old, new;
@@ -76,11 +82,12 @@ static bool xiw_tx_resp_atomic(struct xiw_mr *mr, struct xiw_irqe *e)
 }
 
 /*
- * Execute the atomic, Atomic Write, Flush or Verify in tx->irqe on the
+ * Execute the Flush or Verify in tx->irqe, or an atomic or Atomic Write
+ * RX left unexecuted (held behind an earlier Flush or Verify), on the
  * responder's memory, right before its response. RX checked the request;
- * the region RX kept (an atomic's, e->mr, consumed) is checked again, or
- * the STag resolved again (the MR may have changed since). Returns false
- * after a Terminate.
+ * the region RX kept (an atomic's or Atomic Write's, e->mr, consumed) is
+ * checked again, or the STag resolved again (the MR may have changed
+ * since). Returns false after a Terminate.
  */
 static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 			     bool offloaded)
@@ -209,7 +216,10 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
  * process context, so neither this QP's SQ nor other QPs' TX wait for a
  * 1 GiB digest. It executes a copy of the IRQ head (dp->exec_irqe) and
  * kicks TX when done; the IRQ head stays where it is meanwhile, so no
- * later request of the stream is executed or answered before it.
+ * later request of the stream is answered before it, and none that waits
+ * in the IRQ is executed before it (RX holds atomics and Atomic Writes
+ * back while it is there: xiw_rx_exec_held()). Later Writes and Sends are
+ * placed meanwhile, and later Reads may see them, as for any Read.
  */
 void xiw_tx_resp_exec_work(struct work_struct *w)
 {
@@ -282,8 +292,10 @@ static bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only)
 	tx->rr_sge.mr = NULL;
 	tx->rr_sge.len = tx->irqe.len;
 	tx->rr_sge.addr = tx->irqe.src_to;
-	if (xiw_commit_heavy(dp, &tx->irqe)) {
-		if (tx->irqe.mr) {	/* only Reads and atomics keep one */
+	if (tx->irqe.executed) {
+		/* RX executed it at receipt: its result is in tx->irqe */
+	} else if (xiw_commit_heavy(dp, &tx->irqe)) {
+		if (tx->irqe.mr) {	/* not kept for Flush and Verify */
 			xiw_mr_put(tx->irqe.mr);
 			tx->irqe.mr = NULL;
 		}
@@ -325,7 +337,8 @@ static void xiw_tx_resp_irq_pop(struct xiw_qp_dp *dp)
 /*
  * Responses on QN 3, matched by their MSN: RFC 7306 Atomic Response, and
  * the commit draft's Flush and Atomic Write Responses (bare) and Verify
- * Response (the digest). The request was executed by xiw_tx_resp_exec().
+ * Response (the digest). The request was executed by RX at receipt or by
+ * xiw_tx_resp_exec().
  */
 static int xiw_tx_resp_build_qn3(struct xiw_qp_dp *dp)
 {
