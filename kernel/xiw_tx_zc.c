@@ -73,6 +73,7 @@ struct xiw_zc_owner {
 struct xiw_tx_zc {
 	struct ubuf_info uarg;		/* refcnt: TX's own + one per skb */
 	struct xiw_zc_owner *owner;
+	struct xiw_qp_dp *tx_dp;	/* TX's, only while TX frames the WR */
 	u32 cidx;			/* the WR's completion index */
 	u32 byte_len;
 	bool complete;			/* WR fully framed: complete on release */
@@ -181,13 +182,21 @@ struct xiw_tx_zc *xiw_tx_zc_get(struct xiw_qp_dp *dp, u32 cidx)
 	zc->uarg.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 	refcount_set(&zc->uarg.refcnt, 1);
 	zc->cidx = cidx;
+	zc->tx_dp = dp;
 	zc->owner = dp->zc_owner;
 	refcount_inc(&zc->owner->ref);
 	return zc;
 }
 
+/*
+ * The notifier for a sendmsg that hands the WR's payload pages to TCP by
+ * reference (MSG_ZEROCOPY). TX context, the data path alive: counted as
+ * tx_zcopy_sends, one per FPDU sent zero-copy plus one per resumption of
+ * an FPDU whose payload TCP took in parts; the proof that zero copy ran.
+ */
 struct ubuf_info *xiw_tx_zc_uarg(struct xiw_tx_zc *zc)
 {
+	xiw_dp_stat_add(zc->tx_dp, XIW_STAT_TX_ZCOPY_SENDS, 1);
 	return &zc->uarg;
 }
 

@@ -83,8 +83,13 @@ fail() {
 	exit $KSFT_FAIL
 }
 
+# A test skips only through skip(), which says why: the exit handler turns
+# any other exit status 4 (an unguarded command that exited 4, a bare
+# "exit 4") into a failure.
+_xiw_skipping=0
 skip() {
 	printf 'SKIP: %s\n' "$*" >&2
+	_xiw_skipping=1
 	exit $KSFT_SKIP
 }
 
@@ -101,6 +106,10 @@ _xiw_on_exit() {
 	local rc=$? i out crc
 	set +eE
 	trap - ERR
+	if [ $rc = "$KSFT_SKIP" ] && [ "$_xiw_skipping" != 1 ]; then
+		printf 'FAIL: exit status %d without skip(): a skip must say why\n' $rc >&2
+		rc=$KSFT_FAIL
+	fi
 	for ((i = ${#_xiw_deferred[@]} - 1; i >= 0; i--)); do
 		out=$(eval "${_xiw_deferred[i]}" 2>&1)
 		crc=$?

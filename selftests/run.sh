@@ -42,8 +42,12 @@
 #   * After the tests of each boot, "module_unload" (2vm: "module_unload_2vm")
 #     rmmods xiw if it is loaded (a failure = a leak) and scans the log again;
 #     it is skipped when xiw was never loaded.
-#   * Output: TAP version 13 on stdout, the last line "N passed, N failed"
-#     (", N skipped" when some were); exit status 1 if any test failed.
+#   * A skip says why: exit status 4 without a "SKIP: why" line in the
+#     test's log fails. A skip of a test not on the allow-list
+#     (selftests/skip-allow.txt, or $XIW_SKIP_ALLOW; the selfcheck's:
+#     selftests/selfcheck/skip-allow.txt) fails too.
+#   * Output: TAP version 13 on stdout, the last line "N passed, N failed,
+#     N skipped"; exit status 1 if any test failed.
 #
 # Environment: XIW_BUILD (default <repo>/build), XIW_KO (default
 # <repo>/kernel/xiw.ko), KERNEL / XIW_KVER (kernel to boot; with XIW_KVER
@@ -242,10 +246,44 @@ retries() {
 	done
 }
 
+# The skip allow-list: a skip of a test not on it is a failure. Lines
+# "NAME | SKIP-REASON-ERE | why it may skip" (NAME a bash pattern; a
+# skip matches when its reason matches the ERE); "#" comments. The
+# selfcheck's fixtures have a list of their own.
+skip_allow=${XIW_SKIP_ALLOW:-$here/skip-allow.txt}
+[ $selfcheck = 0 ] || skip_allow=${XIW_SKIP_ALLOW:-$here/selfcheck/skip-allow.txt}
+allow_pat=() allow_re=()
+if [ -f "$skip_allow" ]; then
+	while IFS='|' read -r a_n a_re _; do
+		a_n=${a_n//[[:space:]]/}
+		[ -n "$a_n" ] && [[ $a_n != \#* ]] || continue
+		a_re=${a_re#"${a_re%%[![:space:]]*}"} a_re=${a_re%"${a_re##*[![:space:]]}"}
+		allow_pat+=("$a_n") allow_re+=("$a_re")
+	done <"$skip_allow"
+elif [ -n "${XIW_SKIP_ALLOW:-}" ]; then
+	echo "run.sh: no skip allow-list $skip_allow" >&2; exit 2
+fi
+# skip_allowed NAME REASON: NAME (without -r's ".K") may skip for REASON.
+skip_allowed() {
+	local n=$1 i
+	[[ $n =~ ^(.*)\.[0-9]+$ ]] && n=${BASH_REMATCH[1]}
+	for i in "${!allow_pat[@]}"; do
+		# shellcheck disable=SC2053 # a pattern on purpose
+		[[ $n == ${allow_pat[i]} ]] || continue
+		[ -z "${allow_re[i]}" ] || grep -qE -- "${allow_re[i]}" <<<"$2" || continue
+		return 0
+	done
+	return 1
+}
+
 # emit NAME STATUS SECONDS REASON LOGFILE...
 emit() {
 	local name=$1 st=$2 secs=$3 reason=$4 f n_retries retry_lines rnote=
 	shift 4
+	if [ "$st" = skip ] && ! skip_allowed "$name" "$reason"; then
+		st=fail
+		reason="skip not on the allow-list (${skip_allow#"$repo"/}): ${reason:-no reason}"
+	fi
 	tapno=$((tapno + 1))
 	verdict[$name]=$st reasons[$name]=$reason
 	retries "$name"
@@ -695,7 +733,5 @@ if [ $selfcheck = 1 ]; then
 fi
 
 echo "# results in $outdir (${elapsed}s)"
-summary="$n_pass passed, $n_fail failed"
-[ $n_skip = 0 ] || summary+=", $n_skip skipped"
-echo "$summary"
+echo "$n_pass passed, $n_fail failed, $n_skip skipped"
 [ $n_fail = 0 ]

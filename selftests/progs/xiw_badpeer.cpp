@@ -84,6 +84,7 @@ struct Peer {
 	u64 rw_addr = 0, ro_addr = 0;
 	u32 rw_stag = 0, rw_len = 0, ro_stag = 0, ro_len = 0;
 	Bytes rw_model = Bytes(kRegion, 0); // what the RW region should hold
+	Bytes rw_placed;		// ... or this, if placed before the CRC check
 	Bytes last_hdr;			// header of the last FPDU sent
 	Bytes rx;			// received, not yet parsed
 	bool eof = false, reset = false;
@@ -337,6 +338,13 @@ RxResult rx_loop(Peer &p, Clock::time_point end, int until_rresp = 0)
 			if (dc & ddp::kL)
 				rresp_last++;
 			res.rresp_ok &= ok;
+		} else if (!(dc & ddp::kT) && (op == rdmap::kFlushResp ||
+						op == rdmap::kVerifyResp) &&
+			   rfc::get32(&f[ddp::kOffQn]) == rdmap::kQnAtomicResp) {
+			std::printf("%s msn=%u len=%u\n",
+				    op == rdmap::kFlushResp ? "FLRESP" : "VRESP",
+				    rfc::get32(&f[ddp::kOffMsn]), ulpdu);
+			res.other++;
 		} else if (!(dc & ddp::kT) && op == rdmap::kAtomicWriteResp &&
 			   ulpdu == ddp::kUntaggedHdrLen &&
 			   rfc::get32(&f[ddp::kOffQn]) == rdmap::kQnAtomicResp) {
@@ -788,6 +796,90 @@ const Case kCases[] = {
 				   mpa::kRtrReadStag, 0);
 		send_fpdu(p, h);
 	}},
+	// ---- Bounds to the byte, CRC on tagged frames -------------------
+	// Bounds: the access that ends exactly at the region's end is
+	// answered (its data lands: rw_model), then the same access one
+	// byte further is refused; the Terminate names that one.
+	{"oob1", "Write of 64 bytes ending at the RW region's end, then one ending a byte past it",
+	 [](Peer &p, const Opts &) {
+		u64 end = p.rw_addr + p.rw_len;
+		Bytes w = pattern(64, 40);
+
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag, end - 64), w);
+		std::memcpy(p.rw_model.data() + kRegion - 64, w.data(), 64);
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag, end - 63),
+			  pattern(64, 41));
+	}},
+	{"rreq-oob1", "Read Request of the RO region's last 64 bytes, then of 64 bytes ending a byte past it",
+	 [](Peer &p, const Opts &) {
+		u64 end = p.ro_addr + p.ro_len;
+
+		send_fpdu(p, rreq_hdr(p, p.ro_stag, end - 64, 64));
+		p.msn[rdmap::kQnReadReq]++;
+		send_fpdu(p, rreq_hdr(p, p.ro_stag, end - 63, 64));
+	}},
+	{"awrite-oob", "Atomic Write of the RW region's last 8 bytes, then of the 8 bytes after its end",
+	 [](Peer &p, const Opts &) {
+		u64 end = p.rw_addr + p.rw_len;
+		Bytes v = pattern(8, 42);
+
+		send_fpdu(p, commit_hdr(p, rdmap::kAtomicWriteReq, p.rw_stag, 8,
+					end - 8, v));
+		p.msn[rdmap::kQnReadReq]++;
+		// the draft's big-endian value, stored in this host's order
+		u64 x = rfc::get64(v.data());
+		std::memcpy(p.rw_model.data() + kRegion - 8, &x, 8);
+		send_fpdu(p, commit_hdr(p, rdmap::kAtomicWriteReq, p.rw_stag, 8,
+					end, pattern(8, 43)));
+	}},
+	{"flush-oob1", "Flush (G) of the RW region's last 64 bytes, then of 64 bytes ending a byte past it",
+	 [](Peer &p, const Opts &) {
+		u64 end = p.rw_addr + p.rw_len;
+
+		send_fpdu(p, commit_hdr(p, rdmap::kFlushReq, p.rw_stag, 64,
+					end - 64, be32_bytes(rdmap::commit::kFlushG)));
+		p.msn[rdmap::kQnReadReq]++;
+		send_fpdu(p, commit_hdr(p, rdmap::kFlushReq, p.rw_stag, 64,
+					end - 63, be32_bytes(rdmap::commit::kFlushG)));
+	}},
+	{"verify-oob1", "Verify of the RO region's last 64 bytes, then of 64 bytes ending a byte past it",
+	 [](Peer &p, const Opts &) {
+		u64 end = p.ro_addr + p.ro_len;
+
+		send_fpdu(p, commit_hdr(p, rdmap::kVerifyReq, p.ro_stag, 64,
+					end - 64, {}));
+		p.msn[rdmap::kQnReadReq]++;
+		send_fpdu(p, commit_hdr(p, rdmap::kVerifyReq, p.ro_stag, 64,
+					end - 63, {}));
+	}},
+	// CRC on tagged frames: a Write and a Read Response into the RW
+	// region with a wrong CRC are refused before anything is placed.
+	// The payload may have been placed before the CRC was checked
+	// (direct placement): EXPECT_PLACED is the region then, exactly.
+	{"badcrc-write", "(--crc) Write of 64 bytes into the RW region with a wrong CRC",
+	 [](Peer &p, const Opts &) {
+		Bytes d = pattern(64, 44);
+
+		p.rw_placed = p.rw_model;
+		std::memcpy(p.rw_placed.data() + 256, d.data(), d.size());
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag, p.rw_addr + 256),
+			  d, true);
+	}},
+	{"badcrc-bigwrite", "(--crc) Write of 4000 bytes (several TCP segments) into the RW region with a wrong CRC",
+	 [](Peer &p, const Opts &) {
+		Bytes d = pattern(4000, 45);
+
+		p.rw_placed = p.rw_model;
+		std::memcpy(p.rw_placed.data() + 32, d.data(), d.size());
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag, p.rw_addr + 32),
+			  d, true);
+	}},
+	{"badcrc-rresp", "(--crc) Read Response into the RW region with a wrong CRC",
+	 [](Peer &p, const Opts &) {
+		send_fpdu(p, tagged_hdr(rdmap::kReadResp, p.rw_stag, p.rw_addr + 512),
+			  pattern(64, 46), true);
+	}},
+	// ---- end of the bounds and tagged CRC block ----------------------
 	{"stall-write", "a Write FPDU cut short (header and 100 of 1024 bytes), then silence",
 	 [](Peer &p, const Opts &) {
 		Bytes f = fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag,
@@ -1012,6 +1104,9 @@ int run(const Opts &o)
 		    hex(p.last_hdr.data(), p.last_hdr.size()).c_str());
 	std::printf("EXPECT rw_fnv=%016llx\n",
 		    (unsigned long long)fnv1a(p.rw_model.data(), kRegion));
+	if (!p.rw_placed.empty())
+		std::printf("EXPECT_PLACED rw_fnv=%016llx\n",
+			    (unsigned long long)fnv1a(p.rw_placed.data(), kRegion));
 	RxResult r = rx_loop(p, Clock::now() + std::chrono::milliseconds(o.timeout_ms));
 	if (!r.terms)
 		std::printf("NOTERM\n");

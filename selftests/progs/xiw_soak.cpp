@@ -13,12 +13,18 @@
 // arrive in order with the expected sequence number and payload, every
 // Fetch&Add returns the counter's previous value (one atomic at a time
 // per QP, so the values are known), a Compare&Swap with the right compare
-// value swaps. Then every connection is disconnected and everything
-// destroyed.
+// value swaps. Writes and Reads carry data that is checked too: each
+// Write puts a pattern of its own round (QP, round number) into the
+// peer's MR, and the next Read reads that range back (the Write placed
+// before the Read Request is served: one stream, in order; no next Write
+// until the read-back completed) and must return exactly that pattern;
+// the other Reads (every other one) read a range of the peer's MR that
+// holds a fixed pattern of the peer's. Then every connection is disconnected and
+// everything destroyed.
 //
 // Prints "connected N QPs in T s", a progress line every 30 s and at the
-// end "ops N (send N write N read N fadd N cswap N), errors N" and
-// "teardown ok". Exit 1 on any error.
+// end "ops N (send N write N read N fadd N cswap N), errors N", "payloads
+// checked: writes N reads N" and "teardown ok". Exit 1 on any error.
 //
 // Usage: xiw_soak ADDR PORT NQPS SECS
 #include "verbs_side.h"
@@ -47,13 +53,15 @@ using Clock = std::chrono::steady_clock;
 
 // One QP's 8 KiB buffer.
 constexpr size_t kMem = 8192;
-constexpr size_t kSrc = 0;		// Send and Write source, 1 KiB
-constexpr size_t kReadDst = 1024;	// Read lands here, 1 KiB
-constexpr size_t kRecv = 2048;		// 8 receive buffers of 256 bytes
-constexpr size_t kWriteDst = 4096;	// the peer's Writes, 1 KiB
-constexpr size_t kReadSrc = 5120;	// the peer's Reads, 1 KiB
-constexpr size_t kAtomic = 6144;	// counter for the peer's atomics
-constexpr size_t kAtomicRes = 6152;	// this QP's atomic results
+constexpr size_t kSrc = 0;		// Send sources, 4 x 256 bytes
+constexpr size_t kWriteSrc = 1024;	// Write source, 1 KiB
+constexpr size_t kReadDst = 2048;	// Read lands here, 1 KiB
+constexpr size_t kRecv = 3072;		// 8 receive buffers of 256 bytes
+constexpr size_t kWriteDst = 5120;	// the peer's Writes, 1 KiB
+constexpr size_t kReadSrc = 6144;	// the peer's Reads, 1 KiB, fixed
+constexpr size_t kAtomic = 7168;	// counter for the peer's atomics
+constexpr size_t kAtomicRes = 7176;	// this QP's atomic results
+constexpr size_t kRw = 1024;		// Write and Read length
 constexpr uint32_t kRecvs = 8, kMsg = 256, kWin = 4;
 
 enum Op : uint32_t { SEND, WRITE, READ, FADD, CSWAP, NOPS, RECV = 7 };
@@ -70,9 +78,25 @@ struct Qp {
 	bool atomic_busy = false;
 	uint64_t atomics = 0;
 	uint64_t atomic_expect = 0;	// the peer's counter, as we know it
+	uint64_t writes = 0;		// Write rounds posted
+	bool write_unread = false;	// the last Write is not read back yet
+	bool read_busy = false;		// a Read is outstanding
+	bool read_back = false;		// ... of the last Write
+	uint64_t reads = 0;		// Reads posted
 };
 
-uint64_t ops[NOPS], errors;
+uint64_t ops[NOPS], errors, checked_writes, checked_reads;
+
+// Byte @i of Write round @k of QP @q, and of the fixed range of QP @q.
+uint8_t write_byte(uint32_t q, uint64_t k, size_t i)
+{
+	return uint8_t(k * 131 + i * 7 + q * 17 + (i >> 8));
+}
+
+uint8_t fixed_byte(uint32_t q, size_t i)
+{
+	return uint8_t(q * 29 + i * 3 + 0x5a + (i >> 8));
+}
 
 void error(const std::string &what)
 {
@@ -119,19 +143,42 @@ bool post_one(Qp &q)
 			if (!p.recv_posted)
 				continue;	// iWARP: a Send needs a receive
 			p.recv_posted--;
-			std::memcpy(m + kSrc, &q.send_seq, 8);
-			std::memset(m + kSrc + 8, int(q.send_seq & 0xff), kMsg - 8);
+			// a slot per WR of the window: a Send's source is
+			// not written again before it completed
+			sge.addr = uint64_t(uintptr_t(m + kSrc + kMsg * (q.send_seq % kWin)));
+			std::memcpy(m + kSrc + kMsg * (q.send_seq % kWin), &q.send_seq, 8);
+			std::memset(m + kSrc + kMsg * (q.send_seq % kWin) + 8,
+				    int(q.send_seq & 0xff), kMsg - 8);
 			q.send_seq++;
 			sge.length = kMsg;
 			wr.opcode = IBV_WR_SEND;
 			break;
 		case WRITE:
+			// a new round once the last one was read back
+			if (q.write_unread)
+				continue;
+			q.writes++;
+			for (size_t i = 0; i < kRw; i++)
+				m[kWriteSrc + i] = write_byte(q.idx, q.writes, i);
+			q.write_unread = true;
+			sge.addr = uint64_t(uintptr_t(m + kWriteSrc));
+			sge.length = kRw;
+			wr.opcode = IBV_WR_RDMA_WRITE;
+			wr.wr.rdma.remote_addr = raddr + kWriteDst;
+			wr.wr.rdma.rkey = p.s.mr->rkey;
+			break;
 		case READ:
-			sge.length = 1024;
-			if (op == READ)
-				sge.addr = uint64_t(uintptr_t(m + kReadDst));
-			wr.opcode = op == WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
-			wr.wr.rdma.remote_addr = raddr + (op == WRITE ? kWriteDst : kReadSrc);
+			if (q.read_busy)
+				continue;
+			// the last Write back (every other Read), else the
+			// peer's fixed range
+			q.read_busy = true;
+			q.read_back = q.write_unread && !(q.reads++ % 2);
+			std::memset(m + kReadDst, 0, kRw);
+			sge.addr = uint64_t(uintptr_t(m + kReadDst));
+			sge.length = kRw;
+			wr.opcode = IBV_WR_RDMA_READ;
+			wr.wr.rdma.remote_addr = raddr + (q.read_back ? kWriteDst : kReadSrc);
 			wr.wr.rdma.rkey = p.s.mr->rkey;
 			break;
 		case FADD:
@@ -191,6 +238,31 @@ void complete(std::vector<Qp> &qps, const ibv_wc &wc)
 	q.outstanding--;
 	if (op < NOPS)
 		ops[op]++;
+	if (op == READ) {
+		const uint8_t *d = m + kReadDst;
+		size_t i;
+
+		for (i = 0; i < kRw; i++)
+			if (d[i] != (q.read_back ? write_byte(q.idx, q.writes, i) :
+						   fixed_byte(q.peer->idx, i)))
+				break;
+		if (i < kRw) {
+			char b[160];
+
+			std::snprintf(b, sizeof(b),
+				      "QP %u: Read of %s: byte %zu is 0x%02x, want 0x%02x",
+				      q.idx, q.read_back ? "the last Write" : "the fixed range",
+				      i, d[i], q.read_back ? write_byte(q.idx, q.writes, i) :
+							     fixed_byte(q.peer->idx, i));
+			error(b);
+		}
+		if (q.read_back) {
+			checked_writes++;
+			q.write_unread = false;
+		}
+		checked_reads++;
+		q.read_busy = false;
+	}
 	if (op == FADD || op == CSWAP) {
 		uint64_t old;
 		std::memcpy(&old, m + kAtomicRes, 8);
@@ -237,6 +309,8 @@ int main(int argc, char **argv)
 		auto setup = [&](Qp &q) {
 			return [&q, &o](rdma_cm_id *id) {
 				q.s.setup(id, o);
+				for (size_t i = 0; i < kRw; i++)
+					q.s.mem[kReadSrc + i] = fixed_byte(q.idx, i);
 				for (uint32_t i = 0; i < kRecvs; i++)
 					post_recv(q, i);
 			};
@@ -301,6 +375,9 @@ int main(int argc, char **argv)
 		    (unsigned long long)ops[WRITE], (unsigned long long)ops[READ],
 		    (unsigned long long)ops[FADD], (unsigned long long)ops[CSWAP],
 		    secs, (unsigned long long)errors);
+	std::printf("payloads checked: writes %llu reads %llu\n",
+		    (unsigned long long)checked_writes,
+		    (unsigned long long)checked_reads);
 	std::fflush(stdout);
 
 	// graceful close of every connection, then every object

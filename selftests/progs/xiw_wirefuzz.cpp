@@ -28,9 +28,22 @@
 //         eof=N reset=N stuck=N rejected=N seconds=S
 //   TERMCODES layer/type/code=count ...     (the Terminates xiw sent)
 //
-// A PROGRESS line with the same counters every 10 s. No check here can
-// fail on xiw's answers: the test judges the module (kernel log, the
-// target's regions, leaks). Unlike xiw_badpeer and xiw_mpa_peer, whose
+// A PROGRESS line with the same counters every 10 s.
+//
+// Read Responses are checked where their bytes are known: now and then a
+// connection starts (right after the RTR, the stream still in step) with
+// a probe, a well-formed Write of random bytes into the RW region and a
+// Read Request of the same range to a sink STag of the probe's own. Every
+// Read Response to a probe must carry exactly those bytes, at the sink
+// offsets asked for, and a probe answered to its last segment must have
+// had every byte:
+//
+//   PROBES sent=N answered=N bad=N
+//   BADRRESP stag=0x... to=0x... len=N: WHY      (each of the first few)
+//
+// Exit 3 when a Read Response was wrong. Nothing else here judges xiw's
+// answers: the test judges the module (kernel log, the target's regions,
+// leaks). Unlike xiw_badpeer and xiw_mpa_peer, whose
 // frames come from progs/rfc_wire.h (the RFCs' layouts written out
 // independently, so that they check xiw's wire constants), the fuzzer
 // builds its frames and CRCs with kernel/xiw_wire.h: it checks robustness,
@@ -72,7 +85,8 @@ namespace fs = std::filesystem;
 struct Stats {
 	unsigned long conns = 0, mpa_ok = 0, fpdus = 0, bytes = 0, terms = 0,
 		      rresps = 0, other = 0, eof = 0, reset = 0, stuck = 0,
-		      rejected = 0;
+		      rejected = 0, probes = 0, probes_answered = 0,
+		      probes_bad = 0;
 	std::map<std::string, unsigned long> codes;
 };
 
@@ -152,6 +166,16 @@ void load_corpus(const std::string &dir)
 // ---------------------------------------------------------------------------
 // One connection
 
+// A probe: the bytes Written to the RW region and Read back to the sink
+// STag stag at sink offset to.
+constexpr u32 kProbeStag = 0x7e5e0000;	// | probe number; no target's STag
+struct Probe {
+	u64 to = 0;
+	Bytes data;
+	std::vector<bool> got;	// which bytes came back
+	bool last = false;	// the segment with L came
+};
+
 struct Conn {
 	int fd = -1;
 	bool crc = false;
@@ -159,7 +183,53 @@ struct Conn {
 	target_info::Info ti{};
 	Bytes rx;
 	bool dead = false;
+	std::map<u32, Probe> probes;
 };
+
+void probe_bad(u32 stag, u64 to, size_t len, const char *why)
+{
+	if (st.probes_bad++ < 5)
+		std::printf("BADRRESP stag=0x%x to=0x%llx len=%zu: %s\n", stag,
+			    (unsigned long long)to, len, why);
+}
+
+// A Read Response (the FPDU at @f, MPA length on, @ulpdu long): if it is
+// for a probe, its bytes must be the probe's.
+void check_rresp(Conn &c, const u8 *f, u32 ulpdu)
+{
+	u32 stag = u32(f[4]) << 24 | u32(f[5]) << 16 | u32(f[6]) << 8 | f[7];
+	u64 to = 0;
+
+	for (int i = 0; i < 8; i++)
+		to = to << 8 | f[8 + i];
+	auto it = c.probes.find(stag);
+	if (it == c.probes.end())
+		return;
+	Probe &p = it->second;
+	size_t n = ulpdu - 14;	// after the tagged DDP/RDMAP header
+	const u8 *d = f + 16;
+
+	if (to < p.to || to - p.to > p.data.size() ||
+	    n > p.data.size() - (to - p.to)) {
+		probe_bad(stag, to, n, "outside the range asked for");
+		return;
+	}
+	size_t off = to - p.to;
+	if (std::memcmp(d, p.data.data() + off, n)) {
+		probe_bad(stag, to, n, "bytes differ from those written");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		p.got[off + i] = true;
+	if (f[2] & XIW_DDP_L) {
+		p.last = true;
+		if (std::find(p.got.begin(), p.got.end(), false) != p.got.end())
+			probe_bad(stag, p.to, p.data.size(),
+				  "last segment, bytes missing");
+		else
+			st.probes_answered++;
+	}
+}
 
 // Read and parse what xiw sent; false once the connection is gone.
 bool drain(Conn &c, int timeout_ms)
@@ -209,6 +279,8 @@ bool drain(Conn &c, int timeout_ms)
 			st.terms++;
 		} else if ((ddp & XIW_DDP_T) && op == XIW_RDMAP_OP_READ_RESP) {
 			st.rresps++;
+			if (ulpdu >= XIW_DDP_TAGGED_HDR_LEN)
+				check_rresp(c, &c.rx[off], ulpdu);
 		} else {
 			st.other++;
 		}
@@ -571,6 +643,47 @@ bool open_conn(Conn &c, const addrinfo *ai, unsigned crc_every)
 	return send_all(c, seal(c, h, true, false));
 }
 
+// A probe (see the top): Write random bytes into the RW region, Read them
+// back to a sink STag of the probe's own.
+bool send_probe(Conn &c)
+{
+	u32 len = 1 + rnd(chance(50) ? 64 : 3000);
+	u64 off = rnd(target_info::kRegion - len + 1);
+	u32 stag = kProbeStag | u32(st.probes & 0xffff);
+	Probe p;
+
+	p.to = rng() & 0xffffffffffffULL;
+	p.data.resize(len);
+	for (u8 &b : p.data)
+		b = u8(rng());
+	p.got.assign(len, false);
+
+	Bytes w(16, 0);
+	w[2] = xiw_ddp_ctrl(true, true);
+	w[3] = xiw_rdmap_ctrl(XIW_RDMAP_OP_WRITE);
+	put_be32(w, 4, c.ti.rw_stag);
+	put_be64(w, 8, c.ti.rw_addr + off);
+	w.insert(w.end(), p.data.begin(), p.data.end());
+
+	Bytes r(sizeof(xiw_rdmap_rreq), 0);
+	r[2] = xiw_ddp_ctrl(false, true);
+	r[3] = xiw_rdmap_ctrl(XIW_RDMAP_OP_READ_REQ);
+	put_be32(r, 8, XIW_QN_REQ);
+	put_be32(r, 12, c.msn[XIW_QN_REQ]);
+	put_be32(r, 20, stag);			// sink STag
+	put_be64(r, 24, p.to);			// sink TO
+	put_be32(r, 32, len);			// size
+	put_be32(r, 36, c.ti.rw_stag);		// source
+	put_be64(r, 40, c.ti.rw_addr + off);
+	account(c, r);
+	c.probes[stag] = std::move(p);
+	st.probes++;
+	Bytes all = seal(c, w, true, false), rr = seal(c, r, true, false);
+
+	all.insert(all.end(), rr.begin(), rr.end());
+	return send_all(c, all);
+}
+
 void close_conn(Conn &c)
 {
 	if (c.fd < 0)
@@ -602,6 +715,9 @@ void print_stats(const char *tag, double secs)
 		    tag, st.conns, st.mpa_ok, st.fpdus, st.bytes, st.terms,
 		    st.rresps, st.other, st.eof, st.reset, st.stuck,
 		    st.rejected, secs);
+	if (!std::strcmp(tag, "STATS"))
+		std::printf("PROBES sent=%lu answered=%lu bad=%lu\n", st.probes,
+			    st.probes_answered, st.probes_bad);
 }
 
 [[noreturn]] void usage()
@@ -681,6 +797,11 @@ int main(int argc, char **argv)
 			usleep(20000);
 			continue;
 		}
+		// now and then a probe first, while the stream is in step
+		if (chance(25) && !send_probe(c)) {
+			close_conn(c);
+			continue;
+		}
 		// a geometric number of FPDUs, most connections short
 		unsigned n = 1 + rnd(chance(70) ? 8 : max_fpdus);
 
@@ -726,5 +847,7 @@ int main(int argc, char **argv)
 	for (const auto &[k, v] : st.codes)
 		codes += " " + k + "=" + std::to_string(v);
 	std::printf("TERMCODES%s\n", codes.c_str());
+	if (st.probes_bad)
+		return 3;
 	return st.mpa_ok ? 0 : 1;
 }

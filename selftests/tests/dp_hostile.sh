@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 180
-# description: data path vs a hostile raw peer: bad CRC (wrong, zero after CRC was agreed, zero after xiw insisted on CRC)/versions/opcode/QN/MSN/MO/STag/bounds/rights, stray Read Response, oversized and truncated FPDUs: exact Terminate, QP to ERROR, regions intact, other QPs unaffected
+# description: data path vs a hostile raw peer: bad CRC (wrong, zero after CRC was agreed, zero after xiw insisted on CRC)/versions/opcode/QN/MSN/MO/STag/bounds/rights, stray Read Response, oversized and truncated FPDUs, bounds to the byte (Write, Read, Flush, Verify; Atomic Write past the end) after the same request ending exactly at the end was answered, CRC errors on tagged Write and Read Response frames: exact Terminate, QP to ERROR, regions intact, other QPs unaffected
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 B=$(need_prog xiw_badpeer)
@@ -84,6 +84,24 @@ cases=(
 	"rtr-send|--rtr write|QP_FATAL|layer=2 type=0 code=0x07 hdrct=0x00"
 	"rtr-write|--rtr read|QP_FATAL|layer=2 type=0 code=0x07 hdrct=0x00"
 	"rtr-read|--rtr send|QP_FATAL|layer=2 type=0 code=0x07 hdrct=0x00"
+	# Bounds to the byte: the access ending exactly at the region's end
+	# is answered (a fifth field: the line its answer must print; a
+	# Write's data is in the peer's EXPECT rw_fnv), the same one ending
+	# a byte past it refused with the base/bounds code (an aligned
+	# Atomic Write cannot end one byte past the aligned region: it goes
+	# 8 bytes past; dp_bounds has the byte with verbs). CRC errors on
+	# tagged frames: nothing placed.
+	"oob1||QP_ACCESS_ERR|layer=1 type=1 code=0x01 hdrct=0xc0"
+	"rreq-oob1|--rtr read|QP_ACCESS_ERR|layer=0 type=1 code=0x01 hdrct=0xe0|^RRESP len=64 .* last=1 data=ok$"
+	"awrite-oob||QP_ACCESS_ERR|layer=0 type=1 code=0x01 hdrct=0xc0|^AWRESP msn=[0-9]+$"
+	"flush-oob1||QP_ACCESS_ERR|layer=0 type=1 code=0x01 hdrct=0xc0|^FLRESP msn=[0-9]+ len=18$"
+	"verify-oob1||QP_ACCESS_ERR|layer=0 type=1 code=0x01 hdrct=0xc0|^VRESP msn=[0-9]+ len=[0-9]+$"
+	"badcrc-write|--crc|QP_FATAL|layer=2 type=0 code=0x02 hdrct=0xc0"
+	"badcrc-bigwrite|--crc|QP_FATAL|layer=2 type=0 code=0x02 hdrct=0xc0"
+	# a Read Response nobody asked for: its header is refused as it
+	# arrives (RDMAP unexpected opcode), before its CRC is in; a Read
+	# Response with a bad CRC to a Read xiw sent needs xiw as requester
+	"badcrc-rresp|--crc|QP_REQ_ERR|layer=0 type=2 code=0x06 hdrct=0xc0"
 )
 # XIW_HOSTILE_CASES="name ...": run only those (debugging)
 if [ -n "${XIW_HOSTILE_CASES:-}" ]; then
@@ -177,9 +195,11 @@ run_case() {
 		--timeout 6000 >"case-$1.log" 2>&1 || echo "EXIT $?" >>"case-$1.log"
 }
 
-# check_case NAME EVENT WANT: judge what the peer and the target saw.
+# check_case NAME EVENT WANT [ANSWER]: judge what the peer and the target
+# saw; ANSWER: an ERE a line before the Terminate must match (the answer
+# to a valid request the case sent first).
 check_case() {
-	local name=$1 event=$2 want=$3 out closed other flushed
+	local name=$1 event=$2 want=$3 answer=${4:-} out closed other flushed rw_want
 	grab "case-$name.log" "*"
 	expect_noline "$got" "EXIT " "$name: badpeer: $got"
 	conn_id "case-$name.log"
@@ -189,6 +209,23 @@ check_case() {
 	grab "case-$name.log" "*"
 	out=${got#*"SENT case=$name "*$'\n'}
 	log "$name: ${out//$'\n'/ }"
+	# the RW region as the peer's model has it (the zero region unless
+	# the case wrote valid data first)
+	[[ $out =~ EXPECT\ rw_fnv=([0-9a-f]+) ]] || fail "$name: no EXPECT"
+	rw_want=${BASH_REMATCH[1]}
+	case $name in
+	oob1|awrite-oob) expect_ne "$rw_want" "$zero_fnv" "$name: the peer's model holds its valid write" ;;
+	*) expect_eq "$rw_want" "$zero_fnv" "$name: the peer's model is the zero region" ;;
+	esac
+	if [ -n "$answer" ]; then
+		expect_line "$out" "$answer" "$name: the answer to the valid request"
+		# the answer is not the "anything else" below
+		local l rest=
+		while IFS= read -r l; do
+			[[ $l =~ $answer ]] || rest+=$l$'\n'
+		done <<<"$out"
+		out=$rest
+	fi
 	if [ "$want" = NOTERM ]; then
 		expect_line "$out" 'NOTERM' "$name: no Terminate"
 	else
@@ -230,7 +267,15 @@ check_case() {
 	grab tgt.log "CQE id=$id op=RECV status=5 *"
 	expect_eq "$cnt" $flushed "$name: flushed receives"
 	expect_noline "$tout" "CQE id=$id .*status=0 " "$name: no successful completion"
-	expect_line "$tout" "MEM id=$id rw_fnv=$zero_fnv ro_intact=1" "$name: regions untouched"
+	if [[ $out =~ EXPECT_PLACED\ rw_fnv=([0-9a-f]+) ]] &&
+	   match_line "$tout" "MEM id=$id rw_fnv=${BASH_REMATCH[1]} ro_intact=1"; then
+		# a tagged payload placed as it came, before its CRC was
+		# checked (direct placement, Documentation/architecture.md
+		# "RX"): exactly the bytes and the range of the bad frame
+		log "$name: the bad frame's payload was placed (direct placement), nothing else changed"
+	else
+		expect_line "$tout" "MEM id=$id rw_fnv=$rw_want ro_intact=1" "$name: regions untouched"
+	fi
 	grab tgt.log "ASYNC id=$id *"
 	if [ "$event" = - ]; then
 		expect_eq "$cnt" 0 "$name: asynchronous events"
@@ -260,13 +305,13 @@ for ((i = 0; i < ${#cases[@]}; i += batch)); do
 	done
 	wait "${pids[@]}"
 	for c in "${cases[@]:i:batch}"; do
-		IFS='|' read -r name opts event want <<<"$c"
+		IFS='|' read -r name opts event want answer <<<"$c"
 		# XIW_HOSTILE_KEEPGOING=1: judge every case, fail at the end
 		# (a module under investigation: which cases fail)
 		if [ -n "${XIW_HOSTILE_KEEPGOING:-}" ]; then
-			(check_case "$name" "$event" "$want") || bad+=("$name")
+			(check_case "$name" "$event" "$want" "$answer") || bad+=("$name")
 		else
-			check_case "$name" "$event" "$want"
+			check_case "$name" "$event" "$want" "$answer"
 		fi
 	done
 	# a new connection works after every batch

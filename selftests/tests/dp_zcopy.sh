@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 400
-# description: a completion means the buffer is free: 64 KiB RDMA Writes and Sends from one buffer reused right after a later (or their own) signaled completion, every byte checked at the peer; copying TX (default) and zero-copy TX completed on TCP's release (tx_zcopy=1), without and with netem delay and loss on the path (retransmissions from the pages), MPA CRC off and on; copying TX goes through the QP's TX pages (counted); the error paths: a zero-copy Write TCP still holds when the connection closes completes only once TCP let go of its pages (64 KiB, and 16 MiB of which TX still holds the rest; the peer never sees bytes written after the completion)
+# description: a completion means the buffer is free: 64 KiB RDMA Writes and Sends from one buffer reused right after a later (or their own) signaled completion, every byte checked at the peer; copying TX (default) and zero-copy TX completed on TCP's release (tx_zcopy=1), without and with netem delay and loss on the path (retransmissions from the pages), MPA CRC off and on; copying TX goes through the QP's TX pages (counted); zero copy proven used (tx_zcopy_sends > 0 with tx_zcopy=1, 0 without); the error paths: a zero-copy Write TCP still holds when the connection closes completes only once TCP let go of its pages (64 KiB, and 16 MiB of which TX still holds the rest; the peer never sees bytes written after the completion)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 ZC=$(need_prog xiw_zcreuse)
@@ -21,9 +21,19 @@ zcreuse() {
 	log "$1: $3 x 64 KiB from one reused buffer arrived intact"
 }
 
+# tx_zcopy_sends: sendmsg calls that handed payload pages to TCP by
+# reference (xiw_tx_zc_uarg()): none while TX copies, some once it does
+hw=/sys/class/infiniband/xiw0/ports/1/hw_counters
+zsends() { cat "$hw/tx_zcopy_sends"; }
+z0=$(zsends)
 zcreuse copy 7481 64
+expect_eq $(( $(zsends) - z0 )) 0 "tx_zcopy_sends of copying TX"
 echo 1 >"$P/tx_zcopy"
+z0=$(zsends)
 zcreuse zcopy 7482 64
+z1=$(zsends)
+[ $(( z1 - z0 )) -gt 0 ] || fail "zero copy did not run: tx_zcopy_sends $z0 -> $z1 for 64 messages of 64 KiB"
+log "zero-copy TX: $(( z1 - z0 )) payload hand-offs by reference for 64 messages of 64 KiB"
 
 # The link drops and delays segments: TCP queues clones behind netem and
 # retransmits lost segments from the pages it still references.
@@ -37,6 +47,7 @@ zcreuse netem-zcopy-crc 7484 64
 echo 0 >"$P/mpa_crc"
 
 echo 0 >"$P/tx_zcopy"
+z0=$(zsends)
 zcreuse netem-copy 7485 64
 # copying TX puts these FPDUs in the QP's TX pages (xiw_tx_pages.c), which
 # TCP references like zero-copy pages: with CRC on, a page written again
@@ -44,7 +55,7 @@ zcreuse netem-copy 7485 64
 echo 1 >"$P/mpa_crc"
 zcreuse netem-copy-crc 7486 64
 echo 0 >"$P/mpa_crc"
-hw=/sys/class/infiniband/xiw0/ports/1/hw_counters
+expect_eq $(( $(zsends) - z0 )) 0 "tx_zcopy_sends of copying TX (netem, CRC off and on)"
 pf=$(cat "$hw/tx_page_fpdus")
 [ "$pf" -gt 0 ] || fail "no FPDU went through the TX pages"
 log "TX pages: $pf FPDUs; $(cat "$hw/tx_pages_busy") copied by TCP while all 64 pages were in flight"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 200
-# description: wire fuzzer against the live module (KFENCE on): two raw TCP peers complete MPA with xiw_target and stream mutated FPDUs from the seed corpus for XIW_WIREFUZZ_TIME s (default 75), reconnecting whenever xiw ends the connection; no oops/WARN/KFENCE, regions never granted remote write unchanged, a good peer still served, no QP/MR/cm_id, socket or slab objects left, rmmod clean
+# description: wire fuzzer against the live module (KFENCE on): two raw TCP peers complete MPA with xiw_target and stream mutated FPDUs from the seed corpus for XIW_WIREFUZZ_TIME s (default 75), reconnecting whenever xiw ends the connection; no oops/WARN/KFENCE, Read Responses to probes (a Write of random bytes, then a Read of them) carry exactly those bytes, regions never granted remote write unchanged, a good peer still served, no QP/MR/cm_id, socket or slab objects left, rmmod clean
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 F=$(need_prog xiw_wirefuzz)
@@ -87,11 +87,22 @@ sum() {	# sum KEY: KEY= of both fuzzers' STATS lines
 	b=$(stats fz2.log | grep -o "\b$1=[0-9]*" | cut -d= -f2)
 	echo $((a + b))
 }
+# the Read Responses to the probes (a Write of random bytes, then a Read
+# of them) carried exactly those bytes, and some were answered in full
+probes() { sed -n "s/^PROBES //p" "$1" | tail -n 1; }
+for i in 1 2; do
+	p=$(probes fz$i.log)
+	[[ $p =~ sent=([0-9]+)\ answered=([0-9]+)\ bad=([0-9]+) ]] ||
+		fail "fuzzer $i: no PROBES line: $(tail -n 3 fz$i.log)"
+	expect_eq "${BASH_REMATCH[3]}" 0 "fuzzer $i: wrong Read Responses ($(grep -m1 BADRRESP fz$i.log || true))"
+	[ "${BASH_REMATCH[2]}" -gt 0 ] || fail "fuzzer $i: no probe answered: $p"
+done
 conns=$(sum mpa_ok)
 [ "$conns" -ge 20 ] || fail "only $conns connections got through MPA: $(stats fz1.log)"
 
 log "fuzzer 1: $(stats fz1.log)"
 log "fuzzer 2: $(stats fz2.log)"
+log "Read Responses checked: $(probes fz1.log) | $(probes fz2.log)"
 log "Terminates by layer/type/code: $(sed -n 's/^TERMCODES //p' fz1.log) | $(sed -n 's/^TERMCODES //p' fz2.log)"
 log "target: $nmem connections reported, $(sed -n 's/^CQES //p' tgt.log)"
 

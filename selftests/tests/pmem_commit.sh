@@ -4,14 +4,41 @@
 # pmem: 512M
 # boots: 2
 # timeout: 240
-# description: a remote commit log on emulated persistent memory (device-dax MR): xiw1 commits N records to xiw0 (Write + Flush(persistent) + Atomic Write of the tail + Flush), the VM is powered off (sysrq o) while the target still holds its MR, boots again on the same NVDIMM file, and every committed record and the tail are there
+# description: a remote commit log on emulated persistent memory (device-dax MR): xiw1 commits N records to xiw0 (Write + Flush(persistent) + Atomic Write of the tail + Flush), the VM is powered off (sysrq o) while the target still holds its MR, boots again on the same NVDIMM file, and every committed record and the tail are there; a kprobe on arch_wb_cache_pmem shows the persistent Flushes wrote back exactly the committed ranges, and global Flushes nothing
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 CL=$(need_prog xiw_commitlog)
 state=$XIW_TEST_STATE/params
+# wb_probe_on: count what the kernel's write-back routine is given
+# (arch_wb_cache_pmem(addr, size), exported, called by xiw_commit.c for a
+# persistent Flush): a kprobe event with its size argument, recorded in a
+# tracefs instance of our own. wb_bytes: the sizes recorded so far.
+tr=/sys/kernel/tracing
+wb_probe_on() {
+	if [ ! -d $tr/events ]; then
+		mount -t tracefs tracefs $tr || fail "no tracefs"
+		defer umount $tr
+	fi
+	echo 'p:xiwwb/wb arch_wb_cache_pmem size=%si:u64' >>$tr/kprobe_events ||
+		fail "kprobe on arch_wb_cache_pmem: $(cat $tr/error_log 2>/dev/null | tail -n 3)"
+	defer eval "echo '-:xiwwb/wb' >>$tr/kprobe_events"
+	wbi=$tr/instances/xiw_pmem_wb
+	mkdir $wbi
+	defer rmdir $wbi
+	echo 4096 >$wbi/buffer_size_kb
+	echo 1 >$wbi/events/xiwwb/wb/enable
+	defer eval "echo 0 >$wbi/events/xiwwb/wb/enable"
+}
+wb_bytes() {
+	awk '/ wb: / { for (i = 1; i <= NF; i++) if ($i ~ /^size=/) { sub("size=", "", $i); t += $i; n++ } }
+	     END { printf "%d %d\n", t, n }' $wbi/trace
+}
+wb_clear() { : >$wbi/trace; }
+
 case ${XIW_BOOT:-} in
 1)
 	xiw_two_devices
+	wb_probe_on
 	dax=$(pmem_devdax 256M)
 	N=${XIW_PMEM_COMMITS:-200} size=448
 	seed=$(( (RANDOM << 30) | (RANDOM << 15) | RANDOM ))
@@ -23,6 +50,7 @@ case ${XIW_BOOT:-} in
 		if [ $mode = push ]; then
 			p0=$(xiw_commit_stat flush_persistent) w0=$(xiw_commit_stat flush_wb_bytes)
 			a0=$(xiw_commit_stat atomic_writes)
+			wb_clear
 		fi
 		run_timeout 150 "$CL" run --addr 192.0.2.1 --src 192.0.2.2 --port 7490 \
 			--mode $mode --dax "$dax" -n "$N" --size $size --seed "$seed" \
@@ -53,6 +81,24 @@ case ${XIW_BOOT:-} in
 		expect_eq $(( $(xiw_commit_stat flush_wb_bytes) - w0 )) $((N * (32 + size + 8))) "bytes written back"
 		expect_eq $(( $(xiw_commit_stat atomic_writes) - a0 )) "$N" "Atomic Writes executed"
 		log "responder: $((2 * N)) Flush P, $(( $(xiw_commit_stat flush_wb_bytes) - w0 )) bytes written back, $N Atomic Writes"
+		# ... and the kernel's write-back routine was given exactly
+		# those bytes (the kprobe, not xiw's own count): the record and
+		# tail ranges of every commit, nothing less
+		read -r wb nwb < <(wb_bytes)
+		expect_eq "$wb" $((N * (32 + size + 8))) "bytes given to arch_wb_cache_pmem (kprobe, $nwb calls)"
+		log "arch_wb_cache_pmem: $nwb calls, $wb bytes"
+		# a global (non-persistent) Flush writes nothing back: the
+		# commit operations of xiw_commitops (DRAM MRs, Flush global)
+		wb_clear
+		fl0=$(rdma statistic show link xiw0/1 | tr ' ' '\n' |
+			awk 'prev == "flushes_executed" { print; exit } { prev = $0 }')
+		run_timeout 150 "$(need_prog xiw_commitops)" 192.0.2.1 7494 >co.log 2>&1 ||
+			fail "xiw_commitops: $(grep -m1 -v '^ok ' co.log || true)"
+		fl1=$(rdma statistic show link xiw0/1 | tr ' ' '\n' |
+			awk 'prev == "flushes_executed" { print; exit } { prev = $0 }')
+		[ $((fl1 - fl0)) -ge 20 ] || fail "global Flushes executed: $fl0 -> $fl1"
+		read -r wb nwb < <(wb_bytes)
+		expect_eq "$wb" 0 "bytes given to arch_wb_cache_pmem by $((fl1 - fl0)) global Flushes ($nwb calls)"
 	fi
 	printf 'mode=%q N=%q size=%q seed=%q dax=%q why=%q\n' "$mode" "$N" "$size" "$seed" \
 		"$dax" "${why:-}" >"$state"

@@ -389,9 +389,18 @@ run_test() {
 	stuck:*) reason="timeout after ${limit}s, cannot be killed" ;;
 	term:*|kill:*) reason="timeout after ${limit}s" ;;
 	*:0) status=ok ;;
-	*:4) status=skip
-	     reason=$(sed -n 's/^SKIP: //p' "$log" | tail -n 1)
-	     [ -n "$reason" ] || reason="skipped" ;;
+	*:4)
+		# A skip says why (lib.sh's skip: "SKIP: why"; a script
+		# without lib.sh under kselftest's runner: "# SKIP: why").
+		# Exit status 4 without it is a failure: an unguarded
+		# command that happened to exit 4, or a bare "exit 4".
+		reason=$(sed -n -E 's/^(# )?SKIP: //p' "$log" | tail -n 1)
+		if [ -n "$reason" ]; then
+			status=skip
+		else
+			reason="exit status 4 (skip) without a 'SKIP: why' line"
+			echo "---- runner: $reason: a failure ----" >>"$log"
+		fi ;;
 	*) reason=$(grep -E '^FAIL: ' "$log" | head -n 1 | sed 's/^FAIL: //' | cut -c1-160)
 	   [ -n "$reason" ] || reason="exit status $rc" ;;
 	esac
