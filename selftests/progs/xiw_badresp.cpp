@@ -35,6 +35,8 @@
 //   rresp-to    Read answered at another offset
 //   rresp-short Read of 64 answered with 32 bytes (L set)
 //   rresp-long  Read of 64 answered with 128 bytes
+//   rresp-crc   Read answered right, but with a wrong CRC (the responder
+//               insists on CRCs in its MPA Reply)
 //   aresp-id    FetchAdd answered with another Request Identifier
 //   aresp-type  FetchAdd answered with a Flush Response
 //   flush-type  Flush answered with a Verify Response
@@ -286,7 +288,8 @@ struct CaseDesc {
 const CaseDesc kCases[] = {
 	{"term-mid", 3},   {"term-last", 3},  {"term-nohdr", 3},
 	{"rresp-stag", 2}, {"rresp-to", 2},   {"rresp-short", 2},
-	{"rresp-long", 2}, {"aresp-id", 2},   {"aresp-type", 2},
+	{"rresp-long", 2}, {"rresp-crc", 2},  {"aresp-id", 2},
+	{"aresp-type", 2},
 	{"flush-type", 2}, {"flush-rresp", 2}, {"verify-type", 2},
 	{"wire", 3},
 };
@@ -380,7 +383,8 @@ int do_listen(const char *host, const char *port, const CaseDesc &cd)
 		rord = rfc::get16(p.rx.data() + mpa::kFrameHdrLen + 2);
 	}
 	p.rx.erase(p.rx.begin(), p.rx.begin() + mpa::kFrameHdrLen + rq.pd_len);
-	p.crc = rq.flags & mpa::kFlagC;
+	p.crc = (rq.flags & mpa::kFlagC) ||
+		std::string_view(cd.name) == "rresp-crc";
 	if (!(rird & mpa::kIrdP2P) || !(rord & (mpa::kOrdRtrWrite | mpa::kOrdRtrRead)) ||
 	    rq.rev != mpa::kRev2) {
 		std::printf("REQUEST not p2p rev 2: rev=%u ird=0x%04x ord=0x%04x\n",
@@ -454,6 +458,9 @@ int do_listen(const char *host, const char *port, const CaseDesc &cd)
 		out = read_resp(p, r0.sink_stag, r0.sink_to, r0.size / 2);
 	} else if (n == "rresp-long") {
 		out = read_resp(p, r0.sink_stag, r0.sink_to, r0.size * 2);
+	} else if (n == "rresp-crc") {
+		out = read_resp(p, r0.sink_stag, r0.sink_to, r0.size);
+		out.back() ^= 0x01;	/* the CRC's last byte */
 	} else if (n == "aresp-id") {
 		out = atomic_resp(p, r0.req_id + 1, 0x1111);
 	} else if (n == "aresp-type" || n == "verify-type") {
@@ -628,8 +635,14 @@ int do_req(const char *host, const char *port, const CaseDesc &cd)
 		      what + ": Read 1's data in its sink");
 		keep.push_back({sink(0), kReadLen});
 	} else {
-		expect_wcs(s, {{IBV_WC_BAD_RESP_ERR, 0}, {IBV_WC_WR_FLUSH_ERR, 0}},
-			   what);
+		// a frame that fails its CRC is a failure of the stream, not
+		// a response: xiw sends the LLP Terminate, the stream ends and
+		// every WR is flushed (what was placed of it in the sink is
+		// undefined, as for any Read that did not complete)
+		const Want first = n == "rresp-crc" ?
+				   Want{IBV_WC_WR_FLUSH_ERR, 0} :
+				   Want{IBV_WC_BAD_RESP_ERR, 0};
+		expect_wcs(s, {first, {IBV_WC_WR_FLUSH_ERR, 0}}, what);
 		// the bad Response may place inside the first WR's sink only
 		keep.push_back({sink(0), n == "verify-type" ? 32 : n.starts_with("aresp-") ? 8 : kReadLen});
 	}
