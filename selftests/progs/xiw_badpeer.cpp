@@ -461,6 +461,10 @@ const Case kCases[] = {
 	{"badcrc", "Send with a wrong CRC (needs --crc)", [](Peer &p, const Opts &) {
 		send_fpdu(p, send_hdr(p), pattern(16, 1), true);
 	}},
+	{"badcrc-write", "Write (tagged) with a wrong CRC (needs --crc)", [](Peer &p, const Opts &) {
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag, p.rw_addr),
+			  pattern(64, 16), true);
+	}},
 	{"crc-zero", "(--crc) CRC agreed, then a Send with a zero CRC field, as a peer without CRC sends it",
 	 [](Peer &p, const Opts &) {
 		bool agreed = p.crc;
@@ -584,6 +588,10 @@ const Case kCases[] = {
 	{"oob", "Write crossing the end of the RW region", [](Peer &p, const Opts &) {
 		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag,
 					p.rw_addr + p.rw_len - 16), pattern(64, 10));
+	}},
+	{"oob-1", "Write ending one byte past the end of the RW region", [](Peer &p, const Opts &) {
+		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag,
+					p.rw_addr + p.rw_len - 63), pattern(64, 17));
 	}},
 	{"oob-low", "Write starting 8 bytes before the RW region", [](Peer &p, const Opts &) {
 		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag,
