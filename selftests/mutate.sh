@@ -110,6 +110,12 @@ run_logged() {	# LOG CMD...: output to LOG (and the terminal with -v)
 	fi
 }
 
+# A run stopped with a mutation applied: its objects are stale whatever
+# the sources say, so start the scratch copy and its builds afresh.
+if [ -e "$work/applied" ]; then
+	say "mutate: the last run stopped with $(cat "$work/applied") applied: rebuilding the scratch tree"
+	rm -rf "$src" "$ubuild" "$work/applied"
+fi
 mkdir -p "$src" "$ubuild" "$logs"
 rm -f "$logs"/*.log
 
@@ -200,6 +206,7 @@ for p in "${patches[@]}"; do
 		verdict=ERROR why="does not apply"
 	fi
 	if [ -z "$verdict" ]; then
+		echo "$name" >"$work/applied"
 		patch -p1 -d "$src" -s -f --no-backup-if-mismatch <"$p" >>"$log" 2>&1
 		host=() vm=()
 		for w in $tests; do
@@ -259,7 +266,8 @@ for p in "${patches[@]}"; do
 		fi
 		patch -p1 -d "$src" -R -s -f --no-backup-if-mismatch <"$p" >>"$log" 2>&1 || {
 			echo "mutate.sh: $name does not reverse: the scratch tree is resynced next run" >&2
-			rm -f "$work/files"; exit 2; }
+			exit 2; }
+		rm -f "$work/applied"
 	fi
 	secs=$(($(date +%s) - t1))
 	case $verdict in KILLED) nk=$((nk + 1)) ;; SURVIVED) ns=$((ns + 1)) ;; *) ne=$((ne + 1)) ;; esac
