@@ -13,9 +13,7 @@
 #     NN        the mutations whose file name starts with NN (e.g. 07)
 #     NAME      a patch file name (with or without .patch)
 #   -l          list the mutations and their tests, run nothing
-#   -k          keep going after an ERROR (default: keep going anyway;
-#               -x stops at the first ERROR)
-#   -x          stop at the first ERROR
+#   -x          stop at the first ERROR (by default every mutation runs)
 #   -v          show build and test output
 #
 # Header lines of a patch (before the first "---"), one each:
@@ -53,7 +51,6 @@ sel=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	-l) list=1 ;;
-	-k) stop=0 ;;
 	-x) stop=1 ;;
 	-v) verbose=1 ;;
 	-h|--help) sed -n '3,/^set -uo/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//;$d'; exit 0 ;;
@@ -198,7 +195,7 @@ for p in "${patches[@]}"; do
 	mapfile -t envs < <(headers "$p" Env)
 	files=$(touched "$p")
 	t1=$(date +%s)
-	verdict= why=
+	verdict='' why=''
 	say "mutate: $name: ${files//$'\n'/ } -> $tests"
 	if [ -z "$tests" ]; then
 		verdict=ERROR why="no Tests: line"
