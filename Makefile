@@ -14,6 +14,9 @@
 #   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side;
 #                   xiw_commitlog on DRAM and persistent memory
 #   make fuzz       libFuzzer harnesses, FUZZ_TIME seconds each (FUZZ=names)
+#   make mutate     the mutation check: every patch of selftests/mutations/
+#                   applied to a scratch copy, built, its named tests run;
+#                   each must be caught (M=NN runs the one(s) numbered NN)
 #   make fuzz-live  the wire fuzzer against xiw.ko in the VM (fuzz_wire),
 #                   FUZZ_TIME seconds (FUZZ_SEED=n)
 #   make soak       SOAK_QPS QPs (1000) with mixed traffic for SOAK_TIME
@@ -63,7 +66,7 @@ KTEST_MAKE = $(MAKE) -C $(KDIR) M=$(KTREE)/selftests/kmod \
 
 .PHONY: check-packages check-long all kernel ktest user deps check check-host check-vm demo bench install \
 	clean checkpatch sparse w1 fuzz fuzz-live soak fuzz-corpus dkms-src dkms-install \
-	dkms-uninstall deb dkms-tarball ktree kernel61 check-6.1
+	dkms-uninstall deb dkms-tarball ktree kernel61 check-6.1 mutate
 
 all: kernel ktest user
 
@@ -200,6 +203,16 @@ fuzz: user
 	@test ! -d $(BUILD)/fuzz || cmake --build $(BUILD)/fuzz --target xiw_fuzz_cov -j$(JOBS) >/dev/null
 	@bash selftests/fuzz/run.sh --build $(BUILD)/fuzz --time $(FUZZ_TIME) \
 		--keep $(BUILD)/fuzz/corpus --coverage $(FUZZ)
+
+# The mutation check (selftests/mutate.sh, Documentation/testing.md
+# "Mutation check"): not part of make check. It needs the worktree's own
+# build (progs for the VM tests) and the VM; each mutation is built in
+# $(BUILD)/mutate/. M=NN (or a patch name) runs the ones given.
+M ?=
+mutate: deps
+	@bash scripts/need.sh vm
+	@$(MAKE) --no-print-directory all >/dev/null
+	@JOBS=$(JOBS) XIW_BUILD=$(BUILD) bash selftests/mutate.sh $(M)
 
 # The live-module wire fuzzer (VM test fuzz_wire) for FUZZ_TIME seconds;
 # make check runs it for 75 s.

@@ -467,18 +467,15 @@ static int xiw_cep_recv_rr(struct xiw_cep *cep, bool request)
 			continue;
 
 		/* Header complete: check it before the private data. */
-		if (memcmp(cep->mpa.key, request ? XIW_MPA_KEY_REQ :
-			   XIW_MPA_KEY_REP, XIW_MPA_KEY_LEN)) {
+		rv = xiw_mpa_rr_check(&cep->mpa, request, &cep->pd_len);
+		if (rv == -EPROTO)
 			xiw_cep_dbg(cep, "bad MPA key (%*ph)\n",
 				    XIW_MPA_KEY_LEN, cep->mpa.key);
-			return -EPROTO;
-		}
-		cep->pd_len = be16_to_cpu(cep->mpa.pd_len);
-		if (cep->pd_len > XIW_MPA_PD_MAX) {
+		else if (rv)
 			xiw_cep_dbg(cep, "PD_Length %u > %u\n", cep->pd_len,
 				    XIW_MPA_PD_MAX);
-			return -EMSGSIZE;
-		}
+		if (rv)
+			return rv;
 	}
 }
 

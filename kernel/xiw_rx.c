@@ -33,13 +33,7 @@
 #include "xiw_commit.h"
 #include "xiw_trace.h"
 
-/*
- * RFC 5040, the RFC 7306 extensions (Immediate Data, atomics) and the
- * commit draft (Flush, Verify, Atomic Write)
- */
-#define XIW_RX_OPS	(XIW_OPMASK_RFC5040 | XIW_OPMASK_IMM |		\
-			 XIW_OPMASK_ATOMIC | XIW_OPMASK_FLUSH |		\
-			 XIW_OPMASK_VERIFY | XIW_OPMASK_ATOMIC_WRITE)
+#define XIW_RX_OPS	XIW_OPMASK_RX	/* xiw_wire.h */
 
 /*
  * Is the FPDU being received a Terminate, by its control fields alone
@@ -1569,50 +1563,23 @@ static void xiw_rx_reset(struct xiw_rx_ctx *rx)
 	rx->hdr_need = sizeof(struct xiw_fpdu_ctrl);
 }
 
-/* More header bytes are in: decide what comes next. */
+/* More header bytes are in: decide what comes next (xiw_rx_hdr_next()). */
 static bool xiw_rx_hdr_step(struct xiw_qp_dp *dp)
 {
 	struct xiw_rx_ctx *rx = &dp->rx;
 	struct xiw_term_code tc;
-	u32 need;
 
-	if (rx->hdr_got == sizeof(struct xiw_fpdu_ctrl)) {
-		need = xiw_ddp_hdr_len(rx->hdr.ctrl.ddp);
-		/*
-		 * A segment shorter than its DDP header: judge it now, the
-		 * bytes still missing for that header belong to the next
-		 * FPDU and may never come.
-		 */
-		if (be16_to_cpu(rx->hdr.ctrl.mpa_len) < need) {
-			xiw_dp_dbg(dp, "ULPDU_Length %u < DDP header\n",
-				   be16_to_cpu(rx->hdr.ctrl.mpa_len));
-			xiw_rx_term(dp, XIW_TERM_LAYER_LLP, XIW_MPA_ET_MPA,
-				    XIW_MPA_EC_MARKER_LEN, 0);
-			return false;
-		}
-		/* DDP header next */
-		rx->hdr_need = XIW_MPA_HDR_LEN + need;
+	switch (xiw_rx_hdr_next(&rx->hdr, rx->hdr_got, XIW_RX_OPS, &rx->op,
+				&rx->hdr_need, &tc)) {
+	case XIW_RX_HDR_MORE:
 		return true;
-	}
-	if (rx->hdr_got == XIW_MPA_HDR_LEN + xiw_ddp_hdr_len(rx->hdr.ctrl.ddp)) {
-		if (!xiw_rx_check_hdr(&rx->hdr, XIW_RX_OPS, &rx->op, &tc)) {
-			xiw_rx_fail(dp, &tc);
-			return false;
-		}
-		need = xiw_rx_hdr_len(rx->op);
-		/*
-		 * Terminate: take its optional fields into the header too;
-		 * Verify: its hash (both bounded by xiw_rx_check_hdr()).
-		 */
-		if (rx->op == XIW_RDMAP_OP_TERMINATE ||
-		    rx->op == XIW_RDMAP_OP_VERIFY_REQ ||
-		    rx->op == XIW_RDMAP_OP_VERIFY_RESP)
-			need = XIW_MPA_HDR_LEN +
-			       be16_to_cpu(rx->hdr.ctrl.mpa_len);
-		if (need > rx->hdr_got) {
-			rx->hdr_need = need;
-			return true;
-		}
+	case XIW_RX_HDR_BAD:
+		xiw_dp_dbg(dp, "header refused (ULPDU_Length %u, %u staged)\n",
+			   be16_to_cpu(rx->hdr.ctrl.mpa_len), rx->hdr_got);
+		xiw_rx_fail(dp, &tc);
+		return false;
+	case XIW_RX_HDR_DONE:
+		break;
 	}
 	if (!xiw_rx_hdr_done(dp))
 		return false;

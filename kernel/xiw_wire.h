@@ -24,6 +24,8 @@
 #include <linux/build_bug.h>
 #include <linux/compiler.h>
 #include <linux/stddef.h>
+#include <linux/errno.h>
+#include <linux/string.h>
 #include <linux/crc32c.h>
 #include <asm/byteorder.h>
 #else
@@ -135,6 +137,27 @@ static inline u32 xiw_mpa_mulpdu_markers(u32 emss)
 			   XIW_MPA_MARKER_INTERVAL) + emss % 4;
 
 	return emss > ovh ? emss - ovh : 0;
+}
+
+/*
+ * The checks of a received MPA Request or Reply header (@request: which
+ * one is expected), made before its private data is read: the key of that
+ * frame, then PD_Length at most XIW_MPA_PD_MAX (RFC 5044 section 7.1 caps
+ * private data at 512 octets). *@pd_len is set to the header's PD_Length
+ * either way.
+ *
+ * Return: 0, -EPROTO (another key) or -EMSGSIZE (PD_Length too long).
+ */
+static inline int xiw_mpa_rr_check(const struct xiw_mpa_rr *rr, bool request,
+				   u16 *pd_len)
+{
+	*pd_len = be16_to_cpu(rr->pd_len);
+	if (memcmp(rr->key, request ? XIW_MPA_KEY_REQ : XIW_MPA_KEY_REP,
+		   XIW_MPA_KEY_LEN))
+		return -EPROTO;
+	if (*pd_len > XIW_MPA_PD_MAX)
+		return -EMSGSIZE;
+	return 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -266,6 +289,14 @@ enum xiw_rdmap_op {
 #define XIW_OPMASK_VERIFY	0x0c000U
 #define XIW_OPMASK_ATOMIC_WRITE	0x30000U
 #define XIW_OPMASK_ALL		0x3ffffU
+/*
+ * What xiw's RX accepts (kernel/xiw_rx.c, and the fuzz harnesses that
+ * drive its parsing): RFC 5040, the RFC 7306 extensions (Immediate Data,
+ * atomics) and the commit draft (Flush, Verify, Atomic Write).
+ */
+#define XIW_OPMASK_RX	(XIW_OPMASK_RFC5040 | XIW_OPMASK_IMM |		\
+			 XIW_OPMASK_ATOMIC | XIW_OPMASK_FLUSH |		\
+			 XIW_OPMASK_VERIFY | XIW_OPMASK_ATOMIC_WRITE)
 
 static inline u8 xiw_rdmap_ctrl(unsigned int op)
 {
@@ -812,6 +843,70 @@ static inline bool xiw_rx_check_hdr(const void *fpdu, u32 op_mask,
 	}
 	*opcode = op;
 	return true;
+}
+
+/*
+ * The steps of RX's header staging (xiw_rx_hdr_next()): more header to
+ * stage, the whole header staged, or the header refused.
+ */
+enum xiw_rx_hdr_step {
+	XIW_RX_HDR_MORE,
+	XIW_RX_HDR_DONE,
+	XIW_RX_HDR_BAD,
+};
+
+/**
+ * xiw_rx_hdr_next - what RX stages next of an FPDU's header
+ * @fpdu: the header staged so far, from its MPA length (@got octets)
+ * @got: octets staged; RX calls this each time it has the octets the last
+ *	call asked for, starting with the 4-octet FPDU control field
+ * @op_mask: XIW_OPMASK_* bits of the opcodes this receiver accepts
+ * @opcode: set to the logical opcode once the DDP header is judged valid
+ * @need: set to the octets to have staged in all (> @got) for MORE
+ * @tc: set to the Terminate to send for BAD
+ *
+ * After the control field: a segment shorter than its DDP header is
+ * refused at once (the octets still missing for that header belong to
+ * the next FPDU and may never come), else the DDP header comes next.
+ * After the DDP header: xiw_rx_check_hdr(), then the RDMAP header of the
+ * opcode (xiw_rx_hdr_len()); a Terminate (its optional headers) and a
+ * Verify Request or Response (the hash) stage the whole segment, which
+ * xiw_rx_check_hdr() bounded. Reads only the @got octets staged.
+ *
+ * Return: XIW_RX_HDR_MORE, XIW_RX_HDR_DONE or XIW_RX_HDR_BAD.
+ */
+static inline enum xiw_rx_hdr_step
+xiw_rx_hdr_next(const void *fpdu, u32 got, u32 op_mask, unsigned int *opcode,
+		u32 *need, struct xiw_term_code *tc)
+{
+	const struct xiw_fpdu_ctrl *c = (const struct xiw_fpdu_ctrl *)fpdu;
+	u32 ulpdu = be16_to_cpu(c->mpa_len);
+	u32 ddp_len = xiw_ddp_hdr_len(c->ddp);
+	u32 n;
+
+	if (got == sizeof(struct xiw_fpdu_ctrl)) {
+		if (ulpdu < ddp_len) {
+			xiw_term_set(tc, XIW_TERM_LAYER_LLP, XIW_MPA_ET_MPA,
+				     XIW_MPA_EC_MARKER_LEN, 0);
+			return XIW_RX_HDR_BAD;
+		}
+		*need = XIW_MPA_HDR_LEN + ddp_len;
+		return XIW_RX_HDR_MORE;
+	}
+	if (got == XIW_MPA_HDR_LEN + ddp_len) {
+		if (!xiw_rx_check_hdr(fpdu, op_mask, opcode, tc))
+			return XIW_RX_HDR_BAD;
+		n = xiw_rx_hdr_len(*opcode);
+		if (*opcode == XIW_RDMAP_OP_TERMINATE ||
+		    *opcode == XIW_RDMAP_OP_VERIFY_REQ ||
+		    *opcode == XIW_RDMAP_OP_VERIFY_RESP)
+			n = XIW_MPA_HDR_LEN + ulpdu;
+		if (n > got) {
+			*need = n;
+			return XIW_RX_HDR_MORE;
+		}
+	}
+	return XIW_RX_HDR_DONE;
 }
 
 /* ------------------------------------------------------------------------

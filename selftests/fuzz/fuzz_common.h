@@ -86,10 +86,8 @@ inline u32 crc32c_bitwise(u32 crc, const u8 *p, size_t n)
 	return crc;
 }
 
-// The receive opcode set of kernel/xiw_rx.c (XIW_RX_OPS); kept in sync
-// by hand, the kernel .c file cannot be included here.
-constexpr u32 kKernelRxOps =
-	XIW_OPMASK_RFC5040 | XIW_OPMASK_IMM | XIW_OPMASK_ATOMIC;
+// The receive opcode set of kernel/xiw_rx.c (XIW_RX_OPS is this).
+constexpr u32 kKernelRxOps = XIW_OPMASK_RX;
 
 constexpr u8 kHdrctMD = XIW_TERM_HDRCT_M | XIW_TERM_HDRCT_D;
 

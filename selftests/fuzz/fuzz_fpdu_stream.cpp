@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 // fuzz_fpdu_stream: FPDU delineation and segment reassembly of a received
-// byte stream, driven only by kernel/xiw_wire.h, step for step as the
-// kernel's receive engine (xiw_rx_actor() / xiw_rx_hdr_step() /
-// xiw_rx_hdr_done() / xiw_rx_trailer_done() in kernel/xiw_rx.c, which
-// cannot be compiled on the host) walks it: stage the 4-byte FPDU
-// control, then the DDP header, judge it with xiw_rx_check_hdr(), stage
-// the RDMAP header xiw_rx_hdr_len() names (a Terminate: the whole
-// segment), then payload, pad and CRC with xiw_mpa_pad() and the running
-// xiw_crc_update() / xiw_crc_trailer().
+// byte stream, driven by kernel/xiw_wire.h as the kernel's receive engine
+// (kernel/xiw_rx.c, which needs sockets) walks it: the header is staged
+// in the steps the kernel's own xiw_rx_hdr_next() asks for (the 4-byte
+// FPDU control, the DDP header judged by xiw_rx_check_hdr(), the RDMAP
+// header of the opcode; a Terminate or Verify: the whole segment), then
+// payload, pad and CRC with xiw_mpa_pad() and the running
+// xiw_crc_update() / xiw_crc_trailer(), as xiw_rx_hdr_done() and
+// xiw_rx_trailer_done() do.
 //
 // Input: one control byte (bit 0: CRC negotiated; the rest seeds how the
 // stream is cut into TCP reads), then the stream after MPA negotiation.
@@ -146,46 +146,34 @@ private:
 		dead_ = true;
 	}
 
+	// The kernel's own step (xiw_rx_hdr_step() calls xiw_rx_hdr_next()).
 	void hdr_step()
 	{
-		const u8 *h = reinterpret_cast<const u8 *>(&hdr_);
+		// Exactly the bytes staged so far, nothing stale.
+		Exact staged(reinterpret_cast<const u8 *>(&hdr_), got_, got_);
+		xiw_term_code tc = { 0xee, 0xee, 0xee, 0xee };
+		unsigned op = op_;
+		u32 need = 0xdeadbeef;
 
-		if (got_ == sizeof(struct xiw_fpdu_ctrl)) {
-			const u32 ddp = xiw_ddp_hdr_len(hdr_.ctrl.ddp);
-
-			if (ulpdu() < ddp) {
-				xiw_term_code tc;
-
-				xiw_term_set(&tc, XIW_TERM_LAYER_LLP,
-					     XIW_MPA_ET_MPA,
-					     XIW_MPA_EC_MARKER_LEN, 0);
-				fail(tc);
-				return;
-			}
-			need_ = XIW_MPA_HDR_LEN + ddp;
+		switch (xiw_rx_hdr_next(staged.data(), got_, kKernelRxOps, &op,
+					&need, &tc)) {
+		case XIW_RX_HDR_BAD:
+			FUZZ_ASSERT(term_code_plausible(tc));
+			// only the control field and the DDP header are judged
+			FUZZ_ASSERT(got_ == sizeof(struct xiw_fpdu_ctrl) ||
+				    got_ == XIW_MPA_HDR_LEN +
+					    xiw_ddp_hdr_len(hdr_.ctrl.ddp));
+			fail(tc);
 			return;
-		}
-		if (got_ == XIW_MPA_HDR_LEN + xiw_ddp_hdr_len(hdr_.ctrl.ddp)) {
-			// Exactly the bytes staged so far, nothing stale.
-			Exact staged(h, got_, got_);
-			xiw_term_code tc = { 0xee, 0xee, 0xee, 0xee };
-			unsigned op = 0xdead;
-
-			if (!xiw_rx_check_hdr(staged.data(), kKernelRxOps, &op,
-					      &tc)) {
-				FUZZ_ASSERT(term_code_plausible(tc));
-				fail(tc);
-				return;
-			}
+		case XIW_RX_HDR_MORE:
+			FUZZ_ASSERT(need > got_, "asks for %u, has %u", need,
+				    got_);
 			op_ = op;
-			u32 need = xiw_rx_hdr_len(op);
-			if (op == XIW_RDMAP_OP_TERMINATE)
-				need = XIW_MPA_HDR_LEN + ulpdu();
-			FUZZ_ASSERT(need >= got_ || op != XIW_RDMAP_OP_TERMINATE);
-			if (need > got_) {
-				need_ = need;
-				return;
-			}
+			need_ = need;
+			return;
+		case XIW_RX_HDR_DONE:
+			op_ = op;
+			break;
 		}
 		// Whole header staged (xiw_rx_hdr_done()).
 		FUZZ_ASSERT(need_ <= XIW_MPA_HDR_LEN + ulpdu(),

@@ -2,15 +2,15 @@
 // fuzz_mpa: the MPA layer of kernel/xiw_wire.h: Request/Reply frames with
 // the RFC 6581 block and private data, FPDU framing lengths and the CRC.
 //
-// The kernel parses MPA Request/Reply frames in kernel/xiw_cm.c
+// The kernel reads MPA Request/Reply frames in kernel/xiw_cm.c
 // (xiw_cep_recv_rr(), xiw_cep_proc_request(), xiw_cep_proc_reply()), which
-// need sockets and the iw_cm and cannot be compiled on the host. This
-// harness therefore reads the frame with the wire definitions only
-// (struct xiw_mpa_rr, struct xiw_mpa_v2, keys, flags, limits), applying
-// the rules those functions apply, and checks the pure functions the
-// kernel does share: xiw_mpa_pad(), xiw_mpa_fpdu_len(), xiw_mpa_mulpdu(),
-// xiw_mpa_mulpdu_markers(), xiw_ddp_max_payload(), xiw_crc_update() and
-// xiw_crc_trailer().
+// need sockets and the iw_cm. The header check is the kernel's own
+// xiw_mpa_rr_check() (key, PD_Length), which xiw_cep_recv_rr() calls; the
+// RFC 6581 block is read with the wire definitions (struct xiw_mpa_v2,
+// flags, limits) as the proc functions read it. The harness also checks
+// the pure functions the kernel shares: xiw_mpa_pad(), xiw_mpa_fpdu_len(),
+// xiw_mpa_mulpdu(), xiw_mpa_mulpdu_markers(), xiw_ddp_max_payload(),
+// xiw_crc_update() and xiw_crc_trailer().
 //
 // Input: an MPA Request or Reply (20-byte header, private data) and
 // whatever follows it on the stream (the corpus: real xiw frames).
@@ -55,15 +55,19 @@ bool parse_rr(const u8 *p, size_t n, bool request, Rr *out)
 	Exact hdr(p, hlen, hlen);
 	const auto *rr = reinterpret_cast<const struct xiw_mpa_rr *>(
 		hdr.data());
-	if (std::memcmp(rr->key, request ? XIW_MPA_KEY_REQ : XIW_MPA_KEY_REP,
-			XIW_MPA_KEY_LEN))
+	u16 pd_len = 0xdead;
+	// the kernel's own check (xiw_cep_recv_rr())
+	const int rv = xiw_mpa_rr_check(rr, request, &pd_len);
+	FUZZ_ASSERT(pd_len == get_be16(p + 18));
+	FUZZ_ASSERT(rv == 0 || rv == -EPROTO || rv == -EMSGSIZE);
+	FUZZ_ASSERT((rv == -EPROTO) ==
+		    !!std::memcmp(p, request ? XIW_MPA_KEY_REQ :
+				  XIW_MPA_KEY_REP, XIW_MPA_KEY_LEN));
+	if (rv)
 		return false;
-	const u16 pd_len = be16_to_cpu(rr->pd_len);
-	if (pd_len > XIW_MPA_PD_MAX)
-		return false;
+	FUZZ_ASSERT(pd_len <= XIW_MPA_PD_MAX);
 	if (n < hlen + pd_len)
 		return false; // the kernel waits for the rest
-	FUZZ_ASSERT(pd_len == get_be16(p + 18));
 	out->request = request;
 	out->flags = rr->flags;
 	out->rev = rr->rev;

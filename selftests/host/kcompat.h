@@ -5,7 +5,9 @@
 // long long as in the kernel; without sparse they are plain integers.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <endian.h>
 #include <linux/types.h> // __u8..__u64, __be16..__le64 (uapi, as the kernel)
 

@@ -35,6 +35,8 @@
 //   rresp-to    Read answered at another offset
 //   rresp-short Read of 64 answered with 32 bytes (L set)
 //   rresp-long  Read of 64 answered with 128 bytes
+//   rresp-aresp Read answered with an Atomic Response (Request Identifier
+//               0, what a Read's ORQ entry holds)
 //   rresp-crc   Read answered right, but with a wrong CRC (the responder
 //               insists on CRCs in its MPA Reply)
 //   aresp-id    FetchAdd answered with another Request Identifier
@@ -288,7 +290,8 @@ struct CaseDesc {
 const CaseDesc kCases[] = {
 	{"term-mid", 3},   {"term-last", 3},  {"term-nohdr", 3},
 	{"rresp-stag", 2}, {"rresp-to", 2},   {"rresp-short", 2},
-	{"rresp-long", 2}, {"rresp-crc", 2},  {"aresp-id", 2},
+	{"rresp-long", 2}, {"rresp-crc", 2},  {"rresp-aresp", 2},
+	{"aresp-id", 2},
 	{"aresp-type", 2},
 	{"flush-type", 2}, {"flush-rresp", 2}, {"verify-type", 2},
 	{"wire", 3},
@@ -458,6 +461,8 @@ int do_listen(const char *host, const char *port, const CaseDesc &cd)
 		out = read_resp(p, r0.sink_stag, r0.sink_to, r0.size / 2);
 	} else if (n == "rresp-long") {
 		out = read_resp(p, r0.sink_stag, r0.sink_to, r0.size * 2);
+	} else if (n == "rresp-aresp") {
+		out = atomic_resp(p, 0, 0x1111);
 	} else if (n == "rresp-crc") {
 		out = read_resp(p, r0.sink_stag, r0.sink_to, r0.size);
 		out.back() ^= 0x01;	/* the CRC's last byte */

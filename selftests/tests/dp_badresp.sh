@@ -44,6 +44,7 @@ cases=(
 	"rresp-short|layer=1 type=1 code=0x01 hdrct=0xc0"
 	"rresp-long|layer=1 type=1 code=0x01 hdrct=0xc0"
 	"rresp-crc|layer=2 type=0 code=0x02 hdrct=0xc0"
+	"rresp-aresp|layer=0 type=2 code=0x06 hdrct=0xc0"
 	"aresp-id|layer=0 type=2 code=0x06 hdrct=0xc0"
 	"aresp-type|layer=0 type=2 code=0x06 hdrct=0xc0"
 	"flush-type|layer=0 type=2 code=0x06 hdrct=0xc0"
