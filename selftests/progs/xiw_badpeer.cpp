@@ -30,6 +30,7 @@
 //   --fnv-zero      print the FNV-1a of an untouched (zero) RW region
 // Exit: 0 when the exchange ran (whatever xiw answered; the test judges the
 // output), 1 when the good case saw something wrong, 2 on a usage or system error.
+#include "raw_stream.h"
 #include "rfc_wire.h"
 #include "target_info.h"
 
@@ -59,7 +60,10 @@ using u8 = uint8_t;
 using u16 = uint16_t;
 using u32 = uint32_t;
 using u64 = uint64_t;
-using Clock = std::chrono::steady_clock;
+using Clock = raw::Clock;
+using raw::fill;
+using raw::need;
+using raw::send_all;
 using Bytes = rfc::Bytes;
 namespace mpa = rfc::mpa;
 namespace ddp = rfc::ddp;
@@ -76,8 +80,7 @@ constexpr u64 kSinkTo = 0x100000;
 	std::exit(2);
 }
 
-struct Peer {
-	int fd = -1;
+struct Peer : raw::Stream {
 	bool crc = false;
 	u32 msn[rdmap::kQnCount] = {1, 1, 1, 1};
 	u32 conn_id = 0;
@@ -86,8 +89,6 @@ struct Peer {
 	Bytes rw_model = Bytes(kRegion, 0); // what the RW region should hold
 	Bytes rw_placed;		// ... or this, if placed before the CRC check
 	Bytes last_hdr;			// header of the last FPDU sent
-	Bytes rx;			// received, not yet parsed
-	bool eof = false, reset = false;
 };
 
 uint64_t fnv1a(const u8 *p, size_t n)
@@ -109,60 +110,6 @@ std::string hex(const u8 *p, size_t n)
 		s += b;
 	}
 	return s;
-}
-
-void send_all(int fd, const u8 *p, size_t n)
-{
-	while (n) {
-		ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			// The target may have given up on us already (RST):
-			// that is for the test to judge from what we read.
-			std::printf("SENDFAIL errno=%d\n", errno);
-			return;
-		}
-		p += r;
-		n -= r;
-	}
-}
-
-void send_all(int fd, const Bytes &b)
-{
-	send_all(fd, b.data(), b.size());
-}
-
-// Read more stream bytes into p.rx; false on EOF/reset/timeout.
-bool fill(Peer &p, int timeout_ms)
-{
-	if (p.eof)
-		return false;
-	pollfd pfd{p.fd, POLLIN, 0};
-	int r = poll(&pfd, 1, timeout_ms);
-
-	if (r <= 0)
-		return false;
-	u8 buf[65536];
-	ssize_t n = recv(p.fd, buf, sizeof(buf), 0);
-	if (n <= 0) {
-		p.eof = true;
-		p.reset = n < 0;
-		return false;
-	}
-	p.rx.insert(p.rx.end(), buf, buf + n);
-	return true;
-}
-
-bool need(Peer &p, size_t n, Clock::time_point end)
-{
-	while (p.rx.size() < n) {
-		int left = std::chrono::duration_cast<std::chrono::milliseconds>(
-				   end - Clock::now()).count();
-		if (left <= 0 || !fill(p, left))
-			return false;
-	}
-	return true;
 }
 
 // ---------------------------------------------------------------------------

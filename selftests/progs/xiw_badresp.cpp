@@ -55,6 +55,7 @@
 // 0 when the exchange ran; the test judges its output), 2 on a usage or
 // system error.
 #include "checks.h"
+#include "raw_stream.h"
 #include "rfc_wire.h"
 #include "verbs_side.h"
 
@@ -84,7 +85,10 @@ using u8 = uint8_t;
 using u16 = uint16_t;
 using u32 = uint32_t;
 using u64 = uint64_t;
-using Clock = std::chrono::steady_clock;
+using Clock = raw::Clock;
+using raw::fill;
+using raw::need;
+using raw::send_all;
 using Bytes = rfc::Bytes;
 using checks::check;
 namespace mpa = rfc::mpa;
@@ -115,59 +119,10 @@ u8 pat(size_t i)
 // ---------------------------------------------------------------------------
 // The raw responder
 
-struct Peer {
-	int fd = -1;
+struct Peer : raw::Stream {
 	bool crc = false;
-	Bytes rx;
-	bool eof = false, reset = false;
 	u32 resp_msn = 1;	// QN 3
 };
-
-void send_all(int fd, const Bytes &b)
-{
-	size_t off = 0;
-
-	while (off < b.size()) {
-		ssize_t n = send(fd, b.data() + off, b.size() - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			std::printf("SENDFAIL errno=%d\n", errno);
-			return;
-		}
-		off += n;
-	}
-}
-
-bool fill(Peer &p, int timeout_ms)
-{
-	if (p.eof)
-		return false;
-	pollfd pfd{p.fd, POLLIN, 0};
-
-	if (poll(&pfd, 1, timeout_ms) <= 0)
-		return false;
-	u8 buf[65536];
-	ssize_t n = recv(p.fd, buf, sizeof(buf), 0);
-	if (n <= 0) {
-		p.eof = true;
-		p.reset = n < 0;
-		return false;
-	}
-	p.rx.insert(p.rx.end(), buf, buf + n);
-	return true;
-}
-
-bool need(Peer &p, size_t n, Clock::time_point end)
-{
-	while (p.rx.size() < n) {
-		int left = std::chrono::duration_cast<std::chrono::milliseconds>(
-				   end - Clock::now()).count();
-		if (left <= 0 || !fill(p, left))
-			return false;
-	}
-	return true;
-}
 
 // The next FPDU (from its MPA length on, trailer included), or empty.
 Bytes next_fpdu(Peer &p, Clock::time_point end)
