@@ -9,8 +9,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 namespace raw {
 
@@ -76,6 +78,46 @@ inline bool need(Stream &s, size_t n, Clock::time_point end)
 			return false;
 	}
 	return true;
+}
+
+// Listen on @host:@port, print @banner (the line a test waits for before
+// it makes xiw connect), accept one connection and stop listening.
+// Returns its socket, or -1 with errno set.
+inline int listen_accept(const char *host, const char *port,
+			 const char *banner)
+{
+	addrinfo hints{}, *ai;
+	int one = 1;
+
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	if (int rv = getaddrinfo(host, port, &hints, &ai); rv) {
+		std::fprintf(stderr, "getaddrinfo %s: %s\n", host,
+			     gai_strerror(rv));
+		errno = EINVAL;
+		return -1;
+	}
+	int ls = socket(ai->ai_family, SOCK_STREAM, 0);
+	if (ls < 0 ||
+	    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(ls, ai->ai_addr, ai->ai_addrlen) || listen(ls, 4)) {
+		int e = errno;
+
+		if (ls >= 0)
+			close(ls);
+		freeaddrinfo(ai);
+		errno = e;
+		return -1;
+	}
+	freeaddrinfo(ai);
+	std::printf("%s\n", banner);
+	std::fflush(stdout);
+	int fd = accept(ls, nullptr, nullptr);
+	int e = errno;
+
+	close(ls);
+	errno = e;
+	return fd;
 }
 
 } // namespace raw

@@ -306,26 +306,12 @@ void rx_report(Peer &p, Clock::time_point end)
 
 int do_listen(const char *host, const char *port, const CaseDesc &cd)
 {
-	addrinfo hints{}, *ai;
 	int one = 1;
-
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
-	if (getaddrinfo(host, port, &hints, &ai))
-		die("getaddrinfo");
-	int ls = socket(ai->ai_family, SOCK_STREAM, 0);
-	if (ls < 0)
-		die("socket");
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(ls, ai->ai_addr, ai->ai_addrlen) || listen(ls, 4))
-		die("bind/listen");
-	freeaddrinfo(ai);
-	std::printf("LISTENING\n");
 	Peer p;
-	p.fd = accept(ls, nullptr, nullptr);
+
+	p.fd = raw::listen_accept(host, port, "LISTENING");
 	if (p.fd < 0)
-		die("accept");
-	close(ls);
+		die("listen/accept");
 	setsockopt(p.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	auto end = Clock::now() + std::chrono::seconds(20);
 

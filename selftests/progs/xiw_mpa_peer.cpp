@@ -24,6 +24,7 @@
 // Prints one line per fact ("reply flags=0x.. rev=.. pd=..", "closed after
 // N ms", "request ...") and exits 0 unless a system call failed (2) or the
 // peer did something impossible (1).
+#include "raw_stream.h"
 #include "rfc_wire.h"
 
 #include <arpa/inet.h>
@@ -171,20 +172,10 @@ bool read_rr(int fd, const char *what, Rr *rr, std::vector<u8> *pd,
 
 int do_listen(const char *host, const char *port, std::string_view mode)
 {
-	addrinfo *ai = resolve(host, port, true);
-	int ls = socket(ai->ai_family, SOCK_STREAM, 0), one = 1;
+	int fd = raw::listen_accept(host, port, "listening");
 
-	if (ls < 0)
-		die("socket");
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(ls, ai->ai_addr, ai->ai_addrlen) || listen(ls, 4))
-		die("bind/listen");
-	freeaddrinfo(ai);
-	std::printf("listening\n");
-	std::fflush(stdout);
-	int fd = accept(ls, nullptr, nullptr);
 	if (fd < 0)
-		die("accept");
+		die("listen/accept");
 	auto t0 = Clock::now();
 	Rr rr;
 	std::vector<u8> pd;
@@ -214,7 +205,6 @@ int do_listen(const char *host, const char *port, std::string_view mode)
 		std::printf("closing after the hold\n");
 	}
 	close(fd);
-	close(ls);
 	return 0;
 }
 
