@@ -595,6 +595,9 @@ enum xiw_mem_err {
 struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev, struct xiw_pd *pd,
 			      u32 stag, int access, u64 va, u64 len,
 			      enum xiw_mem_err *err);
+struct xiw_mr *xiw_mr_cached(struct xiw_device *xdev, struct xiw_pd *pd,
+			     struct xiw_mr **cache, u32 stag, int access,
+			     u64 va, u64 len, enum xiw_mem_err *err);
 struct xiw_mr *xiw_mr_reuse(struct xiw_device *xdev, struct xiw_pd *pd,
 			    struct xiw_mr *kept, u32 stag, int access, u64 va,
 			    u64 len, enum xiw_mem_err *err);

@@ -411,7 +411,7 @@ void xiw_dp_cmpl_flush(struct xiw_qp *qp, bool discard)
 			notify = xiw_dp_cmpl_reap(dp);
 		xiw_dp_put_kept_mrs(dp, NULL);
 		dp->orq_head = dp->orq_tail;
-		dp->irq_head = dp->irq_tail;
+		WRITE_ONCE(dp->irq_head, dp->irq_tail);	/* xiw_rx_ird_full() */
 	}
 	spin_unlock_bh(&dp->lock);
 	if (notify)
@@ -505,6 +505,8 @@ static bool xiw_dp_holds_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 	/* data_race: RX/TX change these without our lock; a miss retries */
 	if (data_race(dp->rx.tmr) == mr || data_race(dp->tx.rr_sge.mr) == mr ||
 	    /* data_race: as above */
+	    data_race(dp->rx.rcache) == mr ||
+	    /* data_race: as above */
 	    data_race(dp->rx.qmr) == mr || data_race(dp->tx.irqe.mr) == mr ||
 	    READ_ONCE(dp->exec_mr) == mr)
 		return true;
@@ -548,7 +550,8 @@ static void xiw_dp_for_each(struct xiw_device *xdev, struct xiw_mr *mr,
  * Regions the data path keeps from a lookup to a later use: IRQ entries
  * (RX's lookup for TX), ORQ entries (TX's for RX), and RX's region of a
  * tagged message from one FPDU to the next (xiw_rx_tagged_mr()), which
- * only an FPDU whose payload is being placed uses. Take them back (RX's
+ * only an FPDU whose payload is being placed uses, and RX's region cache
+ * (xiw_rx_region()). Take them back (RX's
  * under the socket lock, which RX runs under, when it is between FPDUs),
  * so that dereg waits neither for the rest of a message nor for requests
  * and responses a peer may never let through: whoever comes to them then
@@ -561,12 +564,17 @@ static void xiw_dp_drop_kept_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 	spin_lock_bh(&dp->lock);
 	xiw_dp_put_kept_mrs(dp, mr);
 	spin_unlock_bh(&dp->lock);
-	/* data_race: a racy look first, checked again under the lock */
-	if (data_race(rx->tmr) != mr)
+	/* data_race: racy looks first, checked again under the lock */
+	if (data_race(rx->tmr) != mr && data_race(rx->rcache) != mr)
 		return;
 	lock_sock(dp->sk);
 	if (rx->tmr == mr && rx->state != XIW_RX_DATA) {
 		rx->tmr = NULL;
+		xiw_mr_put(mr);
+	}
+	/* only a cache: RX looks the STag up again, and is refused */
+	if (rx->rcache == mr) {
+		rx->rcache = NULL;
 		xiw_mr_put(mr);
 	}
 	release_sock(dp->sk);
@@ -670,8 +678,7 @@ void xiw_dp_sq_kick(struct xiw_qp *qp, bool burst)
  */
 struct xiw_qp_dp *xiw_dp_get_sk(struct sock *sk)
 {
-	struct xiw_sk_ctx *ctx = sk->sk_user_data;
-	struct xiw_qp_dp *dp = ctx ? ctx->dp : NULL;
+	struct xiw_qp_dp *dp = xiw_dp_of_sk(sk);
 
 	if (dp && !refcount_inc_not_zero(&dp->users))
 		dp = NULL;

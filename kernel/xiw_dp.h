@@ -320,6 +320,8 @@ struct xiw_rx_ctx {
 	 * for its execution (xiw_rx_exec()) or the IRQ
 	 */
 	struct xiw_mr *qmr;
+	/* the responder's region cache (xiw_rx_region()), reference held */
+	struct xiw_mr *rcache;
 	/*
 	 * The last IRQ entry RX left for TX to execute (a Flush, a Verify,
 	 * a held atomic): atomics and Atomic Writes wait until TX popped it
@@ -436,6 +438,21 @@ void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 void xiw_dp_put_lsges(struct xiw_lsge *sge, int n);
 struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp);
 struct xiw_qp_dp *xiw_dp_get_sk(struct sock *sk);
+
+/*
+ * The data path of a socket's QP, without a reference, or NULL, for a
+ * socket callback that uses it only while it holds sk_callback_lock
+ * (read): xiw_dp_llp_stop() unhooks the data path under the write lock
+ * before it waits for the data path's users, so it waits for that
+ * callback too.
+ */
+static inline struct xiw_qp_dp *xiw_dp_of_sk(struct sock *sk)
+{
+	struct xiw_sk_ctx *ctx = sk->sk_user_data;
+
+	return ctx ? ctx->dp : NULL;
+}
+
 void xiw_dp_put(struct xiw_qp_dp *dp);
 void xiw_dp_rtr_received(struct xiw_qp_dp *dp);
 

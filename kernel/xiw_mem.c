@@ -442,6 +442,40 @@ struct xiw_mr *xiw_mr_reuse(struct xiw_device *xdev, struct xiw_pd *pd,
 	return xiw_mr_resolve(xdev, pd, stag, access, va, len, err);
 }
 
+/*
+ * xiw_mr_resolve() through a one-region cache a data path keeps
+ * (@cache: its own reference held, or NULL): the cached region if the
+ * STag still names it and it allows the access (the verdict a lookup
+ * would give, as in xiw_mr_reuse()), else a lookup whose region then
+ * replaces the cached one. Either way the caller gets a reference of its
+ * own. A stream of requests naming one STag (a ULP's buffer, perftest's
+ * region) so takes a reference instead of an RCU walk of the STag xarray
+ * each. The cache's holder drops it when the region is deregistered
+ * (xiw_dp_release_mr()) and when the data path ends.
+ */
+struct xiw_mr *xiw_mr_cached(struct xiw_device *xdev, struct xiw_pd *pd,
+			     struct xiw_mr **cache, u32 stag, int access,
+			     u64 va, u64 len, enum xiw_mem_err *err)
+{
+	struct xiw_mr *mr = *cache;
+
+	if (mr && READ_ONCE(mr->stag) == stag) {
+		*err = xiw_mr_check(mr, pd, access, va, len);
+		if (*err != XIW_MEM_OK)
+			return NULL;
+		refcount_inc(&mr->ref);
+		return mr;
+	}
+	mr = xiw_mr_resolve(xdev, pd, stag, access, va, len, err);
+	if (!mr)
+		return NULL;
+	if (*cache)
+		xiw_mr_put(*cache);
+	refcount_inc(&mr->ref);
+	*cache = mr;
+	return mr;
+}
+
 static struct page *xiw_kva_page(u64 kva, u32 *off, u32 *avail)
 {
 	void *p = (void *)(uintptr_t)kva;

@@ -273,6 +273,9 @@ void xiw_rx_release(struct xiw_qp_dp *dp)
 	if (dp->rx.qmr)
 		xiw_mr_put(dp->rx.qmr);
 	dp->rx.qmr = NULL;
+	if (dp->rx.rcache)
+		xiw_mr_put(dp->rx.rcache);
+	dp->rx.rcache = NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -339,6 +342,26 @@ static bool xiw_rx_qp_allows(struct xiw_qp_dp *dp, int access)
 }
 
 /*
+ * The region a peer's request or tagged message names, with a reference
+ * of its own, through the QP's responder region cache (rx->rcache, see
+ * xiw_mr_cached()): the requests of a stream mostly name one region.
+ * The cache is RX's: only RX, and holders of the socket lock while RX is
+ * not running (xiw_rx_release(), xiw_dp.c's drop of a region being
+ * deregistered), touch it.
+ */
+static struct xiw_mr *xiw_rx_region(struct xiw_qp_dp *dp, u32 stag,
+				    int access, u64 to, u64 len,
+				    enum xiw_mem_err *err)
+{
+	if (stag >> XIW_STAG_KEY_BITS == 0) {
+		*err = XIW_MEM_INV_STAG;
+		return NULL;
+	}
+	return xiw_mr_cached(xiw_dp_dev(dp), dp->qp->pd, &dp->rx.rcache,
+			     stag, access, to, len, err);
+}
+
+/*
  * The region a tagged FPDU of @len bytes at @to places into, in rx->tmr
  * (reference held). The FPDUs of one message all name the same STag, so
  * the region stays in rx->tmr until an FPDU that ends a message (its
@@ -346,8 +369,9 @@ static bool xiw_rx_qp_allows(struct xiw_qp_dp *dp, int access)
  * further FPDU only checks it again: the STag still names it (not
  * invalidated and registered again under another key, not being
  * deregistered: xiw_mr_remove() makes it invalid first), then state, PD,
- * rights and bounds as xiw_mr_resolve() does (xiw_mr_reuse()). NULL,
- * *@err set, if the access is refused.
+ * rights and bounds as xiw_mr_resolve() does (xiw_mr_reuse()). A
+ * message's first FPDU finds its region through the QP's region cache
+ * (xiw_rx_region()). NULL, *@err set, if the access is refused.
  */
 static struct xiw_mr *xiw_rx_tagged_mr(struct xiw_qp_dp *dp, u32 stag,
 				       int access, u64 to, u32 len,
@@ -355,8 +379,11 @@ static struct xiw_mr *xiw_rx_tagged_mr(struct xiw_qp_dp *dp, u32 stag,
 {
 	struct xiw_rx_ctx *rx = &dp->rx;
 
-	rx->tmr = xiw_mr_reuse(xiw_dp_dev(dp), dp->qp->pd, rx->tmr, stag,
-			       access, to, len, err);
+	if (rx->tmr)
+		rx->tmr = xiw_mr_reuse(xiw_dp_dev(dp), dp->qp->pd, rx->tmr,
+				       stag, access, to, len, err);
+	else
+		rx->tmr = xiw_rx_region(dp, stag, access, to, len, err);
 	return rx->tmr;
 }
 
@@ -472,14 +499,20 @@ static bool xiw_rx_hdr_send(struct xiw_qp_dp *dp, u32 payload)
 	return true;
 }
 
-/* IRD is shared by Read and Atomic Requests (RFC 7306 section 5.2). */
+/*
+ * IRD is shared by Read and Atomic Requests (RFC 7306 section 5.2).
+ *
+ * Without dp->lock: RX alone advances irq_tail, and TX frees a slot
+ * (irq_head, WRITE_ONCE under dp->lock, xiw_tx_resp_irq_pop()) before
+ * the response's last FPDU goes to this socket's sendmsg. That send takes
+ * and releases the socket lock RX runs under, so RX, handling a request
+ * the peer sent after it had that response, sees the slot free. A value
+ * older than that only counts a slot as busy that is busy.
+ */
 static bool xiw_rx_ird_full(struct xiw_qp_dp *dp, u8 hdrct)
 {
-	u32 busy;
+	u32 busy = dp->irq_tail - READ_ONCE(dp->irq_head);
 
-	spin_lock_bh(&dp->lock);
-	busy = dp->irq_tail - dp->irq_head;
-	spin_unlock_bh(&dp->lock);
 	if (busy < max_t(u32, dp->ird, 1))
 		return false;
 	xiw_dp_dbg(dp, "IRD %u exceeded\n", dp->ird);
@@ -503,7 +536,6 @@ static void xiw_rx_keep_qmr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
 {
 	struct xiw_rdmap_rreq *r = &dp->rx.hdr.rreq;
-	struct xiw_qp *qp = dp->qp;
 	u32 len = be32_to_cpu(r->read_size);
 	enum xiw_mem_err err;
 	struct xiw_mr *mr;
@@ -517,9 +549,8 @@ static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
 				 XIW_HDRCT_MD | XIW_TERM_HDRCT_R);
 		return false;
 	}
-	mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
-			    be32_to_cpu(r->src_stag), IB_ACCESS_REMOTE_READ,
-			    be64_to_cpu(r->src_to), len, &err);
+	mr = xiw_rx_region(dp, be32_to_cpu(r->src_stag), IB_ACCESS_REMOTE_READ,
+			   be64_to_cpu(r->src_to), len, &err);
 	if (!mr) {
 		xiw_dp_dbg(dp, "Read source STag %#x: error %d\n",
 			   be32_to_cpu(r->src_stag), err);
@@ -539,7 +570,6 @@ static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
 static bool xiw_rx_hdr_atomic(struct xiw_qp_dp *dp)
 {
 	struct xiw_rdmap_atomic_req *r = &dp->rx.hdr.atomic_req;
-	struct xiw_qp *qp = dp->qp;
 	u64 to = be64_to_cpu(r->to);
 	struct xiw_term_code tc;
 	enum xiw_mem_err err;
@@ -558,9 +588,8 @@ static bool xiw_rx_hdr_atomic(struct xiw_qp_dp *dp)
 		xiw_rx_term_prot(dp, XIW_MEM_ACCESS, XIW_HDRCT_MD);
 		return false;
 	}
-	mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), qp->pd,
-			    be32_to_cpu(r->stag), IB_ACCESS_REMOTE_ATOMIC, to,
-			    sizeof(u64), &err);
+	mr = xiw_rx_region(dp, be32_to_cpu(r->stag), IB_ACCESS_REMOTE_ATOMIC,
+			   to, sizeof(u64), &err);
 	if (!mr) {
 		xiw_dp_dbg(dp, "Atomic STag %#x TO %#llx: error %d\n",
 			   be32_to_cpu(r->stag), to, err);
@@ -1729,7 +1758,7 @@ void xiw_rx_data_ready(struct sock *sk)
 	struct xiw_qp_dp *dp;
 
 	read_lock_bh(&sk->sk_callback_lock);
-	dp = xiw_dp_get_sk(sk);
+	dp = xiw_dp_of_sk(sk);
 	if (dp && dp->rx.running) {
 		dp->rx.again = true;
 	} else if (dp) {
@@ -1762,7 +1791,5 @@ void xiw_rx_data_ready(struct sock *sk)
 		} while (dp->rx.again);
 		dp->rx.running = false;
 	}
-	if (dp)
-		xiw_dp_put(dp);
 	read_unlock_bh(&sk->sk_callback_lock);
 }

@@ -330,7 +330,7 @@ static void xiw_tx_resp_irq_pop(struct xiw_qp_dp *dp)
 {
 	spin_lock_bh(&dp->lock);
 	if (dp->irq_head != dp->irq_tail)
-		dp->irq_head++;
+		WRITE_ONCE(dp->irq_head, dp->irq_head + 1);	/* ird_full */
 	spin_unlock_bh(&dp->lock);
 }
 
