@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 2400
-# description: guest instructions per op, per kernel function, for xiw, siw and rxe side by side (XIW_INSN_DEVS, XIW_INSN_ROWS: write_lat send_lat read_lat atomic_lat, also atomic_rate, write_bw, read_bw, write_bw_4k; XIW_INSN_MTU sets lo's MTU, 1500 for the MSS of 1448 a real link gives), counted by qemu itself (tools/tcgprof: run with XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh, as scripts/bench.sh does); each row runs twice (XIW_INSN_ITERS/4 and XIW_INSN_ITERS iterations, default 4000; ten times that for atomic_rate and write_bw_4k) and the difference, per iteration, drops perftest's start and teardown; prints the totals and each device's hottest functions (XIW_INSN_TOP, default 30)
+# description: guest instructions per op, per kernel function, for xiw, siw and rxe side by side (XIW_INSN_DEVS, XIW_INSN_ROWS: write_lat send_lat read_lat atomic_lat, also atomic_rate, write_bw, read_bw, write_bw_4k; XIW_INSN_MTU sets lo's MTU, 1500 for the MSS of 1448 a real link gives), counted by qemu itself (tools/tcgprof: run with XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh, as scripts/bench.sh does); each row runs twice (XIW_INSN_ITERS/4 and XIW_INSN_ITERS iterations, default 4000; ten times that for atomic_rate and write_bw_4k) and the difference, per iteration, drops perftest's start and teardown; prints the totals and each device's hottest functions (XIW_INSN_TOP, default 30); with XIW_INSN_TCP=1 (default) also the kernel instructions of one 8-byte TCP round trip (xiw_tcp_pingpong, blocking and busy-polled: rows tcp_rtt, tcp_rtt_poll)
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
 
@@ -133,6 +133,47 @@ for dev in ${XIW_INSN_DEVS:-${devs[@]}}; do
 	dev_down "$dev"
 done
 
+# The TCP floor counted the same way (XIW_INSN_TCP, default 1): the
+# kernel instructions of one 8-byte round trip between two processes on
+# TCP sockets over the same path, xiw_tcp_pingpong with blocking recv()
+# (tcp_rtt: the work of the round trip, its wakeups included) and
+# busy-polled (tcp_rtt_poll: as make bench's floor runs, every empty
+# recv() counted too), beside what a Read or FetchAdd costs the kernel.
+# marked_tcp LABEL ARGS...: one counted ping-pong run
+marked_tcp() {
+	local label=$1 pp srv
+	shift
+	pp=$(need_prog xiw_tcp_pingpong)
+	"$pp" -s 192.0.2.1 7791 >srv.log 2>&1 &
+	srv=$!
+	wait_listen 7791 10 "$srv" srv.log
+	mark_start "$label"
+	run_timeout 140 "$pp" -c 192.0.2.1 7791 "$@" >cli.log 2>&1 ||
+		fail "$label: $(cat cli.log srv.log)"
+	wait "$srv" || fail "$label: server: $(cat srv.log)"
+	mark_stop "$label"
+}
+tcp_rows=()
+if [ "${XIW_INSN_TCP:-1}" = 1 ]; then
+	for r in tcp_rtt tcp_rtt_poll; do
+		for pass in a b; do
+			[ $pass = a ] && n=$Q || n=$N
+			if [ $r = tcp_rtt ]; then
+				marked_tcp "tcp-$r-$pass" -n "$n" --block
+			else
+				marked_tcp "tcp-$r-$pass" -n "$n"
+			fi
+		done
+		per_op "tcp-$r" 1 >"$ctl/insn-tcp-$r.txt"
+		for k in all user; do
+			v=$(total "$ctl/insn-tcp-$r.txt" "[$k]")
+			[ "$v" = n/a ] || tab[tcp,$r,$k]=$v
+		done
+		tcp_rows+=("$r")
+		log "tcp $r: $(head -c 300 "$ctl/insn-tcp-$r.txt" | tr '\n' ';')"
+	done
+fi
+
 # user space is mostly perftest busy-polling: what it counts is time
 # spent waiting, not work
 {
@@ -140,12 +181,22 @@ done
 	echo "|---|---|---|---|---|"
 	for r in "${rows[@]}"; do
 		for dev in ${XIW_INSN_DEVS:-${devs[@]}}; do
-			[ -n "${tab[$dev,$r,all]:-}" ] || continue
-			m=${tab[$dev,$r,module ${type[$dev]}]:-${tab[$dev,$r,module rdma_${type[$dev]}]:-0}}
-			awk -v a="${tab[$dev,$r,all]}" -v u="${tab[$dev,$r,user]:-0}" -v m="$m" \
+			m=${tab[$dev,$r,module ${type[$dev]}]:-${tab[$dev,$r,module rdma_${type[$dev]}]:-}}
+			[ -n "${tab[$dev,$r,all]:-}$m" ] || continue
+			# a loaded host can make the whole VM's count of the
+			# short run exceed the long one's (per_op drops what is
+			# not positive): that total is n/a, the module's stays
+			awk -v a="${tab[$dev,$r,all]:-}" -v u="${tab[$dev,$r,user]:-0}" -v m="${m:-0}" \
 				-v r="$r" -v d="$dev" 'BEGIN {
-				printf "| %s | %s | %.0f | %.0f | %.0f |\n", r, d, a - u, m, u }'
+				k = a == "" ? "n/a" : sprintf("%.0f", a - u)
+				printf "| %s | %s | %s | %.0f | %.0f |\n", r, d, k, m, u }'
 		done
+	done
+	for r in "${tcp_rows[@]}"; do
+		[ -n "${tab[tcp,$r,all]:-}" ] || continue
+		awk -v a="${tab[tcp,$r,all]}" -v u="${tab[tcp,$r,user]:-0}" \
+			-v r="$r" 'BEGIN {
+			printf "| %s | TCP | %.0f | - | %.0f |\n", r, a - u, u }'
 	done
 } >insn-table.md
 sed 's/^/BENCH /' insn-table.md
