@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# make bench: the performance table of design brief section 5 - perftest
-# (-R) on xiw, siw (built from linux-source-6.12) and rxe side by side in
-# one VM, plus raw TCP (iperf3, and xiw_tcp_pingpong's busy-polled 8-byte
-# round trip under the latency rows), with the ratios the goals are stated in;
+# make bench: the performance table - perftest (-R) on xiw, siw (built
+# from linux-source-6.12) and rxe side by side in one VM, and the TCP
+# floors measured in the same rounds (xiw_tcp_pingpong's busy-polled
+# 8-byte round trip, pipelined echo of FetchAdd-sized FPDUs and 64 KiB
+# stream; iperf3), then the goals of issue 37 with their ratios against
+# those floors and xiw.ko's instruction budgets (from insn_profile below);
 # then the curves (bandwidth and latency vs message size, the latency
 # distribution of 8-byte Reads and FetchAdds: PNGs under build/, drawn by
 # scripts/bench_plot.sh), NVMe-oF with fio on each device, and write
@@ -43,12 +45,58 @@ bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
 	exit 1
 }
 run=$(sed -n 's/^# results in \([^ ]*\) .*/\1/p' "$out" | tail -1)
+# Guest instructions per op, per kernel function, xiw beside siw and rxe,
+# counted by qemu (tools/tcgprof): a VM of its own, since the plugin
+# slows every guest instruction down. The goal table needs xiw0's
+# read_lat, write_lat and atomic_rate rows.
+insn_rows=${XIW_INSN_ROWS:-write_lat send_lat read_lat atomic_lat atomic_rate}
+for r in write_lat read_lat atomic_rate; do
+	[[ " $insn_rows " == *" $r "* ]] || insn_rows+=" $r"
+done
+itable='' irun=''
+if cmake --build "$BUILD" --target xiw_tcgprof >/dev/null 2>&1 &&
+   XIW_INSN_ROWS=$insn_rows XIW_QEMU=$PWD/tools/tcgprof/qemu-tcgprof.sh \
+	bash selftests/run.sh tools/bench/insn_profile.sh >"$out.insn" 2>&1; then
+	irun=$(sed -n 's/^# results in \([^ ]*\) .*/\1/p' "$out.insn" | tail -1)
+	itable=$irun/1vm/tests/insn-table.md
+fi
+[ -n "$itable" ] && [ -f "$itable" ] || itable=
+
+# goal TEXT VALUE AGAINST OP LIMIT: a row of the goal table (as
+# perf_table.sh writes them): VALUE/AGAINST and whether it is OP LIMIT
+goal() {
+	awk -v t="$1" -v a="$2" -v b="$3" -v op="$4" -v l="$5" 'BEGIN {
+		if (!(a + 0 > 0 && b + 0 > 0)) {
+			printf "| %s | %s | %s | - | n/a |\n", t, a, b; exit }
+		r = sprintf("%.2f", a / b)
+		ok = op == "<=" ? r + 0 <= l + 0 : r + 0 >= l + 0
+		printf "| %s | %s | %s | %s | %s |\n", t, a, b, r, ok ? "met" : "missed" }'
+}
+# insn ROW: instructions per op in xiw.ko for xiw0's ROW, or n/a
+insn() {
+	[ -n "$itable" ] || { echo n/a; return; }
+	awk -F' *[|] *' -v r="$1" '$2 == r && $3 == "xiw0" { v = $5 }
+		END { print (v != "" ? v : "n/a") }' "$itable"
+}
 table=$run/1vm/tests/bench-table.md
 [ -f "$table" ] || { cat "$out"; echo "bench: no table" >&2; exit 1; }
 echo "xiw bench, $(date -u +%Y-%m-%d), ${XIW_BENCH_ITERS:-2000} iterations" \
      "per run, one TCG VM with 2 vCPUs (figures move from run to run)"
 cat "$table"
 cp "$table" "$BUILD/bench-table.md"
+gtable=$run/1vm/tests/bench-goals.md
+if [ -f "$gtable" ]; then
+	{
+		echo
+		echo "Goals (issue 37), each against the floor of the same run (TCP) or"
+		echo "the budget (xiw.ko's own instructions per op, insn_profile):"
+		echo
+		cat "$gtable"
+		goal "xiw.ko instructions per op, Read 8 B (read_lat): <= 2,000" "$(insn read_lat)" 2000 "<=" 1
+		goal "xiw.ko instructions per op, Write 8 B (write_lat): <= 1,000" "$(insn write_lat)" 1000 "<=" 1
+		goal "xiw.ko instructions per op, FetchAdd at the rate (atomic_rate): <= 1,500" "$(insn atomic_rate)" 1500 "<=" 1
+	} | tee -a "$BUILD/bench-table.md"
+fi
 ntable=$run/1vm/tests/nvmeof-table.md
 if [ -f "$ntable" ]; then
 	echo
@@ -76,17 +124,7 @@ if bash scripts/bench_plot.sh "$run/1vm/tests" "$BUILD" >"$out.links"; then
 else
 	echo "bench: no pictures (see above)" >&2
 fi
-# Guest instructions per op, per kernel function, xiw beside siw and rxe,
-# counted by qemu (tools/tcgprof): a VM of its own, since the plugin
-# slows every guest instruction down
-itable=
-if cmake --build "$BUILD" --target xiw_tcgprof >/dev/null 2>&1 &&
-   XIW_QEMU=$PWD/tools/tcgprof/qemu-tcgprof.sh \
-	bash selftests/run.sh tools/bench/insn_profile.sh >"$out.insn" 2>&1; then
-	irun=$(sed -n 's/^# results in \([^ ]*\) .*/\1/p' "$out.insn" | tail -1)
-	itable=$irun/1vm/tests/insn-table.md
-fi
-if [ -n "$itable" ] && [ -f "$itable" ]; then
+if [ -n "$itable" ]; then
 	echo
 	echo "Guest instructions per op (insn_profile; per function in $irun/1vm/tests/insn-*.txt):"
 	cat "$itable"

@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 3000
-# description: make bench's curves: RDMA Write bandwidth and latency from 2 B to 8 MiB (perftest -a) on xiw, siw and rxe, TCP's (qperf) at the same sizes, and every sample of 8-byte RDMA Read and FetchAdd latency (perftest -H); data files for scripts/bench_plot.sh
+# description: make bench's curves: RDMA Write bandwidth and latency from 2 B to 8 MiB (perftest -a) on xiw, siw and rxe, TCP's (qperf) at the same sizes, the TCP floors at the same sizes (xiw_tcp_pingpong: busy-polled stream and half the busy-polled round trip), and every sample of 8-byte RDMA Read and FetchAdd latency (perftest -H); data files for scripts/bench_plot.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
 #
 # Writes into the test's output directory:
 #   sweep.dat   DEVICE FIGURE SIZE VALUE, FIGURE bw (MB/s) or lat (typical
-#               us); DEVICE tcp for qperf's tcp_bw / tcp_lat
+#               us); DEVICE tcp for qperf's tcp_bw / tcp_lat, tcpfloor for
+#               the floors of perf_table at every size (xiw_tcp_pingpong:
+#               the busy-polled stream's MB/s, half the busy-polled round
+#               trip, the floor under the one-way Write latency)
 #   hist-DEVICE-read.dat, hist-DEVICE-fadd.dat   one latency sample (us)
 #               per line
 # A figure a tool could not produce is left out (and said in the log): the
@@ -16,6 +19,7 @@
 # 100) iterations per size, XIW_HIST_ITERS (default 2000) samples.
 
 need_cmd ib_write_bw ib_write_lat ib_read_lat ib_atomic_lat qperf ip ss
+pp=$(need_prog xiw_tcp_pingpong)
 N=${XIW_SWEEP_ITERS:-100}
 H=${XIW_HIST_ITERS:-2000}
 . "$XIW_ROOT/tools/bench/bench_devs.sh"
@@ -82,7 +86,43 @@ for ((s = 2; s <= 8388608; s *= 2)); do
 	done
 done
 log "tcp: $(grep -c '^tcp ' "$out/sweep.dat") figures"
-for d in xiw0 tcp; do
+
+# the floors at every size (xiw_tcp_pingpong, busy-polled as perf_table's):
+# a stream of 64 MiB in writes of SIZE (at least 8 writes, at most 20000)
+# and a ping-pong of SIZE (N rounds, fewer above 1 MiB: at least 10 and
+# 32 MiB), after as many warm-up rounds, at most 10
+fport=7890
+# floor_at FIGURE SIZE ARGS...: one client run; "tcpfloor FIGURE SIZE V"
+floor_at() {
+	local fig=$1 s=$2 srv r v=
+	shift 2
+	fport=$((fport + 1))
+	"$pp" -s 192.0.2.1 "$fport" >floor-srv.log 2>&1 &
+	srv=$!
+	if (wait_listen "$fport" 10 "$srv" floor-srv.log) &&
+		r=$(run_timeout 120 "$pp" -c 192.0.2.1 "$fport" "$@" 2>floor.err); then
+		v=$(sed -n 's/.* \(half\|rate\)=\([0-9.]*\) .*/\2/p' <<<"$r")
+	fi
+	kill_bg "$srv"
+	wait "$srv" 2>/dev/null || true
+	if [ -n "$v" ]; then
+		echo "tcpfloor $fig $s $v" >>"$out/sweep.dat"
+	else
+		log "tcpfloor $fig $s: no figure ($(head -c 200 floor.err 2>/dev/null))"
+	fi
+}
+for ((s = 2; s <= 8388608; s *= 2)); do
+	w=$((67108864 / s))
+	((w >= 8)) || w=8
+	((w <= 20000)) || w=20000
+	floor_at bw "$s" --stream -n "$w" -l "$s"
+	n=$((33554432 / s))
+	((n >= 10)) || n=10
+	((n <= N)) || n=$N
+	floor_at lat "$s" -n "$n" -l "$s" --warmup "$((n < 10 ? n : 10))"
+done
+log "tcpfloor: $(grep -c '^tcpfloor ' "$out/sweep.dat") figures"
+for d in xiw0 tcp tcpfloor; do
 	grep -q "^$d bw " "$out/sweep.dat" || fail "no $d bandwidth curve"
 done
 log "data: $(wc -l <"$out/sweep.dat") figures in sweep.dat"
