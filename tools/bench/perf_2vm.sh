@@ -137,6 +137,8 @@ cell() {
 			{ grep -v "^#   #   \( [A-Z]\|---\|\*\)" || true; } | tail -25
 	fi
 	spin_off
+	# perftest_2vm_run's retries, for the runner to count
+	grep '^# retry:' perf.err >&2 || true
 	# the subshell's port and sync tag counters are lost here
 	PERFTEST_2VM_N=$((PERFTEST_2VM_N + 1))
 	PERFTEST_PORT=$((PERFTEST_PORT + 8))
