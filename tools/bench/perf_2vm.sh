@@ -28,7 +28,12 @@
 # (SCHED_IDLE: it gives way to anything else, softirqs and work items
 # included) on b from before the run starts until it ended. The Read
 # latency and TCP's blocking round trip are measured once more per round
-# without it, and the table beside shows what the halted vCPU costs.
+# without it, and the table beside shows what the halted vCPU costs. The
+# loop is not free where the host has fewer free cores than the pair has
+# busy threads: under TCG it keeps b's vCPU thread runnable on the host,
+# beside a's spinning client and qemu's forwarding between the VMs, so
+# that table can come out either way (Documentation/performance.md, "Two
+# VMs").
 
 need_cmd ib_write_bw ib_read_lat ib_atomic_lat ib_atomic_bw iperf3 ss chrt
 N=${XIW_BENCH_ITERS:-2000}
