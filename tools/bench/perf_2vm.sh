@@ -1,74 +1,318 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
-# timeout: 1800
-# description: make bench's two-host rows: RDMA Write bandwidth (64 KiB) and RDMA Read latency (8 B) between two VMs on xiw, then on siw, and TCP (iperf3) between the same VMs; perf-2vm-table.md
+# timeout: 5400
+# description: make bench's two-host rows: RDMA Write bandwidth (64 KiB), RDMA Read latency (8 B), FetchAdd latency and rate between two VMs on xiw, siw and rxe (over UDP), against TCP between the same VMs (busy-polled ping-pong, iperf3), devices and floors taking turns in XIW_BENCH_2VM_ROUNDS rounds (default 5; medians), a busy loop on the responder VM; Read latency and TCP round trips again without it; perf-2vm-table.md
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
 #
-# Server on b, client on a, over the bench's virtual link. Devices take
-# turns (xiw first, then siw on both VMs). XIW_BENCH_ITERS (default 2000)
-# iterations per run. A figure a run could not produce is n/a.
+# Servers on b, clients on a, over the bench's virtual link. In every
+# round the devices (xiw0, siw0, rxe0 on both VMs) and TCP take turns, the
+# first of the round rotating; a cell is the median of its rounds and
+# every run is listed under the table (XIW_BENCH_2VM_DEVS: only the
+# devices it names, e.g. "xiw0"). XIW_BENCH_ITERS (default 2000)
+# iterations per run; the FetchAdd rate XIW_BENCH_RATE_ITERS (default 10
+# times that: between the VMs the pipeline's ramp-up is a few round trips
+# of a millisecond, not the run). A figure a run could not produce is n/a.
 # The VMs have one vCPU each unless XIW_VM_SMP_2VM says otherwise
 # (Documentation/testing.md, "Two VMs": with two each on a 2-core host
 # the spinning perftest client takes CPU from the other "host").
+#
+# The busy loop on b: perftest's client on a busy-polls its CQ, but the
+# responder of a Read or an atomic is b's kernel, and nothing on b runs
+# while it waits for the next request: its one vCPU halts, and every
+# request then pays for waking it (the guest's idle exit, and under TCG
+# the host thread of that vCPU being woken and scheduled again), a cost a
+# busy host does not have and TCP's busy-polled ping-pong, whose server
+# spins, never pays. So every measured run keeps a spinning process
+# (SCHED_IDLE: it gives way to anything else, softirqs and work items
+# included) on b from before the run starts until it ended. The Read
+# latency and TCP's blocking round trip are measured once more per round
+# without it, and the table beside shows what the halted vCPU costs. The
+# loop is not free where the host has fewer free cores than the pair has
+# busy threads: under TCG it keeps b's vCPU thread runnable on the host,
+# beside a's spinning client and qemu's forwarding between the VMs, so
+# that table can come out either way (Documentation/performance.md, "Two
+# VMs").
 
-need_cmd ib_write_bw ib_read_lat iperf3 ss
+need_cmd ib_write_bw ib_read_lat ib_atomic_lat ib_atomic_bw iperf3 ss chrt
 N=${XIW_BENCH_ITERS:-2000}
-declare -A val
+NR=${XIW_BENCH_RATE_ITERS:-$((N * 10))}
+R=${XIW_BENCH_2VM_ROUNDS:-5}
+pp=$(need_prog xiw_tcp_pingpong)
+declare -A runs val
 
-# measure DEV: both figures on DEV (both VMs call it alike)
-measure() {
-	local dev=$1 r
-	r=$(perftest_2vm b "$dev" ib_write_bw -s 65536 -n "$N") || r=
-	[ "$XIW_ROLE" = b ] || val[$dev,bw]=$(awk '{ print $4 }' <<<"$r")
-	r=$(perftest_2vm b "$dev" ib_read_lat -s 8 -n "$N") || r=
-	[ "$XIW_ROLE" = b ] || val[$dev,lat]=$(awk '{ print $5 }' <<<"$r")
-	log "$dev: write BW ${val[$dev,bw]:-n/a} MB/s, read latency ${val[$dev,lat]:-n/a} us"
+# --- the busy loop on b -----------------------------------------------------
+
+spin=
+spin_on() {
+	[ "$XIW_ROLE" = b ] && [ -z "$spin" ] || return 0
+	chrt -i 0 bash -c 'while :; do :; done' &
+	spin=$!
 }
+spin_off() {
+	[ -n "$spin" ] || return 0
+	kill -0 "$spin" 2>/dev/null || fail "the busy loop on b died"
+	kill "$spin"
+	wait "$spin" 2>/dev/null || true
+	spin=
+}
+defer eval '[ -z "$spin" ] || kill "$spin" 2>/dev/null || true'
 
+# --- the devices ------------------------------------------------------------
+
+# Every device this VM can bring up; the two VMs use those both can.
 xiw_load
 xiw_need_provider
-xiw_link_add xiw0 "$XIW_NETDEV"
-wait_port_state xiw0 PORT_ACTIVE 5
-measure xiw0
-rdma link delete xiw0
-xiw_barrier xiw-down 60
-
-siw_load
-rdma_link_add siw0 siw "$XIW_NETDEV"
-defer eval 'kill -KILL $(jobs -p) 2>/dev/null; wait 2>/dev/null || true'
-wait_port_state siw0 PORT_ACTIVE 5
-measure siw0
-xiw_barrier siw-done 60
-
-# TCP between the same VMs
-tcp=n/a
-if [ "$XIW_ROLE" = b ]; then
-	iperf3 -s -B "$XIW_LOCAL_IP" -1 >/dev/null 2>&1 &
-	wait_listen 5201 10 $!
-	xiw_barrier iperf-listen 30
-	xiw_barrier iperf-done 120
+mine=xiw0
+siw_ko=${XIW_SIW_KO:-$XIW_BUILD/siw/siw.ko}
+if [ -f "$siw_ko" ]; then
+	siw_load
+	mine+=,siw0
 else
-	xiw_barrier iperf-listen 30
-	tcp=$(run_timeout 60 iperf3 -c "$XIW_PEER_IP" -t 5 -l 65536 -J 2>/dev/null |
-	      awk -F'[:,]' '/"bits_per_second"/ { b = $2 } END { if (b) printf "%.0f", b / 8e6 }') || true
-	[ -n "$tcp" ] || tcp=n/a
-	xiw_barrier iperf-done 120
+	log "no $siw_ko (selftests/build-siw.sh): no siw column"
 fi
+if modprobe rdma_rxe; then
+	defer modprobe -r rdma_rxe
+	mine+=,rxe0
+else
+	log "modprobe rdma_rxe failed: no rxe column"
+fi
+theirs=$(xiw_sync devs "$mine" 60) || fail "peer lost"
+devs=()
+for d in ${mine//,/ }; do
+	[[ ",$theirs," != *",$d,"* ]] || devs+=("$d")
+done
+# XIW_BENCH_2VM_DEVS="xiw0 ...": only these (TCP always runs)
+if [ -n "${XIW_BENCH_2VM_DEVS:-}" ]; then
+	want=" $XIW_BENCH_2VM_DEVS "
+	for i in "${!devs[@]}"; do
+		[[ $want == *" ${devs[i]} "* ]] || unset "devs[i]"
+	done
+	devs=("${devs[@]}")
+fi
+log "devices on both VMs: ${devs[*]}"
+declare -A type=([xiw0]=$XIW_LINK_TYPE [siw0]=siw [rxe0]=rxe)
+for d in "${devs[@]}"; do
+	defer rdma_link_del "$d"
+done
+# siw has no disassociate_ucontext: its link delete waits for every
+# process with a siw context, so the test's own go first (LIFO) on any exit
+defer eval 'kill -KILL $(jobs -p) 2>/dev/null; wait 2>/dev/null || true'
+dev_up() {
+	rdma link add "$1" type "${type[$1]}" netdev "$XIW_NETDEV"
+	wait_port_state "$1" PORT_ACTIVE 5
+}
+# both VMs are rid of the device before either brings up the next one
+dev_down() {
+	rdma link delete "$1"
+	wait_for 5 eval "! ib_dev_exists $1" || fail "$1 still registered"
+	xiw_barrier "$1-down-$round" 60
+}
+
+# --- one run ------------------------------------------------------------------
+
+# note DEV KEY V: a run's figure (or n/a) to runs[DEV,KEY], on a
+note() {
+	[ "$XIW_ROLE" = a ] || return 0
+	runs[$1,$2]="${runs[$1,$2]:-}${runs[$1,$2]:+ }$3"
+	log "round $round, $1 $2: $3"
+}
+
+# cell SPIN DEV KEY TOOL ARGS...: one perftest run between the VMs
+# (server on b), with the busy loop on b if SPIN is 1; its figure to
+# runs[DEV,KEY]. A run that fails leaves n/a on both sides: they agree on
+# every outcome (perftest_2vm_run), so both continue in step.
+cell() {
+	local s=$1 dev=$2 key=$3 col v=n/a
+	shift 3
+	case $1 in
+	*_lat) col=5 ;;		# t_typical
+	ib_atomic_bw) col=5 ;;	# MsgRate [Mpps]
+	*) col=4 ;;		# BW average [MB/s]
+	esac
+	[ "$s" = 0 ] || spin_on
+	rm -f row.out
+	# a subshell, so that its fail ends only this run
+	if (perftest_2vm_run result b "$dev" "$@" &&
+		printf '%s\n' "$PERFTEST_ROWS" >row.out) 2>perf.err; then
+		[ ! -s row.out ] || v=$(awk -v c=$col '{ print $c }' row.out)
+	else
+		sed 's/^/#   /' perf.err |
+			{ grep -v "^#   #   \( [A-Z]\|---\|\*\)" || true; } | tail -25
+	fi
+	spin_off
+	# perftest_2vm_run's retries, for the runner to count
+	grep '^# retry:' perf.err >&2 || true
+	# the subshell's port and sync tag counters are lost here
+	PERFTEST_2VM_N=$((PERFTEST_2VM_N + 1))
+	PERFTEST_PORT=$((PERFTEST_PORT + 8))
+	note "$dev" "$key" "$v"
+}
+
+# pingpong SPIN KEY [--block]: xiw_tcp_pingpong's 8-byte round trip
+# between the VMs (server on b), busy-polled on both sides or with
+# blocking recv() (--block); its typical round trip to runs[tcp,KEY].
+pp_port=7790
+pingpong() {
+	local s=$1 key=$2 r v=n/a srv rc=0
+	shift 2
+	pp_port=$((pp_port + 1))
+	[ "$s" = 0 ] || spin_on
+	if [ "$XIW_ROLE" = b ]; then
+		run_timeout 150 "$pp" -s "$XIW_LOCAL_IP" "$pp_port" >pp.log 2>&1 &
+		srv=$!
+		(wait_listen "$pp_port" 10 "$srv" pp.log) || rc=1
+		xiw_barrier "pp$pp_port-listen" 30
+		# a blocking wait: no polling on b while the client runs
+		[ $rc != 0 ] || wait "$srv" || rc=$?
+		kill_bg "$srv"
+		wait "$srv" 2>/dev/null || true
+		[ $rc = 0 ] || sed 's/^/#   /' pp.log
+	else
+		xiw_barrier "pp$pp_port-listen" 30
+		if r=$(run_timeout 140 "$pp" -c "$XIW_PEER_IP" "$pp_port" \
+				-n "$N" "$@" 2>pp.log); then
+			v=$(sed -n 's/.* typical=\([0-9.]*\) .*/\1/p' <<<"$r")
+			log "TCP ping-pong $*: $r"
+		else
+			sed 's/^/#   /' pp.log
+		fi
+	fi
+	spin_off
+	xiw_barrier "pp$pp_port-done" 200
+	note tcp "$key" "${v:-n/a}"
+}
+
+# iperf SPIN: iperf3 between the VMs (server on b), 64 KiB writes, MB/s
+ip_port=5201
+iperf() {
+	local s=$1 v=n/a srv
+	ip_port=$((ip_port + 1))
+	[ "$s" = 0 ] || spin_on
+	if [ "$XIW_ROLE" = b ]; then
+		run_timeout 60 iperf3 -s -B "$XIW_LOCAL_IP" -p "$ip_port" -1 \
+			>iperf.log 2>&1 &
+		srv=$!
+		(wait_listen "$ip_port" 10 "$srv" iperf.log) || true
+		xiw_barrier "iperf$ip_port-listen" 30
+		wait "$srv" || sed 's/^/#   /' iperf.log
+	else
+		xiw_barrier "iperf$ip_port-listen" 30
+		v=$(run_timeout 50 iperf3 -c "$XIW_PEER_IP" -p "$ip_port" -t 5 \
+			-l 65536 -J 2>/dev/null | awk -F'[:,]' '
+			/"bits_per_second"/ { b = $2 }
+			END { if (b) printf "%.0f", b / 8e6 }') || true
+	fi
+	spin_off
+	xiw_barrier "iperf$ip_port-done" 120
+	note tcp bw "${v:-n/a}"
+}
+
+# --- the rounds -----------------------------------------------------------------
+
+turns=("${devs[@]}" tcp)
+for ((round = 1; round <= R; round++)); do
+	log "round $round of $R"
+	for ((i = 0; i < ${#turns[@]}; i++)); do
+		dev=${turns[(i + round - 1) % ${#turns[@]}]}
+		if [ "$dev" = tcp ]; then
+			pingpong 1 rtt
+			pingpong 1 rtt_block --block
+			iperf 1
+			pingpong 0 rtt_block_idle --block
+			continue
+		fi
+		dev_up "$dev"
+		cell 1 "$dev" write_bw ib_write_bw -s 65536 -n "$N"
+		cell 1 "$dev" read_lat ib_read_lat -s 8 -n "$N"
+		# siw has no atomics (atomic_cap NONE): its cells stay n/a
+		if [ "$dev" != siw0 ]; then
+			cell 1 "$dev" atomic_lat ib_atomic_lat -A FETCH_AND_ADD -n "$N"
+			cell 1 "$dev" atomic_rate ib_atomic_bw -A FETCH_AND_ADD -n "$NR"
+		fi
+		cell 0 "$dev" read_lat_idle ib_read_lat -s 8 -n "$N"
+		dev_down "$dev"
+	done
+done
 [ "$XIW_ROLE" = a ] || exit 0
 
+# --- the table (on a) -------------------------------------------------------------
+
+# median of the runs that produced a figure; n/a if none did
+for k in "${!runs[@]}"; do
+	val[$k]=$(tr ' ' '\n' <<<"${runs[$k]}" | grep -v '^n/a$' | sort -g |
+		awk '{ v[NR] = $1 } END { if (!NR) print "n/a"
+			else if (NR % 2) print v[(NR + 1) / 2]
+			else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+done
+v() { echo "${val[$1]:-n/a}"; }
+# ratio A B: A/B to two decimals, or "-"
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN {
 		if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
 }
-x=${val[xiw0,bw]:-n/a} s=${val[siw0,bw]:-n/a}
-xl=${val[xiw0,lat]:-n/a} sl=${val[siw0,lat]:-n/a}
+# judge RATIO OP LIMIT: met, missed, or "-" without a ratio
+judge() {
+	awk -v r="$1" -v op="$2" -v l="$3" 'BEGIN {
+		if (r == "-") print "-"
+		else if (op == "<=" ? r + 0 <= l + 0 : r + 0 >= l + 0) print "met"
+		else print "missed" }'
+}
+# row WHAT KEY TCP GOALREF OP LIMIT: a table row; the goal is xiw/GOALREF
+# OP LIMIT, GOALREF being TCP or rxe
+row() {
+	local what=$1 k=$2 t=$3 gref=$4 op=$5 lim=$6 x s r g
+	x=$(v "xiw0,$k") s=$(v "siw0,$k") r=$(v "rxe0,$k")
+	if [ "$gref" = TCP ]; then g=$(ratio "$x" "$t"); else g=$(ratio "$x" "$r"); fi
+	echo "| $what | $t | $x | $s | $r | $(ratio "$x" "$s") | $(ratio "$x" "$r") |" \
+	     "$(ratio "$x" "$t") | xiw/$gref $op $lim | $(judge "$g" "$op" "$lim") |"
+}
+declare -A what=(
+	[write_bw]="write BW, 64 KiB, MB/s"
+	[read_lat]="read latency, 8 B, typical us"
+	[atomic_lat]="FetchAdd latency, typical us"
+	[atomic_rate]="FetchAdd rate, Mpps"
+	[read_lat_idle]="read latency, 8 B, typical us, no busy loop on b"
+	[rtt]="TCP round trip, 8 B, busy-polled, us"
+	[rtt_block]="TCP round trip, 8 B, blocking recv(), us"
+	[rtt_block_idle]="TCP round trip, 8 B, blocking recv(), no busy loop on b, us"
+	[bw]="TCP bandwidth (iperf3, 64 KiB writes), MB/s")
+rtt=$(v tcp,rtt)
 {
-	echo "| two VMs ($(nproc) vCPU each) | TCP (iperf3) | xiw | siw | xiw/siw | xiw/TCP | goal |"
-	echo "|---|---|---|---|---|---|---|"
-	echo "| write BW, 64 KiB, MB/s | $tcp | $x | $s | $(ratio "$x" "$s") | $(ratio "$x" "$tcp") | xiw/siw >= 1.00, xiw/TCP >= 0.90 |"
-	echo "| read latency, 8 B, typical us | - | $xl | $sl | $(ratio "$xl" "$sl") | - | xiw/siw <= 1.00 |"
+	echo "| two VMs ($(nproc) vCPU each) | TCP | xiw | siw | rxe | xiw/siw | xiw/rxe | xiw/TCP | goal | met |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
+	row "${what[write_bw]}" write_bw "$(v tcp,bw)" TCP ">=" 0.90
+	row "${what[read_lat]}" read_lat "$rtt" TCP "<=" 0.95
+	row "${what[atomic_lat]}" atomic_lat "$rtt" rxe "<=" 1.00
+	row "${what[atomic_rate]}" atomic_rate - rxe ">=" 4
+	echo
+	echo "TCP: iperf3 for bandwidth, xiw_tcp_pingpong's busy-polled 8-byte round"
+	echo "trip for latency. Servers on b, clients on a; a busy loop (SCHED_IDLE)"
+	echo "on b during every run, so that b's vCPU never halts. Without it:"
+	echo
+	echo "| responder VM b | busy loop | idle | idle/busy loop |"
+	echo "|---|---|---|---|"
+	for d in "${devs[@]}"; do
+		a=$(v "$d,read_lat") b=$(v "$d,read_lat_idle")
+		echo "| $d read latency, 8 B, typical us | $a | $b | $(ratio "$b" "$a") |"
+	done
+	a=$(v tcp,rtt_block) b=$(v tcp,rtt_block_idle)
+	echo "| TCP round trip, blocking recv(), us | $a | $b | $(ratio "$b" "$a") |"
+	echo "| TCP round trip, busy-polled (b's server spins), us | $rtt | - | - |"
+	echo
+	echo "Each cell is the median of $R rounds, the devices and TCP taking turns"
+	echo "in each round (XIW_BENCH_2VM_ROUNDS); every run, in order:"
+	echo
+	for k in write_bw read_lat atomic_lat atomic_rate read_lat_idle; do
+		for d in "${devs[@]}"; do
+			[ -z "${runs[$d,$k]:-}" ] || echo "- ${what[$k]}, $d: ${runs[$d,$k]}"
+		done
+	done
+	for k in rtt rtt_block rtt_block_idle bw; do
+		[ -z "${runs[tcp,$k]:-}" ] || echo "- ${what[$k]}: ${runs[tcp,$k]}"
+	done
 } | tee perf-2vm-table.md | sed 's/^/BENCH /'
 cp perf-2vm-table.md "$XIW_TEST_OUT/perf-2vm-table.md"
-[ "$x" != n/a ] || fail "no two-VM bandwidth figure for xiw"
+[ "$(v xiw0,write_bw)" != n/a ] || fail "no two-VM bandwidth figure for xiw"
+[ "$(v xiw0,read_lat)" != n/a ] || fail "no two-VM Read latency for xiw"
