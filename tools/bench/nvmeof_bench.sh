@@ -139,7 +139,11 @@ for ((round = 1; round <= R; round++)); do
 		# in the background, so that errexit holds inside (a
 		# condition's commands run without it)
 		one_run "$dev" 2>"err-$dev" &
-		wait $! || sed 's/^/#   /' "err-$dev" | tail -5
+		# a run that failed (a check included) counts for nothing
+		wait $! || {
+			sed 's/^/#   /' "err-$dev" | tail -5
+			rm -f "r-$dev" "s-$dev" "l-$dev" "cost-$dev" "cost128-$dev"
+		}
 		iops= mbps= qd1= lat= ctxt= busy= kern= kern128= pkts=
 		[ ! -s "r-$dev" ] || read -r iops _ <"r-$dev"
 		[ ! -s "s-$dev" ] || read -r _ mbps _ <"s-$dev"
