@@ -38,7 +38,7 @@ export XIW_VM_MEM=${XIW_VM_MEM:-3072}
 # (Documentation/testing.md, "Two VMs"); XIW_VM_SMP_2VM=2 for 2 each.
 bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
 	tools/bench/perf_table.sh tools/bench/perf_sweep.sh \
-	tools/bench/nvmeof_bench.sh tools/bench/perf_2vm.sh \
+	tools/bench/nvmeof_bench.sh tools/bench/nfs_bench.sh tools/bench/perf_2vm.sh \
 	tools/bench/profile_ops.sh tools/bench/commitlog.sh \
 	selftests/tests/commit_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"
@@ -102,6 +102,12 @@ if [ -f "$ntable" ]; then
 	echo
 	cat "$ntable"
 	{ echo; cat "$ntable"; } >>"$BUILD/bench-table.md"
+fi
+ftable=$run/1vm/tests/nfs-table.md
+if [ -f "$ftable" ]; then
+	echo
+	cat "$ftable"
+	{ echo; cat "$ftable"; } >>"$BUILD/bench-table.md"
 fi
 ttable=$run/2vm/a/tests/perf-2vm-table.md
 if [ -f "$ttable" ]; then

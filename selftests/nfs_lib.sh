@@ -59,15 +59,20 @@ nfs_mod_users() {
 	     "$(ls "/sys/module/$1/holders" | tr '\n' ' ')"
 }
 
-# nfs_mount ADDR DIR: NFSv4.2 over RDMA; unmounted at exit. Fails unless
-# the mount really uses the rdma transport.
+# nfs_mount ADDR DIR [PROTO [OPTIONS]]: NFSv4.2 over RDMA (PROTO rdma, the
+# default: port 20049) or TCP (PROTO tcp: port 2049, which nfs_server's
+# nfsd serves too), OPTIONS added to the mount's; unmounted at exit.
+# Fails unless the mount really uses that transport.
 nfs_mount() {
+	local proto=${3:-rdma} port=20049
+	[ "$proto" = rdma ] || port=2049
 	mkdir -p "$2"
 	modprobe nfsv4 || fail "modprobe nfsv4 failed (Debian's kernel has it)"
-	run_timeout 60 mount -t nfs4 -o rdma,port=20049,vers=4.2 "$1:/" "$2" ||
-		fail "mount -o rdma over xiw failed"
+	run_timeout 60 mount -t nfs4 \
+		-o "proto=$proto,port=$port,vers=4.2${4:+,$4}" "$1:/" "$2" ||
+		fail "mount -o proto=$proto to $1 failed"
 	defer nfs_umount "$PWD/$2"
-	expect_match "$(grep " $PWD/$2 " /proc/mounts)" 'proto=rdma' "mount options"
+	expect_match "$(grep " $PWD/$2 " /proc/mounts)" "proto=$proto" "mount options"
 }
 
 # nfs_umount DIR: nfs_mount's teardown, deferred by it: the unmount and

@@ -2,19 +2,29 @@
 # NVMe over Fabrics (RDMA) on xiw for the VM tests (sourced after lib.sh):
 # an nvmet-rdma target with one null_blk namespace, an nvme-rdma host, and
 # a write/read-back check. The target and host can live in different VMs.
+# NVME_TRANSPORT=tcp (set before nvmet_target and nvme_host_connect) makes
+# them nvmet-tcp and nvme-tcp instead, for make bench's comparison.
 
 NVMET_CFG=/sys/kernel/config/nvmet
+NVME_TRANSPORT=${NVME_TRANSPORT:-rdma}
 
 # nvmet_target ADDR NQN [use_srq]: target on ADDR:4420 (IPv4, or IPv6 when
-# ADDR has a colon) exporting a fresh memory-backed null_blk (1 GiB).
-# nvmet_target_down undoes it (also at exit).
+# ADDR has a colon) exporting a fresh memory-backed null_blk (1 GiB), over
+# NVME_TRANSPORT (use_srq: rdma only). nvmet_target_down undoes it (also
+# at exit).
 nvmet_target() {
 	local addr=$1 nqn=$2 srq=${3:-0} c=$NVMET_CFG fam=ipv4
 	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 || fail "no null_blk"
-	modprobe nvmet-rdma use_srq="$srq" || fail "modprobe nvmet-rdma failed (Debian's kernel has it)"
-	[ "$(cat /sys/module/nvmet_rdma/parameters/use_srq)" = \
-	  "$([ "$srq" = 1 ] && echo Y || echo N)" ] ||
-		fail "nvmet-rdma use_srq is not $srq"
+	NVMET_TRTYPE=$NVME_TRANSPORT
+	if [ "$NVMET_TRTYPE" = rdma ]; then
+		modprobe nvmet-rdma use_srq="$srq" || fail "modprobe nvmet-rdma failed (Debian's kernel has it)"
+		[ "$(cat /sys/module/nvmet_rdma/parameters/use_srq)" = \
+		  "$([ "$srq" = 1 ] && echo Y || echo N)" ] ||
+			fail "nvmet-rdma use_srq is not $srq"
+	else
+		modprobe "nvmet-$NVMET_TRTYPE" ||
+			fail "modprobe nvmet-$NVMET_TRTYPE failed (Debian's kernel has it)"
+	fi
 	mountpoint -q /sys/kernel/config ||
 		mount -t configfs none /sys/kernel/config
 	NVMET_NQN=$nqn
@@ -25,7 +35,7 @@ nvmet_target() {
 	echo -n /dev/nullb0 >"$c/subsystems/$nqn/namespaces/1/device_path"
 	echo 1 >"$c/subsystems/$nqn/namespaces/1/enable"
 	mkdir "$c/ports/1"
-	echo rdma >"$c/ports/1/addr_trtype"
+	echo "$NVMET_TRTYPE" >"$c/ports/1/addr_trtype"
 	case $addr in *:*) fam=ipv6 ;; esac
 	echo $fam >"$c/ports/1/addr_adrfam"
 	echo "$addr" >"$c/ports/1/addr_traddr"
@@ -45,22 +55,25 @@ nvmet_target_down() {
 		rmdir "$c/subsystems/$nqn"
 	}
 	NVMET_NQN=
-	modprobe -r nvmet-rdma nvmet null_blk
+	modprobe -r "nvmet-$NVMET_TRTYPE" nvmet null_blk
 }
 
-# nvme_host_connect ADDR NQN [OPTIONS]: connect over xiw; sets NVME_CTRL
-# (sysfs) and NVME_NS (/dev/nvmeXn1). nvme_host_disconnect undoes it.
+# nvme_host_connect ADDR NQN [OPTIONS]: connect over NVME_TRANSPORT (xiw
+# for rdma); sets NVME_CTRL (sysfs) and NVME_NS (/dev/nvmeXn1), and checks
+# the controller's transport. nvme_host_disconnect undoes it.
 nvme_host_connect() {
-	local addr=$1 nqn=$2 opts=${3:-} d
-	modprobe nvme-rdma || fail "modprobe nvme-rdma failed (Debian's kernel has it)"
-	echo "transport=rdma,traddr=$addr,trsvcid=4420,nqn=$nqn${opts:+,$opts}" \
-		>/dev/nvme-fabrics || fail "nvme-rdma connect over xiw failed"
+	local addr=$1 nqn=$2 opts=${3:-} t=$NVME_TRANSPORT d
+	modprobe "nvme-$t" || fail "modprobe nvme-$t failed (Debian's kernel has it)"
+	echo "transport=$t,traddr=$addr,trsvcid=4420,nqn=$nqn${opts:+,$opts}" \
+		>/dev/nvme-fabrics || fail "nvme-$t connect to $addr failed"
 	NVME_CTRL=
 	for d in /sys/class/nvme/nvme*; do
 		[ "$(cat "$d/subsysnqn")" = "$nqn" ] && NVME_CTRL=$d
 	done
 	[ -n "$NVME_CTRL" ] || fail "no controller for $nqn"
+	NVME_HOST_TRTYPE=$t
 	defer nvme_host_disconnect
+	expect_eq "$(cat "$NVME_CTRL/transport")" "$t" "transport of ${NVME_CTRL##*/}"
 	# The namespace's name is the subsystem's instance (nvme-subsysN,
 	# multipath), not the controller's: after an earlier connection the
 	# old subsystem may not be gone yet, so nvme0 can have nvme1n1.
@@ -89,7 +102,7 @@ nvme_host_disconnect() {
 		echo 1 >"$NVME_CTRL/delete_controller"
 	wait_for 10 eval "[ ! -e $NVME_CTRL ]" || fail "controller not deleted"
 	NVME_CTRL=
-	modprobe -r nvme-rdma
+	modprobe -r "nvme-$NVME_HOST_TRTYPE"
 }
 
 # nvmet_stored_sha MB: SHA-256 of the first MB MiB the target's null_blk
