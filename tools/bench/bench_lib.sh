@@ -20,3 +20,27 @@ xiw_op_counters() {
 	done
 	return 0
 }
+
+# bench_median "V V ...": the median of the figures that are not n/a
+# (the rounds of one cell), or n/a if none is
+bench_median() {
+	tr ' ' '\n' <<<"$1" | { grep -v -e '^n/a$' -e '^$' || true; } | sort -g |
+		awk '{ v[NR] = $1 } END { if (!NR) print "n/a"
+			else if (NR % 2) print v[(NR + 1) / 2]
+			else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# bench_ratio A B: A/B to two decimals, or "-" unless both are figures
+bench_ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
+}
+
+# bench_judge RATIO OP LIMIT: "met" if RATIO OP (<= or >=) LIMIT, else
+# "missed"; "-" without a ratio
+bench_judge() {
+	awk -v r="$1" -v op="$2" -v l="$3" 'BEGIN {
+		if (r == "-" || r == "") print "-"
+		else if (op == "<=" ? r + 0 <= l + 0 : r + 0 >= l + 0) print "met"
+		else print "missed" }'
+}

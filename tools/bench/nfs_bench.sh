@@ -4,6 +4,7 @@
 # timeout: 1800
 # description: make bench's NFS rows: NFSv4.2 over RDMA on xiw against NFSv4.2 over TCP, one nfsd, one export, the same files, taking turns in XIW_BENCH_ROUNDS rounds (default 3; each cell the median), a fresh mount per run and O_DIRECT fio: sequential read and write (1 MiB, QD4, MB/s), 4 KiB random read (QD16, IOPS), kernel CPU per 4 KiB read; goal >= 1.0x NFS/TCP, met or missed; nfs-table.md
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
+. "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_SELFTESTS/nfs_lib.sh"
 #
 # Server and client are this VM, over xiw0's address (192.0.2.1 on the
@@ -128,10 +129,7 @@ for ((round = 1; round <= R; round++)); do
 done
 # median of the rounds that produced a figure; n/a if none did
 for k in "${!runs[@]}"; do
-	val[$k]=$(tr ' ' '\n' <<<"${runs[$k]}" | { grep -v '^n/a$' || true; } | sort -g |
-		awk '{ v[NR] = $1 } END { if (!NR) print "n/a"
-			else if (NR % 2) print v[(NR + 1) / 2]
-			else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	val[$k]=$(bench_median "${runs[$k]}")
 done
 
 # row WHAT KEY [OP LIMIT]: the medians of KEY, xiw over TCP, the goal

@@ -177,16 +177,10 @@ for ((round = 1; round <= R; round++)); do
 done
 # median of the rounds that produced a figure; n/a if none did
 for k in "${!runs[@]}"; do
-	val[$k]=$(tr ' ' '\n' <<<"${runs[$k]}" | { grep -v '^n/a$' || true; } | sort -g |
-		awk '{ v[NR] = $1 } END { if (!NR) print "n/a"
-			else if (NR % 2) print v[(NR + 1) / 2]
-			else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	val[$k]=$(bench_median "${runs[$k]}")
 done
 
-ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN {
-		if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
-}
+ratio() { bench_ratio "$@"; }
 best() {
 	awk -v a="$1" -v b="$2" 'BEGIN { a += 0; b += 0; print (a > b ? a : b) }'
 }

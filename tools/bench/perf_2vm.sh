@@ -4,6 +4,7 @@
 # timeout: 5400
 # description: make bench's two-host rows: RDMA Write bandwidth (64 KiB), RDMA Read latency (8 B), FetchAdd latency and rate between two VMs on xiw, siw and rxe (over UDP), against TCP between the same VMs (busy-polled ping-pong, iperf3), devices and floors taking turns in XIW_BENCH_2VM_ROUNDS rounds (default 5; medians), a busy loop on the responder VM; Read latency and TCP round trips again without it; perf-2vm-table.md
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
+. "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
 #
 # Servers on b, clients on a, over the bench's virtual link. In every
@@ -241,24 +242,12 @@ done
 
 # median of the runs that produced a figure; n/a if none did
 for k in "${!runs[@]}"; do
-	val[$k]=$(tr ' ' '\n' <<<"${runs[$k]}" | grep -v '^n/a$' | sort -g |
-		awk '{ v[NR] = $1 } END { if (!NR) print "n/a"
-			else if (NR % 2) print v[(NR + 1) / 2]
-			else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	val[$k]=$(bench_median "${runs[$k]}")
 done
 v() { echo "${val[$1]:-n/a}"; }
-# ratio A B: A/B to two decimals, or "-"
-ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN {
-		if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
-}
+ratio() { bench_ratio "$@"; }
 # judge RATIO OP LIMIT: met, missed, or "-" without a ratio
-judge() {
-	awk -v r="$1" -v op="$2" -v l="$3" 'BEGIN {
-		if (r == "-") print "-"
-		else if (op == "<=" ? r + 0 <= l + 0 : r + 0 >= l + 0) print "met"
-		else print "missed" }'
-}
+judge() { bench_judge "$@"; }
 # row WHAT KEY TCP GOALREF OP LIMIT: a table row; the goal is xiw/GOALREF
 # OP LIMIT, GOALREF being TCP or rxe
 row() {

@@ -4,6 +4,7 @@
 # timeout: 2400
 # description: make bench: perftest (-R) on xiw, siw and rxe side by side in one VM and the TCP floors on the same path (xiw_tcp_pingpong: busy-polled 8-byte round trip, pipelined echo of FetchAdd-sized FPDUs, busy-polled 64 KiB stream; iperf3), devices and floors taking turns in XIW_BENCH_ROUNDS rounds (default 3; each cell the median) (XIW_BENCH_ITERS iterations, default 2000; the FetchAdd rate and the echo XIW_BENCH_RATE_ITERS, default 50 times that); prints the figures, the floors and the goals of issue 37 with their ratios against the floors of the same run (bench-table.md, bench-goals.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
+. "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
 
 need_cmd ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
@@ -161,21 +162,14 @@ for ((round = 1; round <= R; round++)); do
 done
 # median of the rounds that produced a figure; n/a if none did
 for k in "${!runs[@]}"; do
-	val[$k]=$(tr ' ' '\n' <<<"${runs[$k]}" | grep -v '^n/a$' | sort -g |
-		awk '{ v[NR] = $1 } END { if (!NR) print "n/a"
-			else if (NR % 2) print v[(NR + 1) / 2]
-			else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	val[$k]=$(bench_median "${runs[$k]}")
 done
 rtt=${val[tcp,tcp_rtt]:-n/a}
 half=$(awk -v r="$rtt" 'BEGIN { if (r + 0 > 0) printf "%.2f", r / 2; else print "n/a" }')
 echo_rate=${val[tcp,tcp_echo]:-n/a} stream=${val[tcp,tcp_stream]:-n/a}
 iperf=${val[tcp,iperf3]:-n/a}
 
-# ratio A B: A/B to two decimals, or "-"
-ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN {
-		if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
-}
+ratio() { bench_ratio "$@"; }
 # floor_of ROW: the TCP floor a row stands against
 floor_of() {
 	case $1 in
