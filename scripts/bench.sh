@@ -8,8 +8,10 @@
 # those floors and xiw.ko's instruction budgets (from insn_profile below);
 # then the curves (bandwidth and latency vs message size, the latency
 # distribution of 8-byte Reads and FetchAdds: PNGs under build/, drawn by
-# scripts/bench_plot.sh), NVMe-oF with fio on each device, and write
-# bandwidth and read latency between two VMs (xiw, siw, TCP), and where
+# scripts/bench_plot.sh), NVMe-oF with fio on each device and on
+# NVMe/TCP, NFS over RDMA on xiw against NFS over TCP, the two-VM rows
+# (Write bandwidth, Read and FetchAdd latency, FetchAdd rate on xiw, siw
+# and rxe over UDP, against the two-VM TCP round trip and iperf3), where
 # the CPU time of a small op goes on xiw (profile_ops: per-op counters,
 # context switches and perf's hottest symbols);
 # then guest instructions per op per kernel function for xiw, siw and
