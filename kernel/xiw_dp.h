@@ -247,9 +247,11 @@ struct xiw_tx_ctx {
 	u32 done;			/* payload bytes framed so far */
 	int nsge;
 	struct xiw_lsge sge[XIW_MAX_SGE];
+	struct xiw_orqe *orqe;		/* its ORQ entry, until framed */
 
 	/* Read Response being sent (rr_active). */
 	bool rr_active;
+	bool rr_popped;			/* its IRQ slot is free already */
 	struct xiw_irqe irqe;
 	u32 rr_done;
 	struct xiw_lsge rr_sge;
