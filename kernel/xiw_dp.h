@@ -286,6 +286,7 @@ struct xiw_tx_ctx {
 	 * context stays a small allocation).
 	 */
 	u32 batch_len;			/* bytes in the batch */
+	u32 batch_fpdu;			/* bytes of the FPDU sealed behind them */
 	u32 batch_sent;			/* of them already in TCP */
 	int batch_n;			/* FPDUs in the batch */
 	int batch_done;			/* of them all in TCP */

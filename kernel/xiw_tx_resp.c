@@ -399,7 +399,6 @@ static int xiw_tx_resp_build_qn3(struct xiw_qp_dp *dp)
 	tx->zcopy = false;
 	xiw_tx_seal(dp, hlen, 0);
 	tx->fpdu_last = true;
-	tx->kind = XIW_TX_RRESP;
 	return 1;
 }
 
@@ -413,14 +412,17 @@ static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 
 	memset(&tx->hdr, 0, sizeof(tx->hdr));
 	tx->nbv = 1;
+	tx->kind = XIW_TX_RRESP;	/* before xiw_tx_seal() */
 	if (tx->irqe.type != XIW_RQ_READ)
 		return xiw_tx_resp_build_qn3(dp);
 	n = min(len - tx->rr_done, xiw_ddp_max_payload(dp->mss, true));
 	if (n) {
 		rv = xiw_tx_add_sges(tx, &tx->rr_sge, 1, tx->rr_done, n,
 				     &splice_ok);
-		if (rv < 0)
+		if (rv < 0) {
+			tx->kind = XIW_TX_NONE;
 			return rv;
+		}
 		n = rv;
 	}
 	tx->fpdu_last = tx->rr_done + n == len;
@@ -435,7 +437,6 @@ static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 	tx->zcopy = false;
 	xiw_tx_seal(dp, sizeof(struct xiw_ddp_tagged), n);
 	tx->rr_done += n;
-	tx->kind = XIW_TX_RRESP;
 	return 1;
 }
 

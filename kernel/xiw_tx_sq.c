@@ -518,25 +518,10 @@ static int xiw_tx_sq_build(struct xiw_qp_dp *dp)
 	}
 	if (s->opcode == XIW_OP_READ || s->opcode == XIW_OP_READ_INV) {
 		struct xiw_rdmap_rreq *r = &tx->hdr.rreq;
-		struct xiw_orqe *o;
+		const struct xiw_orqe *o = tx->orqe;	/* orq_fill()'s */
 
 		xiw_tx_untagged(dp, XIW_RDMAP_OP_READ_REQ, XIW_QN_REQ, 0, true,
 				0);
-		spin_lock_bh(&dp->lock);
-		o = xiw_tx_sq_orq_add(dp, XIW_RQ_READ);
-		o->cidx = tx->cidx;
-		o->sink_stag = tx->nsge ? READ_ONCE(tx->sge[0].mr->stag) :
-					  XIW_RTR_READ_STAG;
-		o->sink_to = tx->nsge ? tx->sge[0].addr : 0;
-		o->len = tx->len;
-		o->inv = s->opcode == XIW_OP_READ_INV;
-		/*
-		 * READ_WITH_INV invalidates the sink MR. rdma_rw sets
-		 * invalidate_rkey before it bumps the MR's key, so trust the
-		 * STag the sink SGE really uses (as siw does).
-		 */
-		o->inv_stag = o->sink_stag;
-		spin_unlock_bh(&dp->lock);
 		r->sink_stag = cpu_to_be32(o->sink_stag);
 		r->sink_to = cpu_to_be64(o->sink_to);
 		r->read_size = cpu_to_be32(tx->len);
@@ -591,11 +576,12 @@ static int xiw_tx_sq_build(struct xiw_qp_dp *dp)
 /* Frame the next FPDU of the current WR (0: it failed and completed). */
 static int xiw_tx_sq_frame(struct xiw_qp_dp *dp)
 {
+	dp->tx.kind = XIW_TX_SQ;	/* before xiw_tx_seal() */
 	if (xiw_tx_sq_build(dp)) {
+		dp->tx.kind = XIW_TX_NONE;
 		xiw_tx_sq_complete(dp, IB_WC_LOC_PROT_ERR);
 		return 0;
 	}
-	dp->tx.kind = XIW_TX_SQ;
 	return 1;
 }
 
