@@ -247,9 +247,11 @@ struct xiw_tx_ctx {
 	u32 done;			/* payload bytes framed so far */
 	int nsge;
 	struct xiw_lsge sge[XIW_MAX_SGE];
+	struct xiw_orqe *orqe;		/* its ORQ entry, until framed */
 
 	/* Read Response being sent (rr_active). */
 	bool rr_active;
+	bool rr_popped;			/* its IRQ slot is free already */
 	struct xiw_irqe irqe;
 	u32 rr_done;
 	struct xiw_lsge rr_sge;
@@ -284,6 +286,7 @@ struct xiw_tx_ctx {
 	 * context stays a small allocation).
 	 */
 	u32 batch_len;			/* bytes in the batch */
+	u32 batch_fpdu;			/* bytes of the FPDU sealed behind them */
 	u32 batch_sent;			/* of them already in TCP */
 	int batch_n;			/* FPDUs in the batch */
 	int batch_done;			/* of them all in TCP */

@@ -80,7 +80,60 @@ int xiw_tx_add_sges(struct xiw_tx_ctx *tx, struct xiw_lsge *sge,
 	return added;
 }
 
-/* Finish the FPDU: MPA length, pad, CRC, header and trailer pieces. */
+/*
+ * May the FPDU being sealed, of @fpdu_len bytes, go into the batch (see
+ * "The batch" below)? A copied FPDU of an SQ WR not sent zero-copy, or
+ * of a response, that fits.
+ */
+static bool xiw_tx_batch_fits(struct xiw_tx_ctx *tx, u32 fpdu_len)
+{
+	return !tx->zcopy && fpdu_len <= XIW_TX_BATCH_FPDU &&
+	       (tx->kind == XIW_TX_RRESP ||
+		(tx->kind == XIW_TX_SQ && !tx->zc)) &&
+	       tx->batch_n < XIW_TX_BATCH_MAX &&
+	       tx->batch_len + fpdu_len <= XIW_TX_BATCH_BYTES;
+}
+
+/*
+ * Seal the FPDU in place at the end of the batch: header, payload pieces
+ * (bv[1..nbv), pages or the SQE's inline data), zero pad, and the CRC
+ * over those bytes in one pass, with no header or trailer piece of its
+ * own. xiw_tx_batch_add() then takes it into the batch.
+ */
+static void xiw_tx_seal_batch(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
+			      u32 fpdu_len)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	u8 *start = tx->batch + tx->batch_len, *p = start;
+	int i;
+
+	memcpy(p, &tx->hdr, hdr_len);
+	p += hdr_len;
+	for (i = 1; i < tx->nbv; i++) {
+		struct bio_vec *bv = &tx->bv[i];
+		void *va = kmap_local_page(bv->bv_page);
+
+		memcpy(p, va + bv->bv_offset, bv->bv_len);
+		kunmap_local(va);
+		p += bv->bv_len;
+	}
+	/* pad, and the CRC field: zero without CRC */
+	memset(p, 0, pad + XIW_MPA_CRC_LEN);
+	if (dp->crc) {
+		__le32 trailer = xiw_crc_trailer(xiw_crc_update(XIW_CRC32C_SEED,
+								start,
+								p + pad - start));
+
+		memcpy(p + pad, &trailer, sizeof(trailer));
+	}
+	tx->batch_fpdu = fpdu_len;
+}
+
+/*
+ * Finish the FPDU: MPA length, pad, CRC; in place in the batch if it goes
+ * there, else the header and trailer pieces around the payload's. Callers
+ * set tx->kind first.
+ */
 void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
@@ -94,6 +147,11 @@ void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
 	tx->bv_idx = 0;
 	tx->bv_off = 0;
 	tx->fpdu_active = true;
+	tx->batch_fpdu = 0;
+	if (xiw_tx_batch_fits(tx, fpdu_len)) {
+		xiw_tx_seal_batch(dp, hdr_len, pad, fpdu_len);
+		return;
+	}
 	/* too long to batch, copied anyway: into the QP's TX pages */
 	tx->spliced = !tx->zcopy && fpdu_len > XIW_TX_BATCH_FPDU &&
 		      xiw_tx_pages_frame(dp, hdr_len, pad, fpdu_len);
@@ -286,8 +344,8 @@ static void xiw_tx_build_term(struct xiw_qp_dp *dp)
 	xiw_tx_untagged(dp, XIW_RDMAP_OP_TERMINATE, XIW_QN_TERM, 0, true, 0);
 	dp->tx.nbv = 1;
 	dp->tx.zcopy = false;
-	xiw_tx_seal(dp, XIW_UT_FPDU_HDR_LEN(rlen), 0);
 	dp->tx.kind = XIW_TX_TERM;
+	xiw_tx_seal(dp, XIW_UT_FPDU_HDR_LEN(rlen), 0);
 	dp->tx.fpdu_last = true;
 }
 
@@ -324,8 +382,8 @@ static void xiw_tx_build_rtr(struct xiw_qp_dp *dp)
 	}
 	tx->nbv = 1;
 	tx->zcopy = false;
-	xiw_tx_seal(dp, hlen, 0);
 	tx->kind = XIW_TX_RTR;
+	xiw_tx_seal(dp, hlen, 0);
 	dp->rtr = XIW_RTR_NONE;
 }
 
@@ -414,41 +472,19 @@ static void xiw_tx_batch_reset(struct xiw_tx_ctx *tx)
 }
 
 /*
- * Add the FPDU just framed to the batch if it is a small copied one and
- * fits. True if it did: the FPDU is accounted for and TX may frame the
- * next one.
+ * Add the FPDU just framed to the batch if xiw_tx_seal() sealed it there
+ * (a small copied one that fits). True if it did: the FPDU is accounted
+ * for and TX may frame the next one.
  */
 static bool xiw_tx_batch_add(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_tx_batch_rec *r;
-	u32 len = 0;
-	u8 *p;
-	int i;
 
-	if (tx->zcopy || tx->batch_n == XIW_TX_BATCH_MAX ||
-	    (tx->kind != XIW_TX_SQ && tx->kind != XIW_TX_RRESP) ||
-	    (tx->kind == XIW_TX_SQ && tx->zc) || tx->nbv < 2)
+	if (!tx->batch_fpdu)
 		return false;
-	for (i = 0; i < tx->nbv; i++)
-		len += tx->bv[i].bv_len;
-	if (len > XIW_TX_BATCH_FPDU ||
-	    tx->batch_len + len > XIW_TX_BATCH_BYTES)
-		return false;
-	/* header, payload pieces (pages or the SQE's inline data), trailer */
-	p = tx->batch + tx->batch_len;
-	memcpy(p, &tx->hdr, tx->bv[0].bv_len);
-	p += tx->bv[0].bv_len;
-	for (i = 1; i < tx->nbv - 1; i++) {
-		struct bio_vec *bv = &tx->bv[i];
-		void *va = kmap_local_page(bv->bv_page);
-
-		memcpy(p, va + bv->bv_offset, bv->bv_len);
-		kunmap_local(va);
-		p += bv->bv_len;
-	}
-	memcpy(p, tx->trailer, tx->bv[tx->nbv - 1].bv_len);
-	tx->batch_len += len;
+	tx->batch_len += tx->batch_fpdu;
+	tx->batch_fpdu = 0;
 
 	r = &tx->batch_rec[tx->batch_n++];
 	r->end = tx->batch_len;

@@ -72,16 +72,22 @@ void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload);
 int xiw_tx_loop(struct xiw_qp_dp *dp);
 bool xiw_tx_idle(struct xiw_qp_dp *dp);
 
-/* Is the SQ slot TX takes next published? Caller owns TX_BUSY. */
+/*
+ * Is the SQ slot TX takes next published? Caller owns TX_BUSY. A look
+ * without sq_lock: the consumer index is written only by the owner of
+ * TX_BUSY (xiw_tx_sq_fetch(), under sq_lock) and by the flush of a QP in
+ * ERROR (under sq_lock), so the caller reads its own index, or one the
+ * flush is moving; the slot's flags are read with acquire, which pairs
+ * with the poster's release of VALID (xiw_wq_post(), the provider). The
+ * answer is a hint: "published" is checked again by xiw_wq_take() under
+ * sq_lock, and an "empty" that a post races with is covered as for a
+ * locked look: a kernel post kicks TX after publishing (TX_MORE), a user
+ * poster's WQE is looked for again by xiw_sched_sq_idle() after the full
+ * barrier that pairs with the poster's.
+ */
 static inline bool xiw_tx_sq_head_valid(struct xiw_qp *qp)
 {
-	unsigned long flags;
-	bool valid;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	valid = xiw_wq_published(&qp->sq, qp->sq.cons, 0);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	return valid;
+	return xiw_wq_published(&qp->sq, READ_ONCE(qp->sq.cons), 0);
 }
 
 /* xiw_tx_sq.c: the requester */

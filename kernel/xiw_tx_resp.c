@@ -273,6 +273,16 @@ static bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only)
 	enum xiw_mem_err err;
 	bool got = false;
 
+	/*
+	 * An empty IRQ takes no lock. irq_tail is written by RX, irq_head by
+	 * the owner of TX_BUSY (us) and by the flush, each under dp->lock;
+	 * xiw_dp_irq_pending() reads both with READ_ONCE(). A request RX
+	 * queues after this look is answered all the same: RX kicks TX at
+	 * the end of its pass (xiw_sched_answer()), which sets TX_MORE for a
+	 * runner that owns TX_BUSY, as for a look under the lock.
+	 */
+	if (!xiw_dp_irq_pending(dp))
+		return false;
 	spin_lock_bh(&dp->lock);
 	if (dp->irq_head != dp->irq_tail) {
 		u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
@@ -283,6 +293,21 @@ static bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only)
 			/* RX's region reference is ours now (tx->irqe.mr) */
 			head->mr = NULL;
 			got = true;
+			/*
+			 * A response of one FPDU, for a request executed or
+			 * a Read, frees its IRD slot here, in the same
+			 * section, rather than in one of its own right
+			 * before the FPDU goes (xiw_tx_resp_irq_pop()): either
+			 * way before the peer can have it. An entry still to
+			 * be executed is popped only once executed
+			 * (xiw_rx_exec_held() waits for that).
+			 */
+			tx->rr_popped = head->executed ||
+					(head->type == XIW_RQ_READ &&
+					 head->len <=
+					 xiw_ddp_max_payload(dp->mss, true));
+			if (tx->rr_popped)
+				dp->irq_head++;
 		}
 	}
 	spin_unlock_bh(&dp->lock);
@@ -328,6 +353,9 @@ static bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only)
  */
 static void xiw_tx_resp_irq_pop(struct xiw_qp_dp *dp)
 {
+	if (dp->tx.rr_popped)
+		return;		/* xiw_tx_resp_start() did */
+	dp->tx.rr_popped = true;
 	spin_lock_bh(&dp->lock);
 	if (dp->irq_head != dp->irq_tail)
 		WRITE_ONCE(dp->irq_head, dp->irq_head + 1);	/* ird_full */
@@ -371,7 +399,6 @@ static int xiw_tx_resp_build_qn3(struct xiw_qp_dp *dp)
 	tx->zcopy = false;
 	xiw_tx_seal(dp, hlen, 0);
 	tx->fpdu_last = true;
-	tx->kind = XIW_TX_RRESP;
 	return 1;
 }
 
@@ -385,14 +412,17 @@ static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 
 	memset(&tx->hdr, 0, sizeof(tx->hdr));
 	tx->nbv = 1;
+	tx->kind = XIW_TX_RRESP;	/* before xiw_tx_seal() */
 	if (tx->irqe.type != XIW_RQ_READ)
 		return xiw_tx_resp_build_qn3(dp);
 	n = min(len - tx->rr_done, xiw_ddp_max_payload(dp->mss, true));
 	if (n) {
 		rv = xiw_tx_add_sges(tx, &tx->rr_sge, 1, tx->rr_done, n,
 				     &splice_ok);
-		if (rv < 0)
+		if (rv < 0) {
+			tx->kind = XIW_TX_NONE;
 			return rv;
+		}
 		n = rv;
 	}
 	tx->fpdu_last = tx->rr_done + n == len;
@@ -407,7 +437,6 @@ static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 	tx->zcopy = false;
 	xiw_tx_seal(dp, sizeof(struct xiw_ddp_tagged), n);
 	tx->rr_done += n;
-	tx->kind = XIW_TX_RRESP;
 	return 1;
 }
 

@@ -137,6 +137,15 @@ static bool xiw_tx_sq_fetch(struct xiw_qp_dp *dp)
 	unsigned long flags;
 	bool got = false;
 
+	/*
+	 * An empty SQ takes no lock (the lockless look and why a stale
+	 * answer loses no WQE: xiw_tx_sq_head_valid()). Nothing posted
+	 * waits for a completion slot then either.
+	 */
+	if (!xiw_tx_sq_head_valid(qp)) {
+		tx->sq_empty_seen = true;
+		return false;
+	}
 	spin_lock_bh(&dp->lock);
 	/*
 	 * The flush marks, under dp->lock, every WR the data path took; a WR
@@ -149,13 +158,10 @@ static bool xiw_tx_sq_fetch(struct xiw_qp_dp *dp)
 		return false;
 	}
 	if (dp->cmpl_tail - dp->cmpl_head >= dp->cmpl_num) {
-		if (!xiw_tx_sq_head_valid(qp)) {
-			/* nothing waits for a slot: the SQ is empty */
-			spin_unlock_bh(&dp->lock);
-			tx->sq_empty_seen = true;
-			return false;
-		}
-		/* under dp->lock: the reaper that frees a slot sees it */
+		/*
+		 * A WQE is posted (looked at above) and waits for a slot;
+		 * set under dp->lock: the reaper that frees a slot sees it.
+		 */
 		set_bit(XIW_DP_CMPL_WAIT, &dp->flags);
 		spin_unlock_bh(&dp->lock);
 		/* blocked, not empty: a completion kicks TX again */
@@ -260,12 +266,65 @@ static int xiw_tx_sq_start(struct xiw_qp_dp *dp)
 }
 
 /*
+ * Reserve and fill the ORQ entry of the SQ WR in the context (a Read, an
+ * atomic, a Flush, Atomic Write or Verify), which may go now. Caller holds
+ * dp->lock. The entry is left in tx->orqe for the WR's framing, which
+ * follows at once: nobody else writes it before its response arrives, and
+ * the response cannot come before the request is sent.
+ */
+static void xiw_tx_sq_orq_fill(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_sqe *s = &tx->sqe;
+	u32 req_id = dp->orq_tail;
+	struct xiw_orqe *o;
+
+	if (xiw_tx_op_atomic(s->opcode)) {
+		o = xiw_tx_sq_orq_add(dp, XIW_RQ_ATOMIC);
+		o->req_id = req_id;
+		o->sink_stag = READ_ONCE(tx->sge[0].mr->stag);
+		o->sink_to = tx->sge[0].addr;
+		o->len = sizeof(u64);
+		/* the result buffer's region goes to RX with the entry */
+		o->mr = tx->sge[0].mr;
+		tx->sge[0].mr = NULL;
+	} else if (s->opcode == XIW_OP_READ || s->opcode == XIW_OP_READ_INV) {
+		o = xiw_tx_sq_orq_add(dp, XIW_RQ_READ);
+		o->sink_stag = tx->nsge ? READ_ONCE(tx->sge[0].mr->stag) :
+					  XIW_RTR_READ_STAG;
+		o->sink_to = tx->nsge ? tx->sge[0].addr : 0;
+		o->len = tx->len;
+		o->inv = s->opcode == XIW_OP_READ_INV;
+		/*
+		 * READ_WITH_INV invalidates the sink MR. rdma_rw sets
+		 * invalidate_rkey before it bumps the MR's key, so trust the
+		 * STag the sink SGE really uses (as siw does).
+		 */
+		o->inv_stag = o->sink_stag;
+	} else {
+		o = xiw_tx_sq_orq_add(dp, s->opcode == XIW_OP_FLUSH ?
+				      XIW_RQ_FLUSH :
+				      s->opcode == XIW_OP_ATOMIC_WRITE ?
+				      XIW_RQ_AWRITE : XIW_RQ_VERIFY);
+		if (s->opcode == XIW_OP_VERIFY && tx->nsge) {
+			o->sink_stag = READ_ONCE(tx->sge[0].mr->stag);
+			o->sink_to = tx->sge[0].addr;
+			o->len = tx->sge[0].len;
+		}
+	}
+	o->cidx = tx->cidx;
+	tx->orqe = o;
+}
+
+/*
  * May the SQ WR in the context go now? Read fence: wait until no Read or
  * Atomic is outstanding; Reads and Atomics: wait for a free ORD slot
  * (RFC 7306: they share ORD/IRD). Local fence (every prior
  * WR complete): WRs before this one have been handed to TCP in order, and
  * the only ones that can still be incomplete are Reads waiting for their
- * Response, so it waits for the same condition as the read fence.
+ * Response, so it waits for the same condition as the read fence. A WR
+ * that uses ORD and may go gets its ORQ entry in the same dp->lock
+ * section (xiw_tx_sq_orq_fill()).
  */
 static bool xiw_tx_sq_blocked(struct xiw_qp_dp *dp)
 {
@@ -288,6 +347,8 @@ static bool xiw_tx_sq_blocked(struct xiw_qp_dp *dp)
 	 */
 	if (blocked)
 		set_bit(XIW_DP_ORD_WAIT, &dp->flags);
+	else if (read)
+		xiw_tx_sq_orq_fill(dp);
 	spin_unlock_bh(&dp->lock);
 	return blocked;
 }
@@ -319,24 +380,10 @@ static void xiw_tx_sq_build_atomic(struct xiw_qp_dp *dp)
 	struct xiw_rdmap_atomic_req *r = &tx->hdr.atomic_req;
 	bool masked = s->opcode == XIW_OP_ATOMIC_MASKED_FADD ||
 		      s->opcode == XIW_OP_ATOMIC_MASKED_CSWAP;
-	struct xiw_orqe *o;
-	u32 req_id;
 
+	/* its ORQ entry: xiw_tx_sq_orq_fill() */
 	xiw_tx_untagged(dp, XIW_RDMAP_OP_ATOMIC_REQ, XIW_QN_REQ, 0, true, 0);
-	spin_lock_bh(&dp->lock);
-	req_id = dp->orq_tail;
-	o = xiw_tx_sq_orq_add(dp, XIW_RQ_ATOMIC);
-	o->cidx = tx->cidx;
-	o->req_id = req_id;
-	o->sink_stag = READ_ONCE(tx->sge[0].mr->stag);
-	o->sink_to = tx->sge[0].addr;
-	o->len = sizeof(u64);
-	/* the result buffer's region goes to RX with the entry */
-	o->mr = tx->sge[0].mr;
-	tx->sge[0].mr = NULL;
-	spin_unlock_bh(&dp->lock);
-
-	r->req_id = cpu_to_be32(req_id);
+	r->req_id = cpu_to_be32(tx->orqe->req_id);
 	r->stag = cpu_to_be32(s->rkey);
 	r->to = cpu_to_be64(s->raddr);
 	if (s->opcode == XIW_OP_ATOMIC_CSWAP ||
@@ -370,21 +417,9 @@ static void xiw_tx_sq_build_commit(struct xiw_qp_dp *dp)
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_sqe *s = &tx->sqe;
 	union xiw_fpdu_hdr *h = &tx->hdr;
-	struct xiw_orqe *o;
 	u32 hlen;
 
-	spin_lock_bh(&dp->lock);
-	o = xiw_tx_sq_orq_add(dp, s->opcode == XIW_OP_FLUSH ? XIW_RQ_FLUSH :
-			    s->opcode == XIW_OP_ATOMIC_WRITE ? XIW_RQ_AWRITE :
-			    XIW_RQ_VERIFY);
-	o->cidx = tx->cidx;
-	if (s->opcode == XIW_OP_VERIFY && tx->nsge) {
-		o->sink_stag = READ_ONCE(tx->sge[0].mr->stag);
-		o->sink_to = tx->sge[0].addr;
-		o->len = tx->sge[0].len;
-	}
-	spin_unlock_bh(&dp->lock);
-
+	/* its ORQ entry: xiw_tx_sq_orq_fill() */
 	switch (s->opcode) {
 	case XIW_OP_FLUSH: {
 		struct xiw_rdmap_flush_req *r = &h->flush_req;
@@ -483,25 +518,10 @@ static int xiw_tx_sq_build(struct xiw_qp_dp *dp)
 	}
 	if (s->opcode == XIW_OP_READ || s->opcode == XIW_OP_READ_INV) {
 		struct xiw_rdmap_rreq *r = &tx->hdr.rreq;
-		struct xiw_orqe *o;
+		const struct xiw_orqe *o = tx->orqe;	/* orq_fill()'s */
 
 		xiw_tx_untagged(dp, XIW_RDMAP_OP_READ_REQ, XIW_QN_REQ, 0, true,
 				0);
-		spin_lock_bh(&dp->lock);
-		o = xiw_tx_sq_orq_add(dp, XIW_RQ_READ);
-		o->cidx = tx->cidx;
-		o->sink_stag = tx->nsge ? READ_ONCE(tx->sge[0].mr->stag) :
-					  XIW_RTR_READ_STAG;
-		o->sink_to = tx->nsge ? tx->sge[0].addr : 0;
-		o->len = tx->len;
-		o->inv = s->opcode == XIW_OP_READ_INV;
-		/*
-		 * READ_WITH_INV invalidates the sink MR. rdma_rw sets
-		 * invalidate_rkey before it bumps the MR's key, so trust the
-		 * STag the sink SGE really uses (as siw does).
-		 */
-		o->inv_stag = o->sink_stag;
-		spin_unlock_bh(&dp->lock);
 		r->sink_stag = cpu_to_be32(o->sink_stag);
 		r->sink_to = cpu_to_be64(o->sink_to);
 		r->read_size = cpu_to_be32(tx->len);
@@ -556,11 +576,12 @@ static int xiw_tx_sq_build(struct xiw_qp_dp *dp)
 /* Frame the next FPDU of the current WR (0: it failed and completed). */
 static int xiw_tx_sq_frame(struct xiw_qp_dp *dp)
 {
+	dp->tx.kind = XIW_TX_SQ;	/* before xiw_tx_seal() */
 	if (xiw_tx_sq_build(dp)) {
+		dp->tx.kind = XIW_TX_NONE;
 		xiw_tx_sq_complete(dp, IB_WC_LOC_PROT_ERR);
 		return 0;
 	}
-	dp->tx.kind = XIW_TX_SQ;
 	return 1;
 }
 
