@@ -503,8 +503,9 @@ static bool xiw_rx_hdr_send(struct xiw_qp_dp *dp, u32 payload)
  * IRD is shared by Read and Atomic Requests (RFC 7306 section 5.2).
  *
  * Without dp->lock: RX alone advances irq_tail, and TX frees a slot
- * (irq_head, WRITE_ONCE under dp->lock, xiw_tx_resp_irq_pop()) before
- * the response's last FPDU goes to this socket's sendmsg. That send takes
+ * (irq_head, WRITE_ONCE under dp->lock: xiw_tx_resp_start() for a
+ * response of one FPDU, else xiw_tx_resp_irq_pop()) before the
+ * response's last FPDU goes to this socket's sendmsg. That send takes
  * and releases the socket lock RX runs under, so RX, handling a request
  * the peer sent after it had that response, sees the slot free. A value
  * older than that only counts a slot as busy that is busy.

@@ -306,8 +306,8 @@ static bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only)
 					(head->type == XIW_RQ_READ &&
 					 head->len <=
 					 xiw_ddp_max_payload(dp->mss, true));
-			if (tx->rr_popped)
-				dp->irq_head++;
+			if (tx->rr_popped)	/* xiw_rx_ird_full() */
+				WRITE_ONCE(dp->irq_head, dp->irq_head + 1);
 		}
 	}
 	spin_unlock_bh(&dp->lock);
