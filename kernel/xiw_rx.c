@@ -1121,7 +1121,7 @@ static void xiw_rx_irq_push(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 		rx->exec_wait_idx = dp->irq_tail;
 	}
 	dp->irq[dp->irq_tail & (n - 1)] = *e;
-	dp->irq_tail++;
+	WRITE_ONCE(dp->irq_tail, dp->irq_tail + 1);	/* xiw_dp_irq_pending() */
 	spin_unlock_bh(&dp->lock);
 	/* answered when this RX pass ends (xiw_rx_data_ready()) */
 	rx->irq_new++;
