@@ -44,3 +44,12 @@ bench_judge() {
 		else if (op == "<=" ? r + 0 <= l + 0 : r + 0 >= l + 0) print "met"
 		else print "missed" }'
 }
+
+# bench_best "V V ..." low|high: the lowest or highest figure that is not
+# n/a, or n/a if none is. A TCP floor is the best its rounds gave: a
+# disturbed round only makes TCP look slower, which would flatter xiw.
+bench_best() {
+	tr ' ' '\n' <<<"$1" | { grep -v -e '^n/a$' -e '^$' || true; } | sort -g |
+		awk -v w="$2" '{ v[NR] = $1 } END { if (!NR) print "n/a"
+			else print (w == "low" ? v[1] : v[NR]) }'
+}
