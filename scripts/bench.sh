@@ -27,6 +27,7 @@
 # make check: it takes several minutes and its figures are not pass/fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/bench/bench_lib.sh
 BUILD=${XIW_BUILD:-$PWD/build}
 export XIW_BUILD=$BUILD
 
@@ -64,16 +65,7 @@ if cmake --build "$BUILD" --target xiw_tcgprof >/dev/null 2>&1 &&
 fi
 [ -n "$itable" ] && [ -f "$itable" ] || itable=
 
-# goal TEXT VALUE AGAINST OP LIMIT: a row of the goal table (as
-# perf_table.sh writes them): VALUE/AGAINST and whether it is OP LIMIT
-goal() {
-	awk -v t="$1" -v a="$2" -v b="$3" -v op="$4" -v l="$5" 'BEGIN {
-		if (!(a + 0 > 0 && b + 0 > 0)) {
-			printf "| %s | %s | %s | - | n/a |\n", t, a, b; exit }
-		r = sprintf("%.2f", a / b)
-		ok = op == "<=" ? r + 0 <= l + 0 : r + 0 >= l + 0
-		printf "| %s | %s | %s | %s | %s |\n", t, a, b, r, ok ? "met" : "missed" }'
-}
+goal() { bench_goal_row "$@"; }
 # insn ROW: instructions per op in xiw.ko for xiw0's ROW, or n/a
 insn() {
 	[ -n "$itable" ] || { echo n/a; return; }

@@ -53,3 +53,16 @@ bench_best() {
 		awk -v w="$2" '{ v[NR] = $1 } END { if (!NR) print "n/a"
 			else print (w == "low" ? v[1] : v[NR]) }'
 }
+
+# bench_goal_row TEXT VALUE AGAINST OP LIMIT: a row of a goal table,
+# "| TEXT | VALUE | AGAINST | VALUE/AGAINST | met or missed |" (OP: <= or
+# >=; n/a without two figures)
+bench_goal_row() {
+	local r
+	r=$(bench_ratio "$2" "$3")
+	if [ "$r" = - ]; then
+		echo "| $1 | $2 | $3 | - | n/a |"
+	else
+		echo "| $1 | $2 | $3 | $r | $(bench_judge "$r" "$4" "$5") |"
+	fi
+}

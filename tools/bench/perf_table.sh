@@ -184,16 +184,7 @@ floor_of() {
 	atomic_rate) echo "$echo_rate" ;;
 	esac
 }
-# goal TEXT VALUE AGAINST OP LIMIT: one row of the goal table, the ratio
-# VALUE/AGAINST and whether it is OP (<= or >=) LIMIT
-goal() {
-	awk -v t="$1" -v a="$2" -v b="$3" -v op="$4" -v l="$5" 'BEGIN {
-		if (!(a + 0 > 0 && b + 0 > 0)) {
-			printf "| %s | %s | %s | - | n/a |\n", t, a, b; exit }
-		r = sprintf("%.2f", a / b)
-		ok = op == "<=" ? r + 0 <= l + 0 : r + 0 >= l + 0
-		printf "| %s | %s | %s | %s | %s |\n", t, a, b, r, ok ? "met" : "missed" }'
-}
+goal() { bench_goal_row "$@"; }
 {
 	echo "| test | xiw | siw | rxe | TCP floor | xiw/floor | xiw/siw | xiw/rxe |"
 	echo "|---|---|---|---|---|---|---|---|"
