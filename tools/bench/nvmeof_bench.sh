@@ -68,7 +68,8 @@ cost_per() {
 	paste "$2" "$3" | awk -v n="$1" 'n > 0 { printf "%s %.2f\n", $1, ($4 - $2) / n }'
 }
 
-# nvme_profile DEV (XIW_NVME_PROFILE=1): one more 4 KiB random read run,
+# nvme_profile DEV (XIW_NVME_PROFILE=1): one more run, a 4 KiB random
+# read (XIW_NVME_PROFILE_JOB=128k: a 128 KiB sequential read instead),
 # under perf record (all CPUs, cpu-clock samples: TCG has no PMU), after
 # the measured ones; the symbols above 0.5% of the samples go to
 # nvme-profile-DEV.txt and the log
@@ -76,7 +77,11 @@ nvme_profile() {
 	need_cmd perf
 	echo -1 >/proc/sys/kernel/perf_event_paranoid
 	echo 0 >/proc/sys/kernel/kptr_restrict
-	fio_job prof randread 4k
+	if [ "${XIW_NVME_PROFILE_JOB:-4k}" = 128k ]; then
+		fio_job prof read 128k
+	else
+		fio_job prof randread 4k
+	fi
 	perf record -a -g -e cpu-clock -F 997 -o nvprof.data -- \
 		"${fio_argv[@]}" >/dev/null 2>nvprof.err ||
 		{ cat nvprof.err; fail "perf record of fio failed"; }
