@@ -66,3 +66,26 @@ bench_goal_row() {
 		echo "| $1 | $2 | $3 | $r | $(bench_judge "$r" "$4" "$5") |"
 	fi
 }
+
+# bench_pingpong PORT SECS ARGS...: one xiw_tcp_pingpong client run with
+# ARGS (at most SECS seconds) against a fresh server on 192.0.2.1:PORT,
+# killed after; the client's result line on stdout. Non-zero if either
+# failed: the server's log is in floor-srv.log, the client's errors in
+# floor.err.
+bench_pingpong() {
+	local port=$1 secs=$2 pp srv rc=0
+	shift 2
+	pp=$(need_prog xiw_tcp_pingpong)
+	"$pp" -s 192.0.2.1 "$port" >floor-srv.log 2>&1 &
+	srv=$!
+	# wait_listen in a subshell: its fail would end the caller
+	if (wait_listen "$port" 10 "$srv" floor-srv.log); then
+		run_timeout "$secs" "$pp" -c 192.0.2.1 "$port" "$@" 2>floor.err ||
+			rc=$?
+	else
+		rc=1
+	fi
+	kill_bg "$srv"
+	wait "$srv" 2>/dev/null || true
+	return $rc
+}

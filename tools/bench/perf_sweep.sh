@@ -4,6 +4,7 @@
 # timeout: 3000
 # description: make bench's curves: RDMA Write bandwidth and latency from 2 B to 8 MiB (perftest -a) on xiw, siw and rxe, TCP's (qperf) at the same sizes, the TCP floors at the same sizes (xiw_tcp_pingpong: busy-polled stream and half the busy-polled round trip), and every sample of 8-byte RDMA Read and FetchAdd latency (perftest -H); data files for scripts/bench_plot.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
+. "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
 #
 # Writes into the test's output directory:
@@ -19,7 +20,7 @@
 # 100) iterations per size, XIW_HIST_ITERS (default 2000) samples.
 
 need_cmd ib_write_bw ib_write_lat ib_read_lat ib_atomic_lat qperf ip ss
-pp=$(need_prog xiw_tcp_pingpong)
+need_prog xiw_tcp_pingpong >/dev/null
 N=${XIW_SWEEP_ITERS:-100}
 H=${XIW_HIST_ITERS:-2000}
 . "$XIW_ROOT/tools/bench/bench_devs.sh"
@@ -94,17 +95,12 @@ log "tcp: $(grep -c '^tcp ' "$out/sweep.dat") figures"
 fport=7890
 # floor_at FIGURE SIZE ARGS...: one client run; "tcpfloor FIGURE SIZE V"
 floor_at() {
-	local fig=$1 s=$2 srv r v=
+	local fig=$1 s=$2 r v=
 	shift 2
 	fport=$((fport + 1))
-	"$pp" -s 192.0.2.1 "$fport" >floor-srv.log 2>&1 &
-	srv=$!
-	if (wait_listen "$fport" 10 "$srv" floor-srv.log) &&
-		r=$(run_timeout 120 "$pp" -c 192.0.2.1 "$fport" "$@" 2>floor.err); then
+	if r=$(bench_pingpong "$fport" 120 "$@"); then
 		v=$(sed -n 's/.* \(half\|rate\)=\([0-9.]*\) .*/\2/p' <<<"$r")
 	fi
-	kill_bg "$srv"
-	wait "$srv" 2>/dev/null || true
 	if [ -n "$v" ]; then
 		echo "tcpfloor $fig $s $v" >>"$out/sweep.dat"
 	else

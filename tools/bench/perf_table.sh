@@ -9,7 +9,7 @@
 
 need_cmd ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
 	ib_read_lat ib_atomic_bw ib_atomic_lat ip ss
-pp=$(need_prog xiw_tcp_pingpong)
+need_prog xiw_tcp_pingpong >/dev/null
 N=${XIW_BENCH_ITERS:-2000}
 # the FetchAdd rate row: 2000 FetchAdds last 10-30 ms, mostly the ramp-up
 # of the pipeline (the first doorbells, the first work items), not a rate
@@ -92,21 +92,15 @@ min_pos() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > 0 && b > 0) ? (a < b ? a
 # floor KEY ARGS...: one xiw_tcp_pingpong client run with ARGS against a
 # fresh server; its figure, or "n/a", appended to runs[tcp,KEY]
 floor() {
-	local key=$1 srv r v=
+	local key=$1 r v=
 	shift
 	FLOOR_PORT=$((FLOOR_PORT + 1))
-	"$pp" -s 192.0.2.1 "$FLOOR_PORT" >floor-srv.log 2>&1 &
-	srv=$!
-	# wait_listen in a subshell: its fail would end the table
-	if (wait_listen "$FLOOR_PORT" 10 "$srv" floor-srv.log) &&
-		r=$(run_timeout 300 "$pp" -c 192.0.2.1 "$FLOOR_PORT" "$@" 2>floor.err); then
+	if r=$(bench_pingpong "$FLOOR_PORT" 300 "$@"); then
 		v=$(sed -n 's/.* \(typical\|rate\)=\([0-9.]*\) .*/\2/p' <<<"$r")
 		log "$key: $r"
 	else
 		sed 's/^/#   /' floor.err floor-srv.log | tail -10
 	fi
-	kill_bg "$srv"
-	wait "$srv" 2>/dev/null || true
 	[ -n "$v" ] || v=n/a
 	runs[tcp,$key]="${runs[tcp,$key]:-}${runs[tcp,$key]:+ }$v"
 }
