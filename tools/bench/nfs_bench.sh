@@ -66,6 +66,26 @@ mount_stat() {
 		END { if (op != "xprt") print n + 0 }' /proc/self/mountstats
 }
 
+# nfs_profile PROTO (XIW_NFS_PROFILE=1): one more sequential read under
+# perf record (all CPUs, cpu-clock samples: TCG has no PMU); the symbols
+# above 0.5% of the samples go to nfs-profile-PROTO.txt and the log
+nfs_profile() {
+	need_cmd perf
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	perf record -a -e cpu-clock -F 997 -o nfsprof.data -- \
+		fio --name=prof --filename=mnt/rfile --rw=read --bs=1M \
+		--iodepth=4 --ioengine=libaio --direct=1 --time_based \
+		--runtime="$T" --size=${MB}M >/dev/null 2>nfsprof.err ||
+		{ cat nfsprof.err; fail "perf record of fio failed"; }
+	perf report -i nfsprof.data --stdio --sort dso,sym \
+		--percent-limit 0.5 2>/dev/null | grep -v '^#' | sed '/^$/d' \
+		>"nfs-profile-$1.txt" || true
+	sed "s/^/# $1 profile: /" "nfs-profile-$1.txt" | head -40 >&2
+	cp "nfs-profile-$1.txt" "$XIW_TEST_OUT/" 2>/dev/null || true
+	rm -f nfsprof.data
+}
+
 # one_run PROTO: one round's jobs over PROTO (rdma, tcp) on a fresh mount
 # into r-PROTO (sequential read), w-PROTO (sequential write), x-PROTO
 # (4 KiB random read) and cpu-PROTO ("busy kernel" us per 4 KiB read). A
@@ -96,6 +116,7 @@ one_run() (
 	awk -v n=$((kib / 4)) -v a="$c0" -v b="$c1" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
 		if (n > 0) printf "%.2f %.2f\n", (y[1] - x[1]) / n, (y[2] - x[2]) / n }' >"cpu-$p"
+	[ -z "${XIW_NFS_PROFILE:-}" ] || nfs_profile "$p"
 )
 
 declare -A runs val
