@@ -448,7 +448,8 @@ struct xiw_mr *xiw_mr_reuse(struct xiw_device *xdev, struct xiw_pd *pd,
  * STag still names it and it allows the access (the verdict a lookup
  * would give, as in xiw_mr_reuse()), else a lookup whose region then
  * replaces the cached one. Either way the caller gets a reference of its
- * own. A stream of requests naming one STag (a ULP's buffer, perftest's
+ * own. STag index 0 never hits (no region has it: xiw_mr_add()) and
+ * the lookup refuses it. A stream of requests naming one STag (a ULP's buffer, perftest's
  * region) so takes a reference instead of an RCU walk of the STag xarray
  * each. The cache's holder drops it when the region is deregistered
  * (xiw_dp_release_mr()) and when the data path ends.

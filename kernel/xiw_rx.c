@@ -353,10 +353,6 @@ static struct xiw_mr *xiw_rx_region(struct xiw_qp_dp *dp, u32 stag,
 				    int access, u64 to, u64 len,
 				    enum xiw_mem_err *err)
 {
-	if (stag >> XIW_STAG_KEY_BITS == 0) {
-		*err = XIW_MEM_INV_STAG;
-		return NULL;
-	}
 	return xiw_mr_cached(xiw_dp_dev(dp), dp->qp->pd, &dp->rx.rcache,
 			     stag, access, to, len, err);
 }
