@@ -33,13 +33,20 @@ run_timeout 300 dd if=/dev/urandom of="$NFS_EXPORT/rfile" bs=1M count=$MB \
 run_timeout 300 dd if=/dev/zero of="$NFS_EXPORT/wfile" bs=1M count=$MB \
 	status=none || fail "cannot write the write file"
 
+# fio_job NAME RW BS QD FILE: the argv of one fio job on mnt/FILE
+# (libaio, O_DIRECT, T seconds, MB MiB) in fio_argv
+fio_job() {
+	fio_argv=(fio --name="$1" --filename="mnt/$5" --rw="$2" --bs="$3"
+		  --iodepth="$4" --ioengine=libaio --direct=1 --time_based
+		  --runtime="$T" --size=${MB}M)
+}
+
 # fio_run NAME RW BS QD FILE: "IOPS MB/s KiB" of one job (terse v3: fields
 # 6-8 the KiB read, KiB/s and IOPS of reads, 47-49 those of writes)
 fio_run() {
 	local t
-	t=$(run_timeout $((T + 60)) fio --name="$1" --filename="mnt/$5" \
-		--rw="$2" --bs="$3" --iodepth="$4" --ioengine=libaio --direct=1 \
-		--time_based --runtime="$T" --size=${MB}M --minimal) ||
+	fio_job "$@"
+	t=$(run_timeout $((T + 60)) "${fio_argv[@]}" --minimal) ||
 		fail "fio $1 failed"
 	awk -F';' '{ f = $6 > 0 ? 6 : 47
 		printf "%d %.1f %d\n", $(f + 2), $(f + 1) * 1024 / 1e6, $f }' <<<"$t"
@@ -73,10 +80,9 @@ nfs_profile() {
 	need_cmd perf
 	echo -1 >/proc/sys/kernel/perf_event_paranoid
 	echo 0 >/proc/sys/kernel/kptr_restrict
+	fio_job prof read 1M 4 rfile
 	perf record -a -e cpu-clock -F 997 -o nfsprof.data -- \
-		fio --name=prof --filename=mnt/rfile --rw=read --bs=1M \
-		--iodepth=4 --ioengine=libaio --direct=1 --time_based \
-		--runtime="$T" --size=${MB}M >/dev/null 2>nfsprof.err ||
+		"${fio_argv[@]}" >/dev/null 2>nfsprof.err ||
 		{ cat nfsprof.err; fail "perf record of fio failed"; }
 	perf report -i nfsprof.data --stdio --sort dso,sym \
 		--percent-limit 0.5 2>/dev/null | grep -v '^#' | sed '/^$/d' \
