@@ -57,8 +57,9 @@ const Expect expect[] = {
 	{ XIW_OP_ATOMIC_WRITE, awrite, true, false, true, 0, 0, 0, RW },
 	{ XIW_OP_VERIFY, verify, true, false, true, 0, 1, LW, RR },
 	{ XIW_OP_IMM, imm, true, false, false, 0, 0, 0, 0 },
+	{ XIW_OP_BIND_MW, local, true, false, false, 0, 0, 0, 0 },
 	{ XIW_OP_REG_MR, local, false, false, false, 0, 0, 0, 0 },
-	{ XIW_OP_LOCAL_INV, local, false, false, false, 0, 0, 0, 0 },
+	{ XIW_OP_LOCAL_INV, local, true, false, false, 0, 0, 0, 0 },
 };
 
 const Expect *expect_of(unsigned op)
@@ -150,15 +151,16 @@ TEST(SqeContract, WhoMayPostWhat)
 		EXPECT_EQ(xiw_sqe_op_allowed(op, false) != nullptr, known);
 		EXPECT_EQ(xiw_sqe_op_allowed(op, true) != nullptr,
 			  known && e->user);
-		// xiw-abi.h: user rings carry only opcodes below NUM_USER
-		if (xiw_sqe_op_allowed(op, true)) {
+		// xiw-abi.h: user rings carry the opcodes below NUM_USER
+		// and, of the local ones, LOCAL_INV (type 2 windows)
+		if (xiw_sqe_op_allowed(op, true) && op != XIW_OP_LOCAL_INV) {
 			EXPECT_LT(op, unsigned(XIW_OP_NUM_USER));
 		}
 	}
 	// the kernel-only ones by name
 	EXPECT_EQ(xiw_sqe_op_allowed(XIW_OP_READ_INV, true), nullptr);
 	EXPECT_EQ(xiw_sqe_op_allowed(XIW_OP_REG_MR, true), nullptr);
-	EXPECT_EQ(xiw_sqe_op_allowed(XIW_OP_LOCAL_INV, true), nullptr);
+	EXPECT_NE(xiw_sqe_op_allowed(XIW_OP_LOCAL_INV, true), nullptr);
 	EXPECT_NE(xiw_sqe_op_allowed(XIW_OP_READ_INV, false), nullptr);
 }
 
@@ -355,6 +357,30 @@ TEST(SqeContract, CommitOperands)
 	// the digest buffer is an SGE like any other: one at most
 	EXPECT_EQ(check(Sqe(XIW_OP_VERIFY, 1), 0, full, true), OK);
 	EXPECT_EQ(check(Sqe(XIW_OP_VERIFY, 2), 0, full, true), OPE);
+}
+
+// A window grants remote rights only: anything else is refused at post.
+TEST(SqeContract, BindMwRights)
+{
+	for (unsigned bit = 0; bit < 32; bit++) {
+		Sqe x(XIW_OP_BIND_MW);
+		bool ok = (1u << bit) & XIW_SQE_MW_ACCESS;
+
+		x.s.bind.access = 1u << bit;
+		SCOPED_TRACE(testing::Message() << "access bit " << bit);
+		EXPECT_EQ(check(x, 0, full, true),
+			  ok ? XIW_SQE_OK : XIW_SQE_LOC_QP_OP_ERR);
+	}
+	Sqe all(XIW_OP_BIND_MW);
+	all.s.bind.access = XIW_SQE_MW_ACCESS;
+	EXPECT_EQ(check(all, 0, full, true), XIW_SQE_OK);
+	// zero-based windows are not offered (xiw-sqe.h)
+	all.s.bind.access |= IB_UVERBS_ACCESS_ZERO_BASED;
+	EXPECT_EQ(check(all, 0, full, true), XIW_SQE_LOC_QP_OP_ERR);
+	// local rights are never a window's
+	Sqe lw(XIW_OP_BIND_MW);
+	lw.s.bind.access = IB_UVERBS_ACCESS_LOCAL_WRITE;
+	EXPECT_EQ(check(lw, 0, full, true), XIW_SQE_LOC_QP_OP_ERR);
 }
 
 TEST(SqeContract, StatusIsAnIbWcStatus)

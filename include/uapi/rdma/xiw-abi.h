@@ -79,9 +79,14 @@ enum xiw_wr_opcode {
 	XIW_OP_ATOMIC_WRITE		= 11,
 	XIW_OP_VERIFY			= 12,
 	XIW_OP_IMM			= 13,	/* Immediate Data alone */
-	XIW_OP_NUM_USER,			/* first opcode refused in user SQs */
+	XIW_OP_BIND_MW			= 14,	/* bind a memory window */
+	XIW_OP_NUM_USER,			/* rows below 32 (xiw-sqe.h) */
 	XIW_OP_REG_MR			= 32,	/* kernel only */
-	XIW_OP_LOCAL_INV		= 33,	/* kernel only */
+	/*
+	 * Invalidate a fast-registration MR (kernel consumers) or a type 2
+	 * memory window (user SQs too, XIW_FEATURE_MW).
+	 */
+	XIW_OP_LOCAL_INV		= 33,
 };
 
 /* struct xiw_sqe.flags / struct xiw_rqe.flags */
@@ -152,6 +157,26 @@ struct xiw_sqe {
 			__u8 rsvd[3];
 			__u8 hash[XIW_VERIFY_MAX_HASH];
 		} verify;
+		/*
+		 * XIW_OP_BIND_MW (XIW_FEATURE_MW): bind the memory window
+		 * whose STag index is @rkey's to @length bytes at @raddr, in
+		 * the addresses of the MR whose lkey is @mr_lkey, granting
+		 * @access (IB_UVERBS_ACCESS_REMOTE_READ, _REMOTE_WRITE,
+		 * _REMOTE_ATOMIC, XIW_ACCESS_FLUSH_*). The window's STag
+		 * becomes @rkey: its key must differ from the window's
+		 * current one, so an old STag stops working. A type 2 window
+		 * must be unbound (invalidated) first; a type 1 window is
+		 * rebound in one step, and unbound by @length 0 (@mr_lkey,
+		 * @raddr and @access ignored). num_sge 0. Completes with
+		 * IB_UVERBS_WC_BIND_MW, or IB_WC_MW_BIND_ERR and the QP in
+		 * error when the kernel refuses it (its reason in the
+		 * kernel log at debug level).
+		 */
+		struct {
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 access;
+		} bind;
 	};
 };
 
@@ -234,6 +259,11 @@ enum xiw_ctx_features {
 	XIW_FEATURE_REG_MR_ACCESS_EXT	= 1 << 1,
 	/* The doorbell object takes XIW_DOORBELL_SQ_BATCH. */
 	XIW_FEATURE_DOORBELL_BATCH	= 1 << 2,
+	/*
+	 * Memory windows: ALLOC_MW / DEALLOC_MW, and user SQs take
+	 * XIW_OP_BIND_MW and XIW_OP_LOCAL_INV.
+	 */
+	XIW_FEATURE_MW			= 1 << 3,
 };
 
 /*

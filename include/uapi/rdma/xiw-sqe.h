@@ -71,6 +71,17 @@ struct xiw_sqe_rule {
 	__u16 remote_access;
 };
 
+/*
+ * The rights a memory window may grant (XIW_OP_BIND_MW): remote ones
+ * only. Zero-based windows (IB_UVERBS_ACCESS_ZERO_BASED) are not offered:
+ * a window's tagged offsets are the addresses of the MR under it.
+ */
+#define XIW_SQE_MW_ACCESS	(IB_UVERBS_ACCESS_REMOTE_READ |		\
+				 IB_UVERBS_ACCESS_REMOTE_WRITE |	\
+				 IB_UVERBS_ACCESS_REMOTE_ATOMIC |	\
+				 XIW_ACCESS_FLUSH_GLOBAL |		\
+				 XIW_ACCESS_FLUSH_PERSISTENT)
+
 /* The QP's limits: what it was created with. */
 struct xiw_sqe_limits {
 	__u32 max_sge;		/* max_send_sge, at most XIW_MAX_SGE */
@@ -88,7 +99,7 @@ enum xiw_sqe_status {
 	XIW_SQE_LOC_QP_OP_ERR	= 2,	/* IB_WC_LOC_QP_OP_ERR: the rest */
 };
 
-/* Rows 0 .. XIW_OP_NUM_USER - 1, then the kernel-only opcodes. */
+/* Rows 0 .. XIW_OP_NUM_USER - 1, then the local opcodes from 32. */
 #define XIW_SQE_ROW_REG_MR	XIW_OP_NUM_USER
 #define XIW_SQE_ROW_LOCAL_INV	(XIW_OP_NUM_USER + 1)
 #define XIW_SQE_NUM_ROWS	(XIW_OP_NUM_USER + 2)
@@ -178,14 +189,19 @@ static inline const struct xiw_sqe_rule *xiw_sqe_op_rule(__u8 opcode)
 		  .min_sge = 0, .max_sge = 0,
 		  .local_access = 0,
 		  .remote_access = 0 },
-		/* kernel only: fast registration, local invalidation */
+		{ .opcode = XIW_OP_BIND_MW, .kind = XIW_SQE_KIND_LOCAL,
+		  .flags = XIW_SQE_USER,
+		  .min_sge = 0, .max_sge = 0,
+		  .local_access = 0,
+		  .remote_access = 0 },
+		/* fast registration (kernel only), local invalidation */
 		{ .opcode = XIW_OP_REG_MR, .kind = XIW_SQE_KIND_LOCAL,
 		  .flags = 0,
 		  .min_sge = 0, .max_sge = 0,
 		  .local_access = 0,
 		  .remote_access = 0 },
 		{ .opcode = XIW_OP_LOCAL_INV, .kind = XIW_SQE_KIND_LOCAL,
-		  .flags = 0,
+		  .flags = XIW_SQE_USER,
 		  .min_sge = 0, .max_sge = 0,
 		  .local_access = 0,
 		  .remote_access = 0 },
@@ -266,6 +282,11 @@ static inline __u8 xiw_sqe_check(const struct xiw_sqe *sqe, __u16 flags,
 		break;
 	case XIW_SQE_KIND_VERIFY:
 		if (sqe->verify.hash_len > XIW_VERIFY_MAX_HASH)
+			return XIW_SQE_LOC_QP_OP_ERR;
+		break;
+	case XIW_SQE_KIND_LOCAL:
+		if (sqe->opcode == XIW_OP_BIND_MW &&
+		    sqe->bind.access & ~XIW_SQE_MW_ACCESS)
 			return XIW_SQE_LOC_QP_OP_ERR;
 		break;
 	default:
