@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libxiw control path: provider registration and device matching, the
- * user context, device/port queries, PDs, MRs, CQs, SRQs and QPs.
+ * user context, device/port queries, PDs, MRs, memory windows, CQs, SRQs
+ * and QPs.
  *
  * Objects are created through the libibverbs ibv_cmd_*() helpers; CQs,
  * SRQs and QPs then map their rings with the keys the kernel returns in
@@ -24,6 +25,7 @@
 #endif
 
 static const struct verbs_context_ops xiw_context_ops;
+static const struct verbs_context_ops xiw_mw_ops;
 
 /* ---- device / port ----------------------------------------------------- */
 
@@ -182,6 +184,47 @@ static int xiw_dereg_mr(struct verbs_mr *vmr)
 	if (rv)
 		return rv;
 	free(vmr);
+	return 0;
+}
+
+/* ---- memory windows (XIW_FEATURE_MW) ------------------------------------ */
+
+/*
+ * A window is a kernel object with an STag of its own (type 1 or 2); it
+ * is allocated unbound. Binding and invalidating go through the send
+ * queue (xiw_ring.c, xiw_qp_ex.c), in order with the QP's other WRs.
+ * These ops are installed only on a context whose kernel offers
+ * XIW_FEATURE_MW (xiw_alloc_context()).
+ */
+static struct ibv_mw *xiw_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ibv_alloc_mw cmd = {};
+	struct ib_uverbs_alloc_mw_resp resp = {};
+	struct ibv_mw *mw;
+	int rv;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+	/* fills context, pd, rkey, handle and type */
+	rv = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			      sizeof(resp));
+	if (rv) {
+		free(mw);
+		errno = rv;
+		return NULL;
+	}
+	return mw;
+}
+
+/* A bound window may be deallocated: the kernel unbinds it. */
+static int xiw_dealloc_mw(struct ibv_mw *mw)
+{
+	int rv = ibv_cmd_dealloc_mw(mw);
+
+	if (rv)
+		return rv;
+	free(mw);
 	return 0;
 }
 
@@ -454,16 +497,19 @@ enum {
 static struct ibv_qp *xiw_create_qp_ex(struct ibv_context *ibctx,
 				       struct ibv_qp_init_attr_ex *attr)
 {
+	uint64_t send_ops = XIW_SUPPORTED_SEND_OPS;
 	struct ibv_create_qp_ex cmd = {};
 	struct xiw_create_qp_ex_resp resp = {};
 	struct xiw_qp *qp;
 	int rv;
 
+	if (xiw_ctx_has(ibctx, XIW_FEATURE_MW))
+		send_ops |= XIW_SEND_OPS_MW;
 	if ((attr->comp_mask & ~(uint32_t)XIW_QP_INIT_ATTR_MASK) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	     attr->create_flags) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	     (attr->send_ops_flags & ~(uint64_t)XIW_SUPPORTED_SEND_OPS))) {
+	     (attr->send_ops_flags & ~send_ops))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -590,7 +636,8 @@ static struct verbs_context *xiw_alloc_context(struct ibv_device *ibdev,
 	 */
 	ctx->features = resp.drv.features & (XIW_FEATURE_DOORBELL |
 					     XIW_FEATURE_REG_MR_ACCESS_EXT |
-					     XIW_FEATURE_DOORBELL_BATCH);
+					     XIW_FEATURE_DOORBELL_BATCH |
+					     XIW_FEATURE_MW);
 	if (getenv("XIW_LEGACY_DOORBELL"))
 		ctx->features &= ~(uint64_t)(XIW_FEATURE_DOORBELL |
 					     XIW_FEATURE_DOORBELL_BATCH);
@@ -599,6 +646,12 @@ static struct verbs_context *xiw_alloc_context(struct ibv_device *ibdev,
 		ctx->features &= ~(uint64_t)XIW_FEATURE_DOORBELL_BATCH;
 
 	verbs_set_ops(&ctx->vctx, &xiw_context_ops);
+	/*
+	 * Without the kernel's memory windows the ops stay libibverbs'
+	 * defaults: ibv_alloc_mw() fails with EOPNOTSUPP.
+	 */
+	if (ctx->features & XIW_FEATURE_MW)
+		verbs_set_ops(&ctx->vctx, &xiw_mw_ops);
 	return &ctx->vctx;
 
 err:
@@ -640,6 +693,13 @@ static const struct verbs_context_ops xiw_context_ops = {
 	.query_srq = xiw_query_srq,
 	.reg_mr = xiw_reg_mr,
 	.req_notify_cq = xiw_req_notify_cq,
+};
+
+/* Added to the above by a context with XIW_FEATURE_MW. */
+static const struct verbs_context_ops xiw_mw_ops = {
+	.alloc_mw = xiw_alloc_mw,
+	.bind_mw = xiw_bind_mw,
+	.dealloc_mw = xiw_dealloc_mw,
 };
 
 /* ---- device and registration ------------------------------------------- */

@@ -235,6 +235,10 @@ int xiw_sqe_post_check(const struct xiw_qp *qp, const struct xiw_sqe *sqe,
 
 int xiw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr);
+int xiw_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		struct ibv_mw_bind *mw_bind);
+int xiw_sqe_bind(const struct xiw_qp *qp, struct xiw_sqe *sqe, uint32_t rkey,
+		 const struct ibv_mw_bind_info *bind_info);
 int xiw_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		  struct ibv_recv_wr **bad_wr);
 int xiw_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
@@ -258,6 +262,14 @@ int xiw_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE | \
 	 XIW_SEND_OPS_FLUSH)
+
+/* ... and with the kernel's memory windows (XIW_FEATURE_MW) */
+#define XIW_SEND_OPS_MW	(IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
+
+static inline bool xiw_ctx_has(struct ibv_context *ibctx, uint64_t feature)
+{
+	return to_xctx(ibctx)->features & feature;
+}
 
 void xiw_qp_ex_set_ops(struct xiw_qp *qp);
 

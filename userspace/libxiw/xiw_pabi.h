@@ -328,6 +328,7 @@ XIW_DECLARE_CMD(ibv_get_context, ib_uverbs_get_context);
 XIW_DECLARE_CMD(ibv_query_port, ib_uverbs_query_port);
 XIW_DECLARE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 XIW_DECLARE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+XIW_DECLARE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 XIW_DECLARE_CMD(ibv_create_cq, ib_uverbs_create_cq);
 XIW_DECLARE_CMD(ibv_create_srq, ib_uverbs_create_srq);
 XIW_DECLARE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
@@ -393,6 +394,11 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   struct ibv_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size,
+		     struct ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
@@ -454,6 +460,7 @@ _Static_assert(sizeof(struct ibv_get_context) == 8 + 8, "get_context");
 _Static_assert(sizeof(struct ibv_query_port) == 8 + 16, "query_port");
 _Static_assert(sizeof(struct ibv_alloc_pd) == 8 + 8, "alloc_pd");
 _Static_assert(sizeof(struct ibv_reg_mr) == 8 + 40, "reg_mr");
+_Static_assert(sizeof(struct ibv_alloc_mw) == 8 + 16, "alloc_mw");
 _Static_assert(sizeof(struct ibv_create_cq) == 8 + 32, "create_cq");
 _Static_assert(sizeof(struct ibv_create_srq) == 8 + 32, "create_srq");
 _Static_assert(sizeof(struct ibv_create_qp) == 8 + 56, "create_qp");
@@ -463,6 +470,7 @@ _Static_assert(sizeof(struct ibv_create_qp_ex) == 8 + 16 + 64,
 	       "create_qp_ex");
 _Static_assert(sizeof(struct ib_uverbs_alloc_pd_resp) == 4, "alloc_pd resp");
 _Static_assert(sizeof(struct ib_uverbs_reg_mr_resp) == 12, "reg_mr resp");
+_Static_assert(sizeof(struct ib_uverbs_alloc_mw_resp) == 8, "alloc_mw resp");
 _Static_assert(sizeof(struct ib_uverbs_create_cq_resp) == 8, "create_cq resp");
 _Static_assert(sizeof(struct ib_uverbs_create_qp_resp) == 32,
 	       "create_qp resp");

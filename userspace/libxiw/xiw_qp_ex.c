@@ -165,6 +165,39 @@ static void xiw_wr_atomic_write(struct ibv_qp_ex *qpex, uint32_t rkey,
 	}
 }
 
+/*
+ * Memory windows (XIW_FEATURE_MW; installed only then): bind a type 2
+ * window to a new STag @rkey (ibv_post_send()'s IBV_WR_BIND_MW, the same
+ * rules: a type 1 window fails the batch with EINVAL), invalidate a type
+ * 2 window's STag. Neither takes SGEs or inline data: a setter after
+ * them fails the batch at wr_complete (the SQE contract).
+ */
+static void xiw_wr_bind_mw(struct ibv_qp_ex *qpex, struct ibv_mw *mw,
+			   uint32_t rkey,
+			   const struct ibv_mw_bind_info *bind_info)
+{
+	struct xiw_qp *qp = qpex_to_xqp(qpex);
+	struct xiw_sqe *sqe;
+
+	if (!mw || mw->type != IBV_MW_TYPE_2) {
+		if (!qp->wr_err)
+			qp->wr_err = EINVAL;
+		qp->wr_last = NULL;
+		return;
+	}
+	sqe = xiw_wr_new(qp, XIW_OP_BIND_MW);
+	if (sqe)
+		qp->wr_err = xiw_sqe_bind(qp, sqe, rkey, bind_info);
+}
+
+static void xiw_wr_local_inv(struct ibv_qp_ex *qpex, uint32_t invalidate_rkey)
+{
+	struct xiw_sqe *sqe = xiw_wr_new(qpex_to_xqp(qpex), XIW_OP_LOCAL_INV);
+
+	if (sqe)
+		sqe->rkey = invalidate_rkey;
+}
+
 /* ---- xiwdv.h builders -------------------------------------------------- */
 
 /* A builder of xiwdv.h on a QP of another provider latches nothing. */
@@ -437,7 +470,8 @@ static void xiw_wr_abort(struct ibv_qp_ex *qpex)
 /*
  * Install the builders. All implemented ones are set whatever the
  * application asked for in send_ops_flags (create_qp_ex rejects flags we
- * do not implement); the others stay NULL.
+ * do not implement, and the memory window ones without the kernel's
+ * XIW_FEATURE_MW); the others stay NULL.
  */
 void xiw_qp_ex_set_ops(struct xiw_qp *qp)
 {
@@ -454,6 +488,10 @@ void xiw_qp_ex_set_ops(struct xiw_qp *qp)
 #if XIW_HAVE_WR_FLUSH
 	qpex->wr_flush = xiw_wr_flush;
 #endif
+	if (xiw_ctx_has(qp->vqp.qp.context, XIW_FEATURE_MW)) {
+		qpex->wr_bind_mw = xiw_wr_bind_mw;
+		qpex->wr_local_inv = xiw_wr_local_inv;
+	}
 
 	qpex->wr_set_sge = xiw_wr_set_sge;
 	qpex->wr_set_sge_list = xiw_wr_set_sge_list;

@@ -14,8 +14,12 @@
  * How the verbs map onto xiw-abi.h:
  * - IBV_WR_RDMA_WRITE/_WITH_IMM, SEND, SEND_WITH_INV, RDMA_READ,
  *   ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD map to the XIW_OP_* of
- *   the same name; everything else, IBV_WR_SEND_WITH_IMM included (RFC
- *   7306 has no Send with Immediate), fails with EINVAL.
+ *   the same name; with the kernel's memory windows (XIW_FEATURE_MW),
+ *   IBV_WR_BIND_MW (type 2 windows only) and IBV_WR_LOCAL_INV too;
+ *   everything else, IBV_WR_SEND_WITH_IMM included (RFC 7306 has no Send
+ *   with Immediate), fails with EINVAL.
+ * - ibv_bind_mw() (type 1 windows) posts an XIW_OP_BIND_MW like
+ *   IBV_WR_BIND_MW, with the window's next key (ibv_inc_rkey()).
  * - Immediate data: the 32-bit verbs imm_data (network order) is the low
  *   half of the 64-bit RFC 7306 immediate, in host order, high half 0:
  *   sqe.imm = be32toh(imm_data); on receive, imm_data = htobe32(low half).
@@ -66,8 +70,23 @@ _Static_assert((int)IBV_WC_SEND == (int)IB_UVERBS_WC_SEND &&
 	       (int)IBV_WC_FETCH_ADD == (int)IB_UVERBS_WC_FETCH_ADD &&
 	       IBV_WC_RECV == 128 && IBV_WC_RECV_RDMA_WITH_IMM == 129,
 	       "ibv_wc_opcode values");
+_Static_assert((int)IBV_WC_BIND_MW == (int)IB_UVERBS_WC_BIND_MW &&
+	       (int)IBV_WC_LOCAL_INV == (int)IB_UVERBS_WC_LOCAL_INV,
+	       "ibv_wc_opcode values of the memory window WRs");
 _Static_assert(IBV_WC_SUCCESS == 0 && IBV_WC_WR_FLUSH_ERR == 5 &&
+	       IBV_WC_MW_BIND_ERR == 6 && IBV_WC_REM_INV_REQ_ERR == 9 &&
 	       IBV_WC_GENERAL_ERR == 21, "ibv_wc_status values");
+/* A window's rights are ibv_access_flags, the uverbs values. */
+_Static_assert((int)IBV_ACCESS_LOCAL_WRITE ==
+	       (int)IB_UVERBS_ACCESS_LOCAL_WRITE &&
+	       (int)IBV_ACCESS_REMOTE_WRITE ==
+	       (int)IB_UVERBS_ACCESS_REMOTE_WRITE &&
+	       (int)IBV_ACCESS_REMOTE_READ ==
+	       (int)IB_UVERBS_ACCESS_REMOTE_READ &&
+	       (int)IBV_ACCESS_REMOTE_ATOMIC ==
+	       (int)IB_UVERBS_ACCESS_REMOTE_ATOMIC &&
+	       (int)IBV_ACCESS_ZERO_BASED == (int)IB_UVERBS_ACCESS_ZERO_BASED,
+	       "ibv_access_flags values");
 
 /* ---- mapping ----------------------------------------------------------- */
 
@@ -321,6 +340,9 @@ static const struct {
 	[IBV_WR_ATOMIC_CMP_AND_SWP] = { true, XIW_OP_ATOMIC_CSWAP },
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { true, XIW_OP_ATOMIC_FADD },
 	[IBV_WR_SEND_WITH_INV] = { true, XIW_OP_SEND_INV },
+	/* these two only with XIW_FEATURE_MW (xiw_build_sqe()) */
+	[IBV_WR_LOCAL_INV] = { true, XIW_OP_LOCAL_INV },
+	[IBV_WR_BIND_MW] = { true, XIW_OP_BIND_MW },
 	[IBV_WR_ATOMIC_WRITE] = { true, XIW_OP_ATOMIC_WRITE },
 };
 
@@ -374,6 +396,34 @@ static int xiw_copy_inline(const struct xiw_qp *qp, struct xiw_sqe *sqe,
 	return 0;
 }
 
+/*
+ * A window bind (XIW_OP_BIND_MW) into @sqe, but for wr_id and flags: the
+ * window's STag becomes @rkey, bound to @bind_info's range of its MR
+ * (none for length 0: a type 1 window's unbind). The rights are
+ * mw_access_flags without IBV_ACCESS_LOCAL_WRITE, which means nothing
+ * for a window (no local access goes through one) and which rdma-core's
+ * own tests pass; any other bit that is not a remote right
+ * (IBV_ACCESS_ZERO_BASED: xiw offers no zero-based windows) fails the
+ * contract check, EINVAL at post. Returns 0, or EINVAL if the kernel has
+ * no memory windows.
+ */
+int xiw_sqe_bind(const struct xiw_qp *qp, struct xiw_sqe *sqe, uint32_t rkey,
+		 const struct ibv_mw_bind_info *bind_info)
+{
+	if (!xiw_ctx_has(qp->vqp.qp.context, XIW_FEATURE_MW))
+		return EINVAL;
+	sqe->opcode = XIW_OP_BIND_MW;
+	sqe->num_sge = 0;
+	sqe->rkey = rkey;
+	sqe->raddr = bind_info->addr;
+	sqe->imm = 0;
+	sqe->bind.length = bind_info->length;
+	sqe->bind.mr_lkey = bind_info->mr ? bind_info->mr->lkey : 0;
+	sqe->bind.access = (uint32_t)bind_info->mw_access_flags &
+			   ~(uint32_t)IBV_ACCESS_LOCAL_WRITE;
+	return 0;
+}
+
 /* Fill the SQE for one ibv_send_wr; *flags gets the flags to publish. */
 static int xiw_build_sqe(struct xiw_qp *qp, const struct ibv_send_wr *wr,
 			 struct xiw_sqe *sqe, uint16_t *flags)
@@ -386,6 +436,35 @@ static int xiw_build_sqe(struct xiw_qp *qp, const struct ibv_send_wr *wr,
 		xiw_dbg(qp->vqp.qp.context, "QP %u: opcode %d unsupported\n",
 			qp->qp_id, wr->opcode);
 		return EINVAL;
+	}
+	/* local WRs: no SGE list (whatever num_sge says), no inline data */
+	switch (wr->opcode) {
+	case IBV_WR_BIND_MW:
+		f = xiw_send_flags(qp, wr->send_flags);
+		sqe->wr_id = wr->wr_id;
+		/* a type 1 window is bound with ibv_bind_mw() only */
+		if (!wr->bind_mw.mw || wr->bind_mw.mw->type != IBV_MW_TYPE_2)
+			return EINVAL;
+		rv = xiw_sqe_bind(qp, sqe, wr->bind_mw.rkey,
+				  &wr->bind_mw.bind_info);
+		if (!rv)
+			rv = xiw_sqe_post_check(qp, sqe, f);
+		*flags = f;
+		return rv;
+	case IBV_WR_LOCAL_INV:
+		if (!xiw_ctx_has(qp->vqp.qp.context, XIW_FEATURE_MW))
+			return EINVAL;
+		f = xiw_send_flags(qp, wr->send_flags);
+		sqe->wr_id = wr->wr_id;
+		sqe->opcode = XIW_OP_LOCAL_INV;
+		sqe->num_sge = 0;
+		sqe->rkey = wr->invalidate_rkey;
+		sqe->raddr = 0;
+		sqe->imm = 0;
+		*flags = f;
+		return xiw_sqe_post_check(qp, sqe, f);
+	default:
+		break;
 	}
 	/* the QP's limit, inline or not (as rdma-core's providers do) */
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
@@ -497,6 +576,57 @@ int xiw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (rv)
 		*bad_wr = wr;
 	return rv;
+}
+
+/*
+ * ibv_bind_mw(): bind a type 1 window through @ibqp's send queue (libibverbs
+ * checked the type, the MR and the PDs), or unbind it (length 0). The
+ * window's next STag is its current one with the key incremented, and
+ * mw->rkey holds it once the bind is posted, as rdma-core's providers do:
+ * the bind completes IBV_WC_BIND_MW (signaled per mw_bind->send_flags),
+ * or IBV_WC_MW_BIND_ERR with the window unchanged and the QP in error;
+ * then mw->rkey is not the window's STag, and the application, which
+ * knows the old one, restores it if it needs it. Returns 0 or an errno
+ * (also in errno): EINVAL for a WR the SQE contract refuses, ENOMEM if
+ * the send queue is full.
+ */
+int xiw_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		struct ibv_mw_bind *mw_bind)
+{
+	struct xiw_qp *qp = to_xqp(ibqp);
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	struct xiw_sqe *sqe;
+	uint16_t flags;
+	int rv;
+
+	if (mw->type != IBV_MW_TYPE_1) {
+		errno = EINVAL;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->sq_lock);
+	sqe = xiw_ring_elem(&qp->sq, qp->sq.idx);
+	if (__atomic_load_n(&sqe->flags, __ATOMIC_ACQUIRE)) {
+		rv = ENOMEM;
+	} else {
+		flags = xiw_send_flags(qp, mw_bind->send_flags);
+		sqe->wr_id = mw_bind->wr_id;
+		rv = xiw_sqe_bind(qp, sqe, rkey, &mw_bind->bind_info);
+		if (!rv)
+			rv = xiw_sqe_post_check(qp, sqe, flags);
+		if (!rv) {
+			__atomic_store_n(&sqe->flags, flags | XIW_WQE_VALID,
+					 __ATOMIC_RELEASE);
+			qp->sq.idx++;
+		}
+	}
+	pthread_spin_unlock(&qp->sq_lock);
+	if (rv) {
+		errno = rv;
+		return rv;
+	}
+	mw->rkey = rkey;
+	xiw_sq_doorbell(qp);
+	return 0;
 }
 
 /* ---- receive ----------------------------------------------------------- */
