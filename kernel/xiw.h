@@ -44,6 +44,7 @@
 #define XIW_MAX_CQE		262144
 #define XIW_MAX_PD		65536
 #define XIW_MAX_MR		BIT(20)
+#define XIW_MAX_MW		BIT(16)
 #define XIW_MAX_MR_SIZE		BIT_ULL(40)
 #define XIW_MAX_SRQ		4096
 #define XIW_MAX_SRQ_WR		16384
@@ -76,6 +77,7 @@ struct xiw_device {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic_t num_mr;
+	atomic_t num_mw;
 	atomic_t num_ctx;
 
 	struct xiw_stats __percpu *stats;	/* xiw_stats.c */
@@ -329,6 +331,7 @@ enum xiw_mr_type {
 	XIW_MR_DMA,
 	XIW_MR_USER,
 	XIW_MR_FRMR,
+	XIW_MR_MW,	/* the STag of a memory window (xiw_mw.c) */
 };
 
 struct xiw_mr {
@@ -355,7 +358,28 @@ struct xiw_mr {
 	u64 *pages;			/* XIW_MR_FRMR: page addresses */
 	u32 npages;
 	u32 max_pages;
+	/*
+	 * XIW_MR_USER: memory windows bound to the region; INT_MIN once
+	 * dereg has begun, so no bind can start (xiw_mw.c).
+	 */
+	atomic_t mw_bound;
+	struct xiw_mw *mw;		/* XIW_MR_MW: the window */
 	struct rcu_head rcu;		/* lookups are RCU-protected */
+};
+
+/*
+ * A memory window. Its STag is a struct xiw_mr of type XIW_MR_MW in the
+ * device's mr_xa (@stag), so lookups, keys, validity and the rights and
+ * range checks are those of every STag: base.iova and base.length of
+ * @stag are the window's own range, @stag->access its own rights. What
+ * only a window has is here, under @lock (xiw_mw.c).
+ */
+struct xiw_mw {
+	struct ib_mw base;
+	struct xiw_mr *stag;		/* the window's STag object */
+	spinlock_t lock;		/* binding state below, stag's fields */
+	struct xiw_mr *mr;		/* bound to this region, or NULL */
+	u32 qpn;			/* type 2: bound through this QP */
 };
 
 static inline struct xiw_device *to_xiw_dev(struct ib_device *ibdev)
@@ -402,6 +426,11 @@ static inline struct xiw_qp *to_xiw_qp(struct ib_qp *qp)
 static inline struct xiw_srq *to_xiw_srq(struct ib_srq *srq)
 {
 	return container_of(srq, struct xiw_srq, base);
+}
+
+static inline struct xiw_mw *to_xiw_mw(struct ib_mw *mw)
+{
+	return container_of(mw, struct xiw_mw, base);
 }
 
 static inline struct xiw_mr *to_xiw_mr(struct ib_mr *mr)
@@ -592,15 +621,40 @@ enum xiw_mem_err {
 	XIW_MEM_WRAP,		/* va + len wraps */
 };
 
-struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev, struct xiw_pd *pd,
-			      u32 stag, int access, u64 va, u64 len,
+/*
+ * Who accesses memory through an STag: the PD the access is checked
+ * against and, for a peer's access, the QP it came through (qpn 0: a
+ * local access, which a memory window never grants).
+ */
+struct xiw_mem_user {
+	struct xiw_pd *pd;
+	u32 qpn;
+};
+
+/* A peer's access through @qp. */
+static inline struct xiw_mem_user xiw_mem_peer(struct xiw_qp *qp)
+{
+	return (struct xiw_mem_user){ .pd = qp->pd, .qpn = qp->base.qp_num };
+}
+
+/* A local access (an SGE's lkey) checked against @pd. */
+static inline struct xiw_mem_user xiw_mem_local(struct xiw_pd *pd)
+{
+	return (struct xiw_mem_user){ .pd = pd };
+}
+
+struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev,
+			      const struct xiw_mem_user *who, u32 stag,
+			      int access, u64 va, u64 len,
 			      enum xiw_mem_err *err);
-struct xiw_mr *xiw_mr_cached(struct xiw_device *xdev, struct xiw_pd *pd,
+struct xiw_mr *xiw_mr_cached(struct xiw_device *xdev,
+			     const struct xiw_mem_user *who,
 			     struct xiw_mr **cache, u32 stag, int access,
 			     u64 va, u64 len, enum xiw_mem_err *err);
-struct xiw_mr *xiw_mr_reuse(struct xiw_device *xdev, struct xiw_pd *pd,
-			    struct xiw_mr *kept, u32 stag, int access, u64 va,
-			    u64 len, enum xiw_mem_err *err);
+struct xiw_mr *xiw_mr_reuse(struct xiw_device *xdev,
+			    const struct xiw_mem_user *who, struct xiw_mr *kept,
+			    u32 stag, int access, u64 va, u64 len,
+			    enum xiw_mem_err *err);
 void xiw_dp_release_mr(struct xiw_device *xdev, struct xiw_mr *mr);
 void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr);
 enum xiw_mem_err xiw_mr_check(struct xiw_mr *mr, struct xiw_pd *pd,
@@ -609,9 +663,24 @@ struct page *xiw_mr_page(struct xiw_mr *mr, u64 va, u32 *off, u32 *avail);
 bool xiw_mem_page_is_pmem(struct page *page);
 int xiw_mr_fast_reg(struct xiw_mr *mr, struct xiw_pd *pd, u32 key,
 		    int access);
-int xiw_mr_may_invalidate(struct xiw_device *xdev, struct xiw_pd *pd,
-			  u32 stag);
-int xiw_mr_invalidate(struct xiw_device *xdev, struct xiw_pd *pd, u32 stag,
-		      bool remote);
+int xiw_mr_may_invalidate(struct xiw_device *xdev,
+			  const struct xiw_mem_user *who, u32 stag);
+int xiw_mr_invalidate(struct xiw_device *xdev, const struct xiw_mem_user *who,
+		      u32 stag, bool remote);
+int xiw_mem_stag_add(struct xiw_device *xdev, struct xiw_mr *mr, u8 key);
+void xiw_mem_stag_remove(struct xiw_device *xdev, struct xiw_mr *mr);
+
+/* xiw_mw.c */
+int xiw_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int xiw_dealloc_mw(struct ib_mw *ibmw);
+int xiw_mw_bind(struct xiw_device *xdev, struct xiw_qp *qp, u32 stag,
+		u32 mr_lkey, u64 addr, u64 len, int access);
+struct xiw_mr *xiw_mw_resolve(struct xiw_mr *wmr, u32 stag,
+			      const struct xiw_mem_user *who, int access,
+			      u64 va, u64 len, enum xiw_mem_err *err);
+int xiw_mw_inv_check(struct xiw_mr *wmr, u32 stag,
+		     const struct xiw_mem_user *who, bool remote);
+int xiw_mw_invalidate(struct xiw_mr *wmr, u32 stag,
+		      const struct xiw_mem_user *who, bool remote);
 
 #endif /* XIW_H */

@@ -167,7 +167,7 @@ bool xiw_commit_heavy(struct xiw_qp_dp *dp, struct xiw_irqe *e)
  * -EKEYREVOKED once @mr no longer is the valid region of @stag
  * (deregistration, local or remote invalidation: the caller answers with
  * a Terminate and lets go of the region, which a deregistration waits
- * for, xiw_mr_remove()).
+ * for, xiw_mem_stag_remove()).
  */
 static int xiw_commit_yield(struct xiw_qp_dp *dp, struct xiw_mr *mr,
 			    u32 stag, u32 *since, u32 done)

@@ -581,7 +581,7 @@ static void xiw_dp_drop_kept_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 }
 
 /*
- * xiw_mr_remove(): the data path lets go of @mr wherever it only kept it:
+ * xiw_mem_stag_remove(): the data path lets go of @mr wherever it only kept it:
  * RX between the FPDUs of a message, IRQ and ORQ entries not taken yet.
  */
 void xiw_dp_release_mr(struct xiw_device *xdev, struct xiw_mr *mr)
@@ -609,7 +609,7 @@ static void xiw_dp_revoke_one(struct xiw_qp_dp *dp, struct xiw_mr *mr)
  * dereg_mr waits for the data path's references on a region; normally
  * they go within one FPDU. A peer controls how long an FPDU takes (a
  * header and then silence, a Read Response into a closed window), so
- * after a grace period xiw_mr_remove() calls this: every connection
+ * after a grace period xiw_mem_stag_remove() calls this: every connection
  * still holding @mr ends with a Terminate and goes to ERROR, which
  * releases the region. A process can always deregister and exit.
  */

@@ -41,6 +41,7 @@ static const struct ib_device_ops xiw_device_ops = {
 
 	.alloc_hw_port_stats = xiw_alloc_hw_port_stats,
 	.alloc_mr = xiw_alloc_mr,
+	.alloc_mw = xiw_alloc_mw,
 	.alloc_pd = xiw_alloc_pd,
 	.alloc_ucontext = xiw_alloc_ucontext,
 	.counter_alloc_stats = xiw_counter_alloc_stats,
@@ -51,6 +52,7 @@ static const struct ib_device_ops xiw_device_ops = {
 	.create_cq = xiw_create_cq_op,
 	.create_qp = xiw_create_qp,
 	.create_srq = xiw_create_srq,
+	.dealloc_mw = xiw_dealloc_mw,
 	.dealloc_pd = xiw_dealloc_pd,
 	.dealloc_ucontext = xiw_dealloc_ucontext,
 	.dereg_mr = xiw_dereg_mr,
@@ -95,6 +97,7 @@ static const struct ib_device_ops xiw_device_ops = {
 	.req_notify_cq = xiw_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, xiw_cq, base),
+	INIT_RDMA_OBJ_SIZE(ib_mw, xiw_mw, base),
 	INIT_RDMA_OBJ_SIZE(ib_pd, xiw_pd, base),
 	INIT_RDMA_OBJ_SIZE(ib_qp, xiw_qp, base),
 	INIT_RDMA_OBJ_SIZE(ib_srq, xiw_srq, base),

@@ -23,14 +23,39 @@
 
 #define XIW_MR_ACCESS_SUPPORTED (IB_ACCESS_LOCAL_WRITE | \
 	IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
-	IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_FLUSH_GLOBAL | \
-	IB_ACCESS_FLUSH_PERSISTENT | IB_ACCESS_OPTIONAL)
+	IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND | \
+	IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT | \
+	IB_ACCESS_OPTIONAL)
+
+/*
+ * Publish @mr (type, PD and rights set) under a new STag index with @key:
+ * from here on lookups find it. Memory regions and the STags of memory
+ * windows (xiw_mw.c) share the index space.
+ */
+int xiw_mem_stag_add(struct xiw_device *xdev, struct xiw_mr *mr, u8 key)
+{
+	u32 idx;
+	int rv;
+
+	if (!mr->digest)
+		mr->digest = XIW_DIGEST_CRC32C;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->free);
+	rv = xa_alloc_cyclic(&xdev->mr_xa, &idx, mr,
+			     XA_LIMIT(1, XIW_STAG_INDEX_MAX), &xdev->mr_next,
+			     GFP_KERNEL);
+	if (rv < 0)
+		return rv;
+	mr->stag = (idx << XIW_STAG_KEY_BITS) | key;
+	mr->base.lkey = mr->stag;
+	mr->base.rkey = mr->stag;
+	return 0;
+}
 
 static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
 		      struct xiw_pd *pd, enum xiw_mr_type type, int access,
 		      u8 key)
 {
-	u32 idx;
 	int rv;
 
 	if (access & ~XIW_MR_ACCESS_SUPPORTED) {
@@ -44,22 +69,10 @@ static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
 	mr->type = type;
 	mr->pd = pd;
 	mr->access = access;
-	if (!mr->digest)
-		mr->digest = XIW_DIGEST_CRC32C;
-	refcount_set(&mr->ref, 1);
-	init_completion(&mr->free);
-
-	rv = xa_alloc_cyclic(&xdev->mr_xa, &idx, mr,
-			     XA_LIMIT(1, XIW_STAG_INDEX_MAX), &xdev->mr_next,
-			     GFP_KERNEL);
-	if (rv < 0) {
+	rv = xiw_mem_stag_add(xdev, mr, key);
+	if (rv)
 		atomic_dec(&xdev->num_mr);
-		return rv;
-	}
-	mr->stag = (idx << XIW_STAG_KEY_BITS) | key;
-	mr->base.lkey = mr->stag;
-	mr->base.rkey = mr->stag;
-	return 0;
+	return rv;
 }
 
 /*
@@ -73,7 +86,7 @@ static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
  * Invalid first, so that a kept region is refused when it is checked
  * again instead of looked up.
  */
-static void xiw_mr_remove(struct xiw_device *xdev, struct xiw_mr *mr)
+void xiw_mem_stag_remove(struct xiw_device *xdev, struct xiw_mr *mr)
 {
 	WRITE_ONCE(mr->valid, false);
 	xa_erase(&xdev->mr_xa, mr->stag >> XIW_STAG_KEY_BITS);
@@ -84,7 +97,6 @@ static void xiw_mr_remove(struct xiw_device *xdev, struct xiw_mr *mr)
 						    msecs_to_jiffies(XIW_MR_DRAIN_MS)))
 			xiw_dp_revoke_mr(xdev, mr);
 	}
-	atomic_dec(&xdev->num_mr);
 }
 
 struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag)
@@ -348,9 +360,22 @@ int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
 
 int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
+	struct xiw_device *xdev = to_xiw_dev(ibmr->device);
 	struct xiw_mr *mr = to_xiw_mr(ibmr);
+	int bound;
 
-	xiw_mr_remove(to_xiw_dev(ibmr->device), mr);
+	/*
+	 * The verbs refuse to deregister a region with memory windows bound
+	 * to it. From here on no bind can start (xiw_mw_bind()).
+	 */
+	bound = atomic_cmpxchg(&mr->mw_bound, 0, INT_MIN);
+	if (bound) {
+		xiw_dbg(ibmr->device, "MR %#x: %d memory windows bound\n",
+			mr->stag, bound);
+		return -EBUSY;
+	}
+	xiw_mem_stag_remove(xdev, mr);
+	atomic_dec(&xdev->num_mr);
 	ib_umem_release(mr->umem);
 	kvfree(mr->upages);
 	kfree(mr->pages);
@@ -391,12 +416,18 @@ enum xiw_mem_err xiw_mr_check(struct xiw_mr *mr, struct xiw_pd *pd,
 }
 
 /*
- * Resolve @stag for an access of @len bytes at @va with @access rights.
- * Returns the MR with a reference held (drop with xiw_mr_put()) or NULL
- * with *@err set.
+ * Resolve @stag for an access of @len bytes at @va with @access rights
+ * by @who. Returns the MR with a reference held (drop with xiw_mr_put())
+ * or NULL with *@err set. A memory window's STag is checked as the window
+ * (its state, PD, QP, rights and range) and gives the region under it
+ * (xiw_mw_resolve()), at the same addresses: so a region returned here is
+ * never a window, and a caller that keeps it for a later access of the
+ * same STag (xiw_mr_reuse(), xiw_mr_cached()) sees that the region's own
+ * STag differs and asks again.
  */
-struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev, struct xiw_pd *pd,
-			      u32 stag, int access, u64 va, u64 len,
+struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev,
+			      const struct xiw_mem_user *who, u32 stag,
+			      int access, u64 va, u64 len,
 			      enum xiw_mem_err *err)
 {
 	struct xiw_mr *mr;
@@ -410,7 +441,9 @@ struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev, struct xiw_pd *pd,
 		*err = XIW_MEM_INV_STAG;
 		return NULL;
 	}
-	*err = xiw_mr_check(mr, pd, access, va, len);
+	if (mr->type == XIW_MR_MW)
+		return xiw_mw_resolve(mr, stag, who, access, va, len, err);
+	*err = xiw_mr_check(mr, who->pd, access, va, len);
 	if (*err != XIW_MEM_OK) {
 		xiw_mr_put(mr);
 		return NULL;
@@ -425,21 +458,23 @@ struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev, struct xiw_pd *pd,
  * the access (the STag still names it, then xiw_mr_check()), else a fresh
  * lookup, so the verdict is always the lookup's. A region being
  * deregistered is invalid before its STag is unpublished
- * (xiw_mr_remove()), so it is never reused.
+ * (xiw_mem_stag_remove()), so it is never reused.
  */
-struct xiw_mr *xiw_mr_reuse(struct xiw_device *xdev, struct xiw_pd *pd,
-			    struct xiw_mr *kept, u32 stag, int access, u64 va,
-			    u64 len, enum xiw_mem_err *err)
+struct xiw_mr *xiw_mr_reuse(struct xiw_device *xdev,
+			    const struct xiw_mem_user *who, struct xiw_mr *kept,
+			    u32 stag, int access, u64 va, u64 len,
+			    enum xiw_mem_err *err)
 {
 	if (kept) {
 		if (READ_ONCE(kept->stag) == stag &&
-		    xiw_mr_check(kept, pd, access, va, len) == XIW_MEM_OK) {
+		    xiw_mr_check(kept, who->pd, access, va, len) ==
+		    XIW_MEM_OK) {
 			*err = XIW_MEM_OK;
 			return kept;
 		}
 		xiw_mr_put(kept);
 	}
-	return xiw_mr_resolve(xdev, pd, stag, access, va, len, err);
+	return xiw_mr_resolve(xdev, who, stag, access, va, len, err);
 }
 
 /*
@@ -454,20 +489,21 @@ struct xiw_mr *xiw_mr_reuse(struct xiw_device *xdev, struct xiw_pd *pd,
  * each. The cache's holder drops it when the region is deregistered
  * (xiw_dp_release_mr()) and when the data path ends.
  */
-struct xiw_mr *xiw_mr_cached(struct xiw_device *xdev, struct xiw_pd *pd,
+struct xiw_mr *xiw_mr_cached(struct xiw_device *xdev,
+			     const struct xiw_mem_user *who,
 			     struct xiw_mr **cache, u32 stag, int access,
 			     u64 va, u64 len, enum xiw_mem_err *err)
 {
 	struct xiw_mr *mr = *cache;
 
 	if (mr && READ_ONCE(mr->stag) == stag) {
-		*err = xiw_mr_check(mr, pd, access, va, len);
+		*err = xiw_mr_check(mr, who->pd, access, va, len);
 		if (*err != XIW_MEM_OK)
 			return NULL;
 		refcount_inc(&mr->ref);
 		return mr;
 	}
-	mr = xiw_mr_resolve(xdev, pd, stag, access, va, len, err);
+	mr = xiw_mr_resolve(xdev, who, stag, access, va, len, err);
 	if (!mr)
 		return NULL;
 	if (*cache)
@@ -561,29 +597,32 @@ int xiw_mr_fast_reg(struct xiw_mr *mr, struct xiw_pd *pd, u32 key,
 }
 
 /*
- * May @stag be invalidated (locally, or by the peer if @remote)? Only
- * fast-registration MRs of @pd can be (RFC 5040 section 5.2: remote
+ * May @stag be invalidated (locally, or by the peer if @remote) by @who?
+ * Fast-registration MRs of @who's PD (RFC 5040 section 5.2: remote
  * invalidate must be allowed for the STag; xiw allows it for exactly
- * those), and remotely only while valid. 0, -ENOENT or -EACCES.
+ * those), remotely only while valid; and type 2 memory windows
+ * (xiw_mw_inv_check()). 0, -ENOENT or -EACCES.
  */
-static int xiw_mr_inv_check(struct xiw_mr *mr, struct xiw_pd *pd,
-			    bool remote)
+static int xiw_mr_inv_check(struct xiw_mr *mr, u32 stag,
+			    const struct xiw_mem_user *who, bool remote)
 {
-	if (mr->type != XIW_MR_FRMR || mr->pd != pd ||
+	if (mr->type == XIW_MR_MW)
+		return xiw_mw_inv_check(mr, stag, who, remote);
+	if (mr->type != XIW_MR_FRMR || mr->pd != who->pd ||
 	    (remote && !READ_ONCE(mr->valid)))
 		return -EACCES;
 	return 0;
 }
 
-int xiw_mr_may_invalidate(struct xiw_device *xdev, struct xiw_pd *pd,
-			  u32 stag)
+int xiw_mr_may_invalidate(struct xiw_device *xdev,
+			  const struct xiw_mem_user *who, u32 stag)
 {
 	struct xiw_mr *mr = xiw_mr_get(xdev, stag);
 	int rv;
 
 	if (!mr)
 		return -ENOENT;
-	rv = xiw_mr_inv_check(mr, pd, true);
+	rv = xiw_mr_inv_check(mr, stag, who, true);
 	xiw_mr_put(mr);
 	return rv;
 }
@@ -591,19 +630,24 @@ int xiw_mr_may_invalidate(struct xiw_device *xdev, struct xiw_pd *pd,
 /*
  * Local (IB_WR_LOCAL_INV, READ_WITH_INV) or remote (Send with Invalidate,
  * the Invalidate STag of a Flush, Verify or Atomic Write Request)
- * invalidation of @stag: xiw_mr_inv_check().
+ * invalidation of @stag by @who: xiw_mr_inv_check(). A memory window
+ * is unbound from its region too (xiw_mw_invalidate()).
  */
-int xiw_mr_invalidate(struct xiw_device *xdev, struct xiw_pd *pd, u32 stag,
-		      bool remote)
+int xiw_mr_invalidate(struct xiw_device *xdev, const struct xiw_mem_user *who,
+		      u32 stag, bool remote)
 {
 	struct xiw_mr *mr = xiw_mr_get(xdev, stag);
 	int rv;
 
 	if (!mr)
 		return -ENOENT;
-	rv = xiw_mr_inv_check(mr, pd, remote);
-	if (!rv)
-		WRITE_ONCE(mr->valid, false);
+	if (mr->type == XIW_MR_MW) {
+		rv = xiw_mw_invalidate(mr, stag, who, remote);
+	} else {
+		rv = xiw_mr_inv_check(mr, stag, who, remote);
+		if (!rv)
+			WRITE_ONCE(mr->valid, false);
+	}
 	xiw_mr_put(mr);
 	return rv;
 }

@@ -269,6 +269,8 @@ u8 xiw_qp_sq_wc_opcode(bool user, u8 op)
 		return IB_WC_REG_MR;
 	case XIW_OP_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
+	case XIW_OP_BIND_MW:
+		return IB_WC_BIND_MW;
 	default:	/* Send, Send with Invalidate, Immediate Data */
 		return IB_WC_SEND;
 	}

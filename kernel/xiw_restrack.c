@@ -45,6 +45,7 @@ static const char * const xiw_res_qp_state[] = {
 
 static const char * const xiw_res_mr_type[] = {
 	[XIW_MR_DMA] = "dma",	[XIW_MR_USER] = "user",	[XIW_MR_FRMR] = "frmr",
+	[XIW_MR_MW] = "mw",
 };
 
 static const char * const xiw_res_digest[XIW_DIGEST_NUM] = {

@@ -196,7 +196,8 @@ static bool xiw_rx_start_send(struct xiw_qp_dp *dp)
 	struct xiw_rx_ctx *rx = &dp->rx;
 	u32 max = qp->srq ? qp->srq->max_sge : qp->max_recv_sge;
 	/* an SRQ's buffers belong to the SRQ's PD, not the QP's */
-	struct xiw_pd *pd = qp->srq ? to_xiw_pd(qp->srq->base.pd) : qp->pd;
+	const struct xiw_mem_user who =
+		xiw_mem_local(qp->srq ? to_xiw_pd(qp->srq->base.pd) : qp->pd);
 	struct xiw_rqe rqe;
 	enum xiw_mem_err err;
 	u64 cap = 0;
@@ -219,7 +220,7 @@ static bool xiw_rx_start_send(struct xiw_qp_dp *dp)
 
 		if (!s->length)
 			continue;
-		l->mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), pd,
+		l->mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), &who,
 				       s->lkey, IB_ACCESS_LOCAL_WRITE, s->addr,
 				       s->length, &err);
 		if (!l->mr)
@@ -342,6 +343,17 @@ static bool xiw_rx_qp_allows(struct xiw_qp_dp *dp, int access)
 }
 
 /*
+ * Who accesses memory with @access for @dp: the peer (remote rights), or
+ * the QP itself (IB_ACCESS_LOCAL_WRITE: a Read Response placed into the
+ * Read's local sink), which a memory window never serves.
+ */
+static struct xiw_mem_user xiw_rx_mem_user(struct xiw_qp_dp *dp, int access)
+{
+	return access == IB_ACCESS_LOCAL_WRITE ? xiw_mem_local(dp->qp->pd) :
+						 xiw_mem_peer(dp->qp);
+}
+
+/*
  * The region a peer's request or tagged message names, with a reference
  * of its own, through the QP's responder region cache (rx->rcache, see
  * xiw_mr_cached()): the requests of a stream mostly name one region.
@@ -353,7 +365,9 @@ static struct xiw_mr *xiw_rx_region(struct xiw_qp_dp *dp, u32 stag,
 				    int access, u64 to, u64 len,
 				    enum xiw_mem_err *err)
 {
-	return xiw_mr_cached(xiw_dp_dev(dp), dp->qp->pd, &dp->rx.rcache,
+	const struct xiw_mem_user who = xiw_rx_mem_user(dp, access);
+
+	return xiw_mr_cached(xiw_dp_dev(dp), &who, &dp->rx.rcache,
 			     stag, access, to, len, err);
 }
 
@@ -364,7 +378,7 @@ static struct xiw_mr *xiw_rx_region(struct xiw_qp_dp *dp, u32 stag,
  * last, or any other with the L bit: xiw_rx_fpdu_done()), and each
  * further FPDU only checks it again: the STag still names it (not
  * invalidated and registered again under another key, not being
- * deregistered: xiw_mr_remove() makes it invalid first), then state, PD,
+ * deregistered: xiw_mem_stag_remove() makes it invalid first), then state, PD,
  * rights and bounds as xiw_mr_resolve() does (xiw_mr_reuse()). A
  * message's first FPDU finds its region through the QP's region cache
  * (xiw_rx_region()). NULL, *@err set, if the access is refused.
@@ -375,11 +389,14 @@ static struct xiw_mr *xiw_rx_tagged_mr(struct xiw_qp_dp *dp, u32 stag,
 {
 	struct xiw_rx_ctx *rx = &dp->rx;
 
-	if (rx->tmr)
-		rx->tmr = xiw_mr_reuse(xiw_dp_dev(dp), dp->qp->pd, rx->tmr,
+	if (rx->tmr) {
+		const struct xiw_mem_user who = xiw_rx_mem_user(dp, access);
+
+		rx->tmr = xiw_mr_reuse(xiw_dp_dev(dp), &who, rx->tmr,
 				       stag, access, to, len, err);
-	else
+	} else {
 		rx->tmr = xiw_rx_region(dp, stag, access, to, len, err);
+	}
 	return rx->tmr;
 }
 
@@ -639,8 +656,9 @@ static bool xiw_rx_hdr_aresp(struct xiw_qp_dp *dp)
 static bool xiw_rx_commit_inv_ok(struct xiw_qp_dp *dp)
 {
 	u32 inv = be32_to_cpu(dp->rx.hdr.untagged.inval_stag);
+	const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
 
-	if (!inv || !xiw_mr_may_invalidate(xiw_dp_dev(dp), dp->qp->pd, inv))
+	if (!inv || !xiw_mr_may_invalidate(xiw_dp_dev(dp), &who, inv))
 		return true;
 	xiw_dp_dbg(dp, "op %u: cannot invalidate STag %#x\n", dp->rx.op, inv);
 	xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_PROT,
@@ -659,6 +677,7 @@ static struct xiw_mr *xiw_rx_commit_mr(struct xiw_qp_dp *dp, u32 stag,
 				       int access, u64 to, u64 len,
 				       bool region, u64 *va, u64 *vlen)
 {
+	const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
 	struct xiw_device *xdev = xiw_dp_dev(dp);
 	enum xiw_mem_err err;
 	struct xiw_mr *mr;
@@ -673,7 +692,7 @@ static struct xiw_mr *xiw_rx_commit_mr(struct xiw_qp_dp *dp, u32 stag,
 		len = READ_ONCE(mr->base.length);
 		xiw_mr_put(mr);
 	}
-	mr = xiw_mr_resolve(xdev, dp->qp->pd, stag, access, to, len, &err);
+	mr = xiw_mr_resolve(xdev, &who, stag, access, to, len, &err);
 	if (!mr)
 		goto fail;
 	if (!xiw_rx_commit_inv_ok(dp)) {
@@ -1011,6 +1030,7 @@ static void xiw_rx_send_done(struct xiw_qp_dp *dp)
 {
 	struct xiw_rx_ctx *rx = &dp->rx;
 	struct xiw_qp *qp = dp->qp;
+	const struct xiw_mem_user peer = xiw_mem_peer(qp);
 	u32 inv = be32_to_cpu(rx->hdr.untagged.inval_stag);
 	bool se = rx->op == XIW_RDMAP_OP_SEND_SE ||
 		  rx->op == XIW_RDMAP_OP_SEND_SE_INV;
@@ -1026,7 +1046,7 @@ static void xiw_rx_send_done(struct xiw_qp_dp *dp)
 		return;
 	}
 	if (with_inv && xiw_mr_invalidate(to_xiw_dev(qp->base.device),
-					  qp->pd, inv, true)) {
+					  &peer, inv, true)) {
 		xiw_dp_dbg(dp, "cannot invalidate STag %#x\n", inv);
 		xiw_rx_recv_cqe(dp, IB_WC_REM_INV_REQ_ERR, 0, 0, false);
 		xiw_rx_end_send(dp);
@@ -1075,13 +1095,14 @@ static void xiw_rx_rresp_done(struct xiw_qp_dp *dp, u32 payload, bool last)
 	if (orqe.rtr) {
 		xiw_dp_dbg(dp, "RTR Read answered\n");
 	} else {
+		const struct xiw_mem_user local = xiw_mem_local(qp->pd);
 		u8 st = IB_WC_SUCCESS;
 
 		if (orqe.placed != orqe.len)
 			st = IB_WC_BAD_RESP_ERR;	/* a short Response */
 		else if (orqe.inv &&
 			 xiw_mr_invalidate(to_xiw_dev(qp->base.device),
-					   qp->pd, orqe.inv_stag, false))
+					   &local, orqe.inv_stag, false))
 			st = IB_WC_MW_BIND_ERR;
 		if (st != IB_WC_SUCCESS)
 			xiw_dp_dbg(dp, "Read done: placed %u of %u, inv %d %#x\n",
@@ -1164,6 +1185,7 @@ static bool xiw_rx_exec_held(struct xiw_qp_dp *dp)
  */
 static bool xiw_rx_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 {
+	const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
 	bool atomic = e->type == XIW_RQ_ATOMIC;
 	struct xiw_rx_ctx *rx = &dp->rx;
 	enum xiw_mem_err err;
@@ -1172,7 +1194,7 @@ static bool xiw_rx_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 
 	if (xiw_rx_exec_held(dp))
 		return true;
-	mr = xiw_mr_reuse(xiw_dp_dev(dp), dp->qp->pd, rx->qmr, e->sink_stag,
+	mr = xiw_mr_reuse(xiw_dp_dev(dp), &who, rx->qmr, e->sink_stag,
 			  atomic ? IB_ACCESS_REMOTE_ATOMIC :
 				   IB_ACCESS_REMOTE_WRITE,
 			  e->sink_to, sizeof(u64), &err);
@@ -1199,7 +1221,7 @@ static bool xiw_rx_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 				     XIW_STAT_ATOMIC_WRITES, 1);
 	/* checked with the header (xiw_rx_commit_inv_ok()); as in TX */
 	if (e->inv_stag &&
-	    xiw_mr_invalidate(xiw_dp_dev(dp), dp->qp->pd, e->inv_stag, true)) {
+	    xiw_mr_invalidate(xiw_dp_dev(dp), &who, e->inv_stag, true)) {
 		xiw_dp_dbg(dp, "IRQ type %u: cannot invalidate STag %#x\n",
 			   e->type, e->inv_stag);
 		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_PROT,
@@ -1375,7 +1397,9 @@ static u8 xiw_rx_result_write(struct xiw_qp_dp *dp, struct xiw_orqe *o,
 	u8 st = IB_WC_SUCCESS;
 
 	/* the popped entry's kept region (an atomic's), if any, is ours */
-	mr = xiw_mr_reuse(to_xiw_dev(qp->base.device), qp->pd, o->mr,
+	const struct xiw_mem_user who = xiw_mem_local(qp->pd);
+
+	mr = xiw_mr_reuse(to_xiw_dev(qp->base.device), &who, o->mr,
 			  o->sink_stag, IB_ACCESS_LOCAL_WRITE, o->sink_to, n,
 			  &err);
 	o->mr = NULL;

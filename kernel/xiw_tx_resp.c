@@ -92,6 +92,7 @@ bool xiw_tx_resp_atomic(struct xiw_mr *mr, struct xiw_irqe *e)
 static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 			     bool offloaded)
 {
+	const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
 	struct xiw_mr *mr, *kept = e->mr;
 	enum xiw_mem_err err;
 	u8 dig[XIW_VERIFY_HASH_MAX];
@@ -130,7 +131,7 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 		}
 		break;
 	}
-	mr = xiw_mr_reuse(xiw_dp_dev(dp), dp->qp->pd, kept, e->sink_stag,
+	mr = xiw_mr_reuse(xiw_dp_dev(dp), &who, kept, e->sink_stag,
 			  access, va, len, &err);
 	if (!mr) {
 		xiw_dp_dbg(dp, "IRQ type %u: STag %#x gone: %d\n", e->type,
@@ -201,7 +202,7 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 	}
 	/* RX checked it (xiw_rx_commit_inv_ok()); it may have changed since */
 	if (e->inv_stag &&
-	    xiw_mr_invalidate(xiw_dp_dev(dp), dp->qp->pd, e->inv_stag, true)) {
+	    xiw_mr_invalidate(xiw_dp_dev(dp), &who, e->inv_stag, true)) {
 		xiw_dp_dbg(dp, "IRQ type %u: cannot invalidate STag %#x\n",
 			   e->type, e->inv_stag);
 		xiw_tx_resp_fail(dp, XIW_RDMAP_ET_REMOTE_PROT,
@@ -330,8 +331,10 @@ static bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only)
 		if (!xiw_tx_resp_exec(dp, &tx->irqe, false))
 			return false;
 	} else if (tx->irqe.len) {
+		const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
+
 		/* Checked by RX already; the MR may have changed since. */
-		tx->rr_sge.mr = xiw_mr_reuse(xiw_dp_dev(dp), dp->qp->pd,
+		tx->rr_sge.mr = xiw_mr_reuse(xiw_dp_dev(dp), &who,
 					     tx->irqe.mr, tx->irqe.src_stag,
 					     IB_ACCESS_REMOTE_READ,
 					     tx->irqe.src_to, tx->irqe.len,

@@ -28,6 +28,7 @@ static u8 xiw_tx_sq_resolve_sges(struct xiw_qp_dp *dp,
 				 const struct xiw_sge *in, int n, int access,
 				 struct xiw_lsge *out, int *nout, u32 *total)
 {
+	const struct xiw_mem_user who = xiw_mem_local(dp->qp->pd);
 	enum xiw_mem_err err;
 	u64 sum = 0;
 	int i, k = 0;
@@ -37,7 +38,7 @@ static u8 xiw_tx_sq_resolve_sges(struct xiw_qp_dp *dp,
 
 		if (!len)
 			continue;
-		out[k].mr = xiw_mr_resolve(xiw_dp_dev(dp), dp->qp->pd,
+		out[k].mr = xiw_mr_resolve(xiw_dp_dev(dp), &who,
 					   in[i].lkey, access, in[i].addr,
 					   len, &err);
 		if (!out[k].mr) {
@@ -215,6 +216,7 @@ static bool xiw_tx_sq_fetch(struct xiw_qp_dp *dp)
 static int xiw_tx_sq_start(struct xiw_qp_dp *dp)
 {
 	struct xiw_qp *qp = dp->qp;
+	const struct xiw_mem_user who = xiw_mem_local(qp->pd);
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_sqe *s = &tx->sqe;
 	const struct xiw_sqe_limits lim = {
@@ -246,7 +248,12 @@ static int xiw_tx_sq_start(struct xiw_qp_dp *dp)
 			return IB_WC_MW_BIND_ERR;
 		return -EALREADY;
 	case XIW_OP_LOCAL_INV:
-		if (xiw_mr_invalidate(xiw_dp_dev(dp), qp->pd, s->rkey, false))
+		if (xiw_mr_invalidate(xiw_dp_dev(dp), &who, s->rkey, false))
+			return IB_WC_MW_BIND_ERR;
+		return -EALREADY;
+	case XIW_OP_BIND_MW:
+		if (xiw_mw_bind(xiw_dp_dev(dp), qp, s->rkey, s->bind.mr_lkey,
+				s->raddr, s->bind.length, s->bind.access))
 			return IB_WC_MW_BIND_ERR;
 		return -EALREADY;
 	}

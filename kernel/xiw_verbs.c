@@ -31,9 +31,14 @@ int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->hw_ver = 0;
 	attr->max_qp = XIW_MAX_QP;
 	attr->max_qp_wr = XIW_MAX_QP_WR;
+	/*
+	 * Memory windows of type 1 and 2B: a type 2 window is checked
+	 * against both the QP it was bound through and its PD (xiw_mw.c).
+	 */
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
 		IB_DEVICE_FLUSH_GLOBAL | IB_DEVICE_FLUSH_PERSISTENT |
-		IB_DEVICE_ATOMIC_WRITE;
+		IB_DEVICE_ATOMIC_WRITE | IB_DEVICE_MEM_WINDOW |
+		IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = XIW_MAX_SGE;
 	attr->max_recv_sge = XIW_MAX_SGE;
@@ -41,6 +46,7 @@ int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_cq = XIW_MAX_CQ;
 	attr->max_cqe = XIW_MAX_CQE;
 	attr->max_mr = XIW_MAX_MR;
+	attr->max_mw = XIW_MAX_MW;
 	attr->max_pd = XIW_MAX_PD;
 	attr->max_qp_rd_atom = XIW_MAX_IRD;
 	attr->max_qp_init_rd_atom = XIW_MAX_ORD;
@@ -189,7 +195,7 @@ int xiw_alloc_ucontext(struct ib_ucontext *ctx, struct ib_udata *udata)
 		.rqe_size = sizeof(struct xiw_rqe),
 		.cqe_size = sizeof(struct xiw_cqe),
 		.features = XIW_FEATURE_DOORBELL | XIW_FEATURE_REG_MR_ACCESS_EXT |
-			    XIW_FEATURE_DOORBELL_BATCH,
+			    XIW_FEATURE_DOORBELL_BATCH | XIW_FEATURE_MW,
 	};
 	/* The first ABI 1 response ended at rsvd: its providers still work. */
 	size_t min_len = offsetofend(struct xiw_uresp_alloc_ctx, rsvd);

@@ -29,6 +29,9 @@ PKGS=(
 	perftest
 	# applications, bench and ULP user space in the VM tests
 	libfabric-bin iperf3 nfs-kernel-server nfs-common libfabric-dev
+	# MPI across VMs (apps_mpi_*, tools/bench/mpi_bench.sh): Open MPI
+	# over libfabric, and HPC Challenge as the MPI benchmark
+	openmpi-bin libopenmpi-dev hpcc
 	# iSER initiator (iscsid, iscsiadm); the LIO target is set up through
 	# configfs, so targetcli-fb is not needed
 	open-iscsi
