@@ -33,20 +33,22 @@
 // not the MR's; a type 2 window through another QP than the one it was
 // bound through; local invalidation (IBV_WR_LOCAL_INV) and remote
 // invalidation (Send with Invalidate: IBV_WC_WITH_INV, invalidated_rkey);
-// rebinding under a new key (the old one refused), the same key, a bound
-// type 2 window; type 1 windows with ibv_bind_mw() (rkey advanced, rebind,
+// rebinding under a new key in the same place (the old one refused: only
+// the key tells them apart), the same key, a bound type 2 window; type 1 windows with ibv_bind_mw() (rkey advanced, rebind,
 // unbind with length 0, valid on every QP of the PD, not invalidatable by
 // a peer); deregistering an MR under a bound window (EBUSY, the MR still
 // works) and deallocating a bound window; a window on a zero-based MR;
 // bind errors (IBV_WC_MW_BIND_ERR, the QP in ERROR) and a bind the post
-// refuses (EINVAL); a window's rkey as a local lkey (LOC_PROT_ERR); and
+// refuses (EINVAL); a window's rkey as a local lkey (LOC_PROT_ERR);
 // rounds of Writes streamed through a window while it is invalidated and
-// rebound, or (type 1) rebound elsewhere.
+// rebound, or (type 1) rebound elsewhere or in place; and a process that
+// exits with windows bound.
 //
-// rdma-core's own memory window tests (tests/test_mr.py, class MWTest,
-// pyverbs; Debian ships neither them nor pyverbs' test tree) connect RC
-// QPs by hand over IB/RoCE GIDs, which an iWARP device cannot do (it
-// connects through rdma_cm only). What they check is mirrored here: the
+// rdma-core's own memory window tests (tests/test_mr.py, class MWTest;
+// Debian's python3-pyverbs ships them under /usr/share/doc/rdma-core/tests)
+// connect RC QPs by hand over IB/RoCE GIDs (modify_qp to RTR), which an
+// iWARP device cannot do: it connects through rdma_cm only. What they
+// check is mirrored here: the
 // allocation and deallocation of type 1 and type 2 windows, a window type
 // the verbs do not know refused (test_reg_mw_wrong_type), Writes through a
 // bound type 1 and type 2 window (test_mw_type1/2, with the rights pyverbs
@@ -56,6 +58,9 @@
 // test_mw_type2_invalidate_local/_remote/_dealloc).
 //
 //   xiw_mw ADDR PORT [RACE_ROUNDS]
+//
+// RACE_ROUNDS (default 32) rounds of the type 2 race, two thirds of that
+// of the type 1 race.
 //
 // One line per check ("ok ..." or "FAIL ..."), then a summary; exit 0 if
 // all passed, 1 if one failed, 2 on a setup error.
@@ -1829,7 +1834,7 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "usage: %s ADDR PORT [RACE_ROUNDS]\n", argv[0]);
 		return 2;
 	}
-	int rounds = argc == 4 ? std::atoi(argv[3]) : 12;
+	int rounds = argc == 4 ? std::atoi(argv[3]) : 32;
 	cm_pair::Pair pair(argv[1], argv[2]);
 
 	if (!pair.lid->verbs)

@@ -10,11 +10,11 @@ xiw_loopback
 
 rc=0
 t0=$SECONDS
-run_timeout 270 "$P" 192.0.2.1 7477 "${XIW_MW_ROUNDS:-12}" >m.log 2>&1 || rc=$?
+run_timeout 270 "$P" 192.0.2.1 7477 "${XIW_MW_ROUNDS:-32}" >m.log 2>&1 || rc=$?
 log "xiw_mw ran $((SECONDS - t0)) s"
 grep -v '^ok ' m.log | sed 's/^/# /'
 [ "$rc" = 0 ] || fail "xiw_mw (exit $rc): $(grep -m1 -v '^ok ' m.log || true)"
-expect_eq "$(grep -c '^ok ' m.log)" 307 "checks passed (every one ran)"
+expect_eq "$(grep -c '^ok ' m.log)" 317 "checks passed (every one ran)"
 # nothing of the owner's or the peers' is left
 [ -z "$(rdma resource show mr 2>/dev/null | grep -w xiw0)" ] ||
 	fail "MRs left: $(rdma resource show mr | grep -w xiw0)"
