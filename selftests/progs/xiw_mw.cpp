@@ -187,6 +187,18 @@ ibv_mr *reg(Mem &m, int access, size_t off = 0, size_t len = 0)
 	return mr;
 }
 
+// ibv_dereg_mr() of an MR under a bound window: EBUSY. If it succeeds
+// anyway, *@mr is gone and set to nullptr (nothing may use it again).
+void dereg_busy(ibv_mr **mr, const std::string &what)
+{
+	int rv = ibv_dereg_mr(*mr);
+
+	check(rv == EBUSY, what + ": ibv_dereg_mr of the MR under the bound "
+	      "window fails with EBUSY: " + std::to_string(rv));
+	if (!rv)
+		*mr = nullptr;
+}
+
 ibv_mw *alloc(ibv_mw_type t)
 {
 	ibv_mw *mw = ibv_alloc_mw(g_pd, t);
@@ -703,8 +715,7 @@ void type2_inside(cm_pair::Pair &pair)
 				   0, t + "Read of 1 KiB");
 			fadd_probe(c, m, k, m.va(8192 - 8), 8192 - 8, 0x10001,
 				   true, 0, t + "FetchAdd on the window's last word");
-			check(ibv_dereg_mr(mr) == EBUSY,
-			      t + "ibv_dereg_mr of the MR under the bound window fails with EBUSY");
+			dereg_busy(&mr, t + "refused dereg");
 			write_probe(c, m, k, m.va(4096 + 8), 4096 + 8, 16, true, 0,
 				    t + "the window works after the refused dereg");
 			check(ibv_dealloc_mw(mw) == 0,
@@ -716,7 +727,7 @@ void type2_inside(cm_pair::Pair &pair)
 	}
 	if (mw)
 		ibv_dealloc_mw(mw);
-	check(ibv_dereg_mr(mr) == 0,
+	check(mr && ibv_dereg_mr(mr) == 0,
 	      t + "ibv_dereg_mr after the window was deallocated");
 }
 
@@ -1140,8 +1151,9 @@ void type1(cm_pair::Pair &pair)
 		rv = ibv_wr_complete(c.sqx);
 		check(rv == EINVAL, t + "ibv_wr_bind_mw of a type 1 window: " +
 		      std::to_string(rv) + " (want EINVAL)");
-		check(ibv_dereg_mr(mr) == EBUSY,
-		      t + "ibv_dereg_mr of the MR under the bound window fails with EBUSY");
+		dereg_busy(&mr, t + "refused dereg");
+		if (!mr)
+			die("the MR is gone");
 		{
 			Conn c2(pair);
 
@@ -1822,7 +1834,7 @@ void exit_bound(cm_pair::Pair &pair)
 	if (bind_ok(*c, w2, ibv_inc_rkey(w2->rkey), mr, m.va(0), 4096, kRW,
 		    t + "type 2 bind") &&
 	    bind1(*c, w1, mr, m.va(4096), 4096, kRW, t + "type 1 bind"))
-		check(ibv_dereg_mr(mr) == EBUSY, t + "dereg_mr EBUSY");
+		dereg_busy(&mr, t + "refused dereg");
 }
 
 } // namespace
