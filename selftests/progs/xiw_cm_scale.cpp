@@ -13,12 +13,14 @@
 //
 // A connection of the client: rdma_create_id, rdma_resolve_addr and
 // _route, a CQ of its own, an RC QP and a registered buffer of its own
-// (one PD per process), one receive posted, rdma_connect with private
+// (one PD per process), a receive posted, rdma_connect with private
 // data (index, flags, buffer size). The server, on the request, creates
-// the same objects and accepts with its buffer's address and rkey; once
-// ESTABLISHED on its side it Sends a hello. The connection is up when
-// the client has seen ESTABLISHED and received that hello: both QPs are
-// in RTS and the first message went through. Teardown: rdma_disconnect
+// the same objects, posts a receive and accepts with its buffer's
+// address and rkey. Once ESTABLISHED the client Sends a hello, which
+// the server answers with a hello of its own (the initiator sends
+// first: without MPA's peer-to-peer mode a responder must not), and the
+// connection is up when the client has received that answer: both QPs
+// are in RTS and messages went both ways. Teardown: rdma_disconnect
 // from the client, DISCONNECTED on both sides, every WR completed (the
 // receives still posted flushed, IBV_WC_WR_FLUSH_ERR), then QP, CQ, MR
 // and id destroyed.
@@ -26,10 +28,10 @@
 // rate: N connections, INFLIGHT at a time; each slot connects, tears
 // its connection down at once and starts the next. Prints the
 // establishment (start to up) and teardown (rdma_disconnect to every
-// object destroyed) latencies and the rate (N / wall time), and one
-// machine-readable line:
+// object destroyed) latencies and the rate (connections that came up /
+// wall time), and one machine-readable line:
 //   RESULT mode=rate conns=N inflight=C secs=T rate=R est_med=MS est_p99=MS
-//          est_max=MS td_med=MS td_p99=MS retries=N errors=N
+//          est_max=MS td_med=MS td_p99=MS failed=N retries=N errors=N
 //
 // scale: opens N connections (INFLIGHT at a time) and keeps them all up
 // ("connected N QPs in T s", the RESULT line of the opening), then runs
@@ -177,7 +179,7 @@ struct Conn {
 	bool traffic_done = false;
 	double t_start = 0, t_up = 0, t_disc = 0, t_gone = 0;
 	// the steps of the opening: address and route resolved, connect
-	// called, ESTABLISHED, hello received
+	// called, ESTABLISHED, the server's hello received
 	double t_addr = 0, t_route = 0, t_conn = 0, t_est = 0, t_hello = 0;
 
 	uint8_t *msg_area() { return buf + 2 * size; }
@@ -570,7 +572,7 @@ int run_server(const char *addr, const char *port, bool do_hold)
 				nc->size = pd.flags & kFlagTraffic ? pd.size : 0;
 				nc->t_start = now_s();
 				bool ok = conn_setup(st, *nc, ev->id,
-						     nc->size ? kRecvs : 0);
+						     nc->size ? kRecvs : 1);
 				AcceptPd apd{ kMagic, pd.idx, (uintptr_t)nc->buf,
 					      nc->mr ? nc->mr->rkey : 0, 0 };
 				rdma_conn_param cp{};
@@ -602,7 +604,6 @@ int run_server(const char *addr, const char *port, bool do_hold)
 			switch (t) {
 			case RDMA_CM_EVENT_ESTABLISHED:
 				c->established = true;
-				send_msg(*c, HELLO, 0, 0);
 				break;
 			case RDMA_CM_EVENT_DISCONNECTED:
 				c->disconnected = true;
@@ -628,6 +629,15 @@ int run_server(const char *addr, const char *port, bool do_hold)
 			if ((wc.wr_id >> 32) != W_RECV)
 				return;
 			Msg m;
+			if (!c.hello) {
+				if (!msg_ok(c, wc, HELLO, 0, &m))
+					return;
+				c.hello = true;
+				if (c.size)
+					post_recv(c);
+				send_msg(c, HELLO, 0, 0);
+				return;
+			}
 			c.round++;
 			if (!msg_ok(c, wc, WROTE, c.round, &m))
 				return;
@@ -810,8 +820,7 @@ struct Client {
 				c.rkey = apd.rkey;
 				c.established = true;
 				c.t_est = now_s();
-				if (c.hello)
-					now_up(c);
+				send_msg(c, HELLO, 0, 0);
 				break;
 			case RDMA_CM_EVENT_DISCONNECTED:
 				if (!c.disconnecting)
@@ -864,8 +873,7 @@ struct Client {
 				c.t_hello = now_s();
 				if (traffic)
 					post_recv(c);
-				if (c.established)
-					now_up(c);
+				now_up(c);
 				return;
 			}
 			if (!msg_ok(c, wc, VERDICT, c.round, &m))
@@ -1039,16 +1047,18 @@ int run_rate(Client &cl, bool do_hold)
 	double em, ep, ex, tm, tp, tx;
 	pct(cl.est, em, ep, ex);
 	pct(cl.td, tm, tp, tx);
+	// the rate counts the connections that came up
+	double rate = (cl.n - cl.failed) / secs;
 	std::printf("%u connections, %u in flight: %.1f connects/s (%.2f s); establish ms median %.2f p99 %.2f max %.2f; teardown ms median %.2f p99 %.2f max %.2f; failed %lu, retries %lu\n",
-		    cl.n, cl.inflight, cl.n / secs, secs, em, ep, ex, tm, tp, tx,
+		    cl.n, cl.inflight, rate, secs, em, ep, ex, tm, tp, tx,
 		    cl.failed, cl.retries);
 	slowest(cl, 3);
 	cl.quit(0);
 	if (cl.failed)
 		error(std::to_string(cl.failed) + " connections failed");
-	std::printf("RESULT mode=rate conns=%u inflight=%u secs=%.3f rate=%.1f est_med=%.2f est_p99=%.2f est_max=%.2f td_med=%.2f td_p99=%.2f retries=%lu errors=%lu\n",
-		    cl.n, cl.inflight, secs, cl.n / secs, em, ep, ex, tm, tp,
-		    cl.retries, errors);
+	std::printf("RESULT mode=rate conns=%u inflight=%u secs=%.3f rate=%.1f est_med=%.2f est_p99=%.2f est_max=%.2f td_med=%.2f td_p99=%.2f failed=%lu retries=%lu errors=%lu\n",
+		    cl.n, cl.inflight, secs, rate, em, ep, ex, tm, tp,
+		    cl.failed, cl.retries, errors);
 	std::fflush(stdout);
 	if (do_hold)
 		hold();
@@ -1094,13 +1104,14 @@ int run_scale(Client &cl, bool do_pause, bool do_hold)
 	unsigned long want = (unsigned long)cl.n * cl.rounds;
 	if (cl.upcount)
 		error(std::to_string(cl.upcount) + " connections did not finish their rounds");
-	if (cl.cnt.write != want || cl.cnt.read != want || cl.cnt.send != want ||
-	    cl.cnt.recv != want + cl.n)
+	// and a hello each way per connection
+	if (cl.cnt.write != want || cl.cnt.read != want ||
+	    cl.cnt.send != want + cl.n || cl.cnt.recv != want + cl.n)
 		error("completions: write " + std::to_string(cl.cnt.write) + " read " +
 		      std::to_string(cl.cnt.read) + " send " + std::to_string(cl.cnt.send) +
 		      " recv " + std::to_string(cl.cnt.recv) + ", want " +
-		      std::to_string(want) + " each and " + std::to_string(want + cl.n) +
-		      " receives");
+		      std::to_string(want) + " writes and reads, " +
+		      std::to_string(want + cl.n) + " sends and receives");
 	if (errors)
 		return 1;
 	std::printf("traffic ok: %u rounds on %u QPs in %.2f s: %lu RDMA Writes of %zu bytes checked by the server, %lu RDMA Reads checked here, %lu Sends, %lu receives, every completion a success\n",

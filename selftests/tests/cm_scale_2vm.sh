@@ -112,7 +112,7 @@ rate() {
 	run_timeout 300 "$S" rate "$XIW_PEER_IP" "$port" "$XIW_LOCAL_IP" "$n" "$c" \
 		>"$name.log" 2>&1 || fail "$name: $(grep -m3 -e FAIL -e : "$name.log" | tr '\n' ' ')"
 	r=$(grep '^RESULT mode=rate' "$name.log") || fail "$name: no RESULT line"
-	expect_match "$r" " conns=$n inflight=$c .* retries=0 errors=0\$" "$name"
+	expect_match "$r" " conns=$n inflight=$c .* failed=0 retries=0 errors=0\$" "$name"
 	log "$name: $(grep connects/s "$name.log")"
 	grep '^slow: ' "$name.log" | sed 's/^/# /' || true
 	xiw_barrier "$name-done" 300
@@ -180,7 +180,7 @@ else
 	grep -q '^holding' srv.log ||
 		{ sed 's/^/# /' srv.log | tail -n 20; fail "server: $(grep -m3 FAIL srv.log | tr '\n' ' ')"; }
 	log "$(grep '^served ' srv.log)"
-	expect_match "$(cat srv.log)" "^served $((N - leak)) connections .* kept $leak; completions: recv $((N * R)) send $((N * (R + 1))), flushed $((2 * (N - leak))); errors 0\$" "server"
+	expect_match "$(cat srv.log)" "^served $((N - leak)) connections .* kept $leak; completions: recv $((N * (R + 1))) send $((N * (R + 1))), flushed $((2 * (N - leak))); errors 0\$" "server"
 	# b answered every Read of the client exactly once
 	expect_eq "$(($(counter read_requests_answered) - base_reads))" "$((N * R))" \
 		"Read Requests answered"
