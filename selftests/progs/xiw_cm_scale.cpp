@@ -51,7 +51,7 @@
 // At the end the client makes one more connection carrying a quit flag;
 // the server rejects it, waits until no connection of its own is left,
 // prints "served N connections ... errors N" and ends. --hold: print
-// "teardown ok" and "holding" and wait for SIGTERM before exiting (the
+// "holding" and wait for SIGTERM or SIGINT before exiting (the
 // test compares the kernel's counts while the process still lives).
 //
 // XIW_CM_SCALE_LEAK=K (scale): the client leaves its last K connections

@@ -48,11 +48,42 @@ counter() {
 tcp_on() {
 	ss -Htn state "${2:-established}" "( sport = :$1 or dport = :$1 )" | wc -l
 }
+# log_wait SEC FILE ERE: until FILE holds a line matching ERE; 1 on
+# timeout. Builtins only: wait_for's poll of grep and sleep every 0.1 s
+# forks 20 processes a second, and after the minutes of a 1000-QP run
+# the pid cache was still 1730 objects up at the end (freed later).
+mkfifo nap.fifo
+exec {nap}<>nap.fifo
+log_wait() {
+	local end=$(( ${EPOCHREALTIME/./} + $1 * 1000000 )) l
+	while :; do
+		# (a background command's log may not be open yet)
+		if [ -e "$2" ]; then
+			while IFS= read -r l; do
+				[[ $l =~ $3 ]] && return 0
+			done <"$2"
+		fi
+		[ "${EPOCHREALTIME/./}" -lt $end ] || return 1
+		read -r -t 0.2 -u "$nap" l || :
+	done
+}
 vmalloc_xiw() { grep -c "\[$XIW_MOD\]" /proc/vmallocinfo || true; }
 free_pages() { awk '$1 == "nr_free_pages" { print $2 }' /proc/vmstat; }
 mem_avail() { awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo; }
-# the caches the soak leaves out too (tests-long/dp_soak.sh)
-slab_filter() { grep -v -e '^vmap_area ' -e '^tw_sock_TCP' -e '^request_sock_TCP' "$1"; }
+# kernel threads: the CM and data path work items run on unbound
+# workqueues, whose pools grow kworkers under load and reap them only
+# after 5 idle minutes
+kthreads() { ps -e -o comm= | grep -c '^kworker/' || true; }
+# the caches the soak leaves out (tests-long/dp_soak.sh: vmalloc's lazy
+# purge, TIME_WAIT and request socks), and pid: SLUB merges
+# tcp_bind_bucket and tcp_bind2_bucket into it (all three 128 bytes,
+# accounted), and each of a's 1000 TIME_WAIT sockets holds its port's two
+# for 60 s (2000 more "pid" objects at the end, going as they expire;
+# b, which closes passively, +32). xiw allocates none.
+slab_filter() {
+	grep -v -e '^vmap_area ' -e '^tw_sock_TCP' -e '^request_sock_TCP' \
+		-e '^pid ' "$1"
+}
 snapshot() {	# NAME: the memory figures of one moment, in NAME.*
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
@@ -63,6 +94,8 @@ snapshot() {	# NAME: the memory figures of one moment, in NAME.*
 	mem_avail >"$1.avail"
 	vmalloc_xiw >"$1.vmalloc"
 	xiw_refcnt >"$1.refcnt"
+	kthreads >"$1.kworkers"
+	awk '$1 == "pid" { print $2 }' "$1.slab.all" >"$1.pids"
 }
 
 # server_start PORT [ARGS]: the server on b, listening; sets srv
@@ -132,7 +165,7 @@ snapshot base
 base_res=$(res)
 base_conn=$(res "$conn_kinds")
 base_reads=$(counter read_requests_answered)
-log "baseline: $base_res; slab objects $(cat base.slabsum), free pages $(cat base.pages), MemAvailable $(cat base.avail) kB, xiw vmalloc areas $(cat base.vmalloc), module refcnt $(cat base.refcnt)"
+log "baseline: $base_res; slab objects $(cat base.slabsum), free pages $(cat base.pages), MemAvailable $(cat base.avail) kB, xiw vmalloc areas $(cat base.vmalloc), module refcnt $(cat base.refcnt), kworkers $(cat base.kworkers), pids $(cat base.pids)"
 
 if [ "$XIW_ROLE" = b ]; then
 	server_start "$port" --hold
@@ -142,7 +175,7 @@ else
 	"$S" scale "$XIW_PEER_IP" "$port" "$XIW_LOCAL_IP" "$N" "$C" "$R" "$SZ" \
 		--pause --hold >cli.log 2>&1 &
 	cli=$!
-	wait_for 400 grep -q -e '^paused' -e '^FAIL' cli.log
+	log_wait 400 cli.log '^(paused|FAIL)'
 	grep -q '^paused' cli.log ||
 		{ sed 's/^/# /' cli.log | tail -n 20; fail "client: $(grep -m3 FAIL cli.log | tr '\n' ' ')"; }
 	log "$(grep '^connected ' cli.log); $(grep '^RESULT mode=open' cli.log)"
@@ -167,7 +200,7 @@ xiw_sync scale-counted . 120 >/dev/null || fail "peer lost after the counts unde
 # its PD and context, the server its listener until it exits)
 if [ "$XIW_ROLE" = a ]; then
 	kill -USR1 "$cli"
-	wait_for 400 grep -q -e '^holding' -e '^FAIL' cli.log
+	log_wait 400 cli.log '^(holding|FAIL)'
 	grep -q '^holding' cli.log ||
 		{ sed 's/^/# /' cli.log | tail -n 20; fail "client: $(grep -m3 FAIL cli.log | tr '\n' ' ')"; }
 	log "$(grep '^closed ' cli.log); $(grep '^RESULT mode=close' cli.log)"
@@ -176,7 +209,7 @@ if [ "$XIW_ROLE" = a ]; then
 else
 	# the client's quit came once a is here
 	xiw_barrier scale-closing 400
-	wait_for 60 grep -q -e '^holding' -e '^FAIL' srv.log
+	log_wait 60 srv.log '^(holding|FAIL)'
 	grep -q '^holding' srv.log ||
 		{ sed 's/^/# /' srv.log | tail -n 20; fail "server: $(grep -m3 FAIL srv.log | tr '\n' ' ')"; }
 	log "$(grep '^served ' srv.log)"
@@ -226,9 +259,10 @@ for try in 1 2 3 4 5 6; do
 		ok=1
 		break
 	fi
+	log "try $try: slab $ds, free pages $dp fewer, grown: ${grown:-none}, xiw vmalloc areas $(cat after.vmalloc)"
 	sleep 5
 done
-log "after the end (try $try): slab objects $(cat after.slabsum) ($ds vs baseline, tolerance $slab_tol; largest: $(slab_top base.slab after.slab)), free pages $(cat after.pages) ($dp fewer, tolerance $page_tol), MemAvailable $(cat after.avail) kB (baseline $(cat base.avail)), xiw vmalloc areas $(cat after.vmalloc), module refcnt $(xiw_refcnt)"
+log "after the end (try $try): kworkers $(cat after.kworkers), pids $(cat after.pids); slab objects $(cat after.slabsum) ($ds vs baseline, tolerance $slab_tol; largest: $(slab_top base.slab after.slab)), free pages $(cat after.pages) ($dp fewer, tolerance $page_tol), MemAvailable $(cat after.avail) kB (baseline $(cat base.avail)), xiw vmalloc areas $(cat after.vmalloc), module refcnt $(xiw_refcnt)"
 [ $ok = 1 ] || fail "not back to baseline: slab $ds (tolerance $slab_tol), caches grown by $cache_tol or more: ${grown:-none}, pages $dp (tolerance $page_tol), xiw vmalloc areas $(cat after.vmalloc) vs $(cat base.vmalloc)"
 t1=$(now_us)
 log "ok: $N QPs; connect and traffic $(((t_up - t0) / 1000)) ms, teardown $(((t_down - t_up) / 1000)) ms, whole part $(((t1 - t0) / 1000)) ms"
