@@ -423,7 +423,7 @@ cm_table() {
 	echo "xiw_cm_scale rate, server on b, client on a: $CM_SEQ cycles one at a"
 	echo "time, $CM_PAR with $CM_C in flight (each a fresh id, address and route"
 	echo "resolution, a CQ, an RC QP and an MR of its own on both sides, connect,"
-	echo "ESTABLISHED and the server's first Send received, rdma_disconnect,"
+	echo "ESTABLISHED and the client's hello answered, rdma_disconnect,"
 	echo "DISCONNECTED, every object destroyed). Each cell the median of $R"
 	echo "rounds; every run, in order:"
 	echo
