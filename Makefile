@@ -8,7 +8,8 @@
 #   make check      install what is missing, build, run every test
 #   make check T=name   run one VM test
 #   make check T=name REPEAT=N   run it N times in a row
-#   make check-long the long sweeps (selftests/tests-long/apps_*)
+#   make check-long the long sweeps (selftests/tests-long/apps_*) and 1000
+#                   QPs between two VMs with traffic (cm_scale_long_2vm)
 #   make -C selftests install INSTALL_PATH=DIR   the tests as a kselftest
 #                   tree for DIR/run_kselftest.sh (selftests/README.md)
 #   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side;
@@ -163,8 +164,10 @@ check-packages: deps
 	exit $$rc
 
 # Long VM tests that sweep rather than find (make check covers the same
-# paths with data checked): perftest -a from 2 B to 8 MiB, ~4 minutes.
-LONG_TESTS = selftests/tests-long/apps_perftest_sweep.sh
+# paths with data checked): perftest -a from 2 B to 8 MiB, ~4 minutes;
+# 1000 QPs between two VMs with 2.6 GB of verified traffic.
+LONG_TESTS = selftests/tests-long/apps_perftest_sweep.sh \
+	selftests/tests-long/cm_scale_long_2vm.sh
 
 check-long: deps
 	@$(MAKE) --no-print-directory check T="$(LONG_TESTS)"

@@ -917,7 +917,13 @@ void xiw_dp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep)
 	qp->cep = NULL;
 	mutex_unlock(&qp->state_lock);
 
-	synchronize_rcu();
+	/*
+	 * Expedited: the CM sends its FIN only after this returns, and a
+	 * connection's teardown passes three grace periods in series (this
+	 * one at each end, then xiw_destroy_qp()'s): normal grace periods
+	 * would make up most of a disconnect's latency.
+	 */
+	synchronize_rcu_expedited();
 	xiw_dp_put(dp);
 	wait_for_completion(&dp->users_done);
 	cancel_work_sync(&dp->tx_work);

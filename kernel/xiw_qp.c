@@ -714,9 +714,10 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * An iw_cm connect or accept that found the QP before the erase
 	 * takes its reference in the same RCU section (xiw_get_qp()): let
 	 * it, then wait for the connection manager and the data path to
-	 * let go.
+	 * let go. Expedited, as in xiw_dp_llp_stop(): a teardown waits for
+	 * it.
 	 */
-	synchronize_rcu();
+	synchronize_rcu_expedited();
 	xiw_qp_put(ibqp);
 	wait_for_completion(&qp->free);
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 5400
-# description: make bench's two-host rows: RDMA Write bandwidth (64 KiB), RDMA Read latency (8 B), FetchAdd latency and rate between two VMs on xiw, siw and rxe (over UDP), against TCP between the same VMs (busy-polled ping-pong, iperf3), devices and floors taking turns in XIW_BENCH_2VM_ROUNDS rounds (default 5; medians), a busy loop on the responder VM; Read latency and TCP round trips again without it; perf-2vm-table.md
+# description: make bench's two-host rows: RDMA Write bandwidth (64 KiB), RDMA Read latency (8 B), FetchAdd latency and rate between two VMs on xiw, siw and rxe (over UDP), against TCP between the same VMs (busy-polled ping-pong, iperf3), devices and floors taking turns in XIW_BENCH_2VM_ROUNDS rounds (default 5; medians), a busy loop on the responder VM; Read latency and TCP round trips again without it; rdma_cm connection rate (connect + teardown cycles one at a time and 8 in flight, xiw_cm_scale) on each device; perf-2vm-table.md
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
@@ -36,12 +36,55 @@
 # that table can come out either way (Documentation/performance.md, "Two
 # VMs").
 
+# The connection rate (xiw_cm_scale rate, server on b): XIW_BENCH_CM_SEQ
+# (default 200) connect + teardown cycles one at a time and
+# XIW_BENCH_CM_PAR (default 400) with XIW_BENCH_CM_INFLIGHT (default 8)
+# in flight, per device and round; the connects per second, the
+# establishment latency (rdma_create_id to ESTABLISHED and the server's
+# first message received: both QPs in RTS) and the teardown latency
+# (rdma_disconnect to DISCONNECTED and every object destroyed).
+# XIW_BENCH_2VM_PARTS (default "perf cm"): "cm" alone runs only these.
+
 need_cmd ib_write_bw ib_read_lat ib_atomic_lat ib_atomic_bw iperf3 ss chrt
+parts=" ${XIW_BENCH_2VM_PARTS:-perf cm} "
+CM_SEQ=${XIW_BENCH_CM_SEQ:-200}
+CM_PAR=${XIW_BENCH_CM_PAR:-400}
+CM_C=${XIW_BENCH_CM_INFLIGHT:-8}
 N=${XIW_BENCH_ITERS:-2000}
 NR=${XIW_BENCH_RATE_ITERS:-$((N * 10))}
 R=${XIW_BENCH_2VM_ROUNDS:-5}
 pp=$(need_prog xiw_tcp_pingpong)
+cms=$(need_prog xiw_cm_scale)
 declare -A runs val
+
+# --- the VM's clock -----------------------------------------------------------
+
+# Under TCG a VM's TSC runs at the host's rate, but the kernel calibrates
+# it at boot against the PIT, and a vCPU descheduled during that
+# calibration on a busy host gets it wrong ("tsc: Detected 900.211 MHz
+# processor" for a 2594 MHz TSC; with tsc=reliable nothing corrects it):
+# that VM's clock then runs 2.9 times too fast, and every figure it
+# measures is off by as much. Two files created 3 s apart by this VM's
+# clock in the run's output directory, whose times the host's file
+# system sets, say how fast this clock runs.
+clock_ratio() {
+	local f=${XIW_VM_OUT:-/nonexistent}/clock.$XIW_ROLE t0 t1
+	[ -d "${XIW_VM_OUT:-/nonexistent}" ] || { echo 1.00; return; }
+	rm -f "$f.0" "$f.1"
+	t0=$EPOCHREALTIME
+	: >"$f.0"
+	sleep 3
+	t1=$EPOCHREALTIME
+	: >"$f.1"
+	awk -v a="$t0" -v b="$t1" -v c="$(stat -c %.9Y "$f.0")" \
+		-v d="$(stat -c %.9Y "$f.1")" 'BEGIN {
+		if (d > c) printf "%.2f", (b - a) / (d - c); else print "n/a" }'
+	rm -f "$f.0" "$f.1"
+}
+r=$(clock_ratio)
+log "this VM's clock runs at $r times the host's ($(dmesg | grep -m1 -o 'tsc: Detected .*'))"
+awk -v r="$r" 'BEGIN { exit !(r == "n/a" || (r > 0.85 && r < 1.15)) }' ||
+	fail "this VM's clock runs at $r times the host's (a wrong TSC calibration at boot): its figures would be off by as much"
 
 # --- the busy loop on b -----------------------------------------------------
 
@@ -210,9 +253,47 @@ iperf() {
 	note tcp bw "${v:-n/a}"
 }
 
+# cmrate DEV KEY CONNS INFLIGHT: xiw_cm_scale's connect + teardown cycles
+# between the VMs (server on b); its figures to runs[DEV,KEY_rate],
+# KEY_est, KEY_est99, KEY_td, KEY_td99 and KEY_retries. A run that
+# fails leaves n/a.
+cm_port=7800
+cmrate() {
+	local dev=$1 key=$2 n=$3 c=$4 r f v rc=0 srv
+	cm_port=$((cm_port + 1))
+	if [ "$XIW_ROLE" = b ]; then
+		run_timeout 600 "$cms" server "$XIW_LOCAL_IP" "$cm_port" >cms.log 2>&1 &
+		srv=$!
+		(wait_listen "$cm_port" 20 "$srv" cms.log) || rc=1
+		xiw_barrier "cm$cm_port-listen" 60
+		[ $rc != 0 ] || wait "$srv" || rc=$?
+		kill_bg "$srv"
+		wait "$srv" 2>/dev/null || true
+		[ $rc = 0 ] || sed 's/^/#   /' cms.log | tail -n 10
+	else
+		xiw_barrier "cm$cm_port-listen" 60
+		# a run with failed connections still gives its figures (the
+		# rate counts those that came up) and the count of failures
+		run_timeout 550 "$cms" rate "$XIW_PEER_IP" "$cm_port" "$XIW_LOCAL_IP" \
+			"$n" "$c" >cmc.log 2>&1 || rc=$?
+		if r=$(grep '^RESULT mode=rate' cmc.log); then
+			log "$dev $key: $(grep connects/s cmc.log)"
+		else
+			r=
+		fi
+		[ $rc = 0 ] || { grep -m5 FAIL cmc.log | sed 's/^/#   /'; } || true
+	fi
+	xiw_barrier "cm$cm_port-done" 600
+	for f in rate:rate est_med:est est_p99:est99 td_med:td td_p99:td99 failed:failed retries:retries; do
+		v=$(sed -n "s/.* ${f%%:*}=\([0-9.]*\).*/\1/p" <<<"${r:-}")
+		note "$dev" "${key}_${f#*:}" "${v:-n/a}"
+	done
+}
+
 # --- the rounds -----------------------------------------------------------------
 
-turns=("${devs[@]}" tcp)
+turns=("${devs[@]}")
+[[ $parts != *" perf "* ]] || turns+=(tcp)
 for ((round = 1; round <= R; round++)); do
 	log "round $round of $R"
 	for ((i = 0; i < ${#turns[@]}; i++)); do
@@ -225,6 +306,14 @@ for ((round = 1; round <= R; round++)); do
 			continue
 		fi
 		dev_up "$dev"
+		if [[ $parts == *" cm "* ]]; then
+			cmrate "$dev" cm_seq "$CM_SEQ" 1
+			cmrate "$dev" cm_par "$CM_PAR" "$CM_C"
+		fi
+		if [[ $parts != *" perf "* ]]; then
+			dev_down "$dev"
+			continue
+		fi
 		cell 1 "$dev" write_bw ib_write_bw -s 65536 -n "$N"
 		cell 1 "$dev" read_lat ib_read_lat -s 8 -n "$N"
 		# siw has no atomics (atomic_cap NONE): its cells stay n/a
@@ -268,7 +357,8 @@ declare -A what=(
 	[rtt_block_idle]="TCP round trip, 8 B, blocking recv(), no busy loop on b, us"
 	[bw]="TCP bandwidth (iperf3, 64 KiB writes), MB/s")
 rtt=$(v tcp,rtt)
-{
+# the perftest and TCP tables
+perf_tables() {
 	echo "| two VMs ($(nproc) vCPU each) | TCP | xiw | siw | rxe | xiw/siw | xiw/rxe | xiw/TCP | goal | met |"
 	echo "|---|---|---|---|---|---|---|---|---|---|"
 	row "${what[write_bw]}" write_bw "$(v tcp,bw)" TCP ">=" 0.90
@@ -301,7 +391,61 @@ rtt=$(v tcp,rtt)
 	for k in rtt rtt_block rtt_block_idle bw; do
 		[ -z "${runs[tcp,$k]:-}" ] || echo "- ${what[$k]}: ${runs[tcp,$k]}"
 	done
+}
+declare -A cmwhat=(
+	[cm_seq_rate]="connect + teardown cycles, one at a time, per s"
+	[cm_seq_est]="establishment, one at a time, median ms"
+	[cm_seq_est99]="establishment, one at a time, p99 ms"
+	[cm_seq_td]="teardown, one at a time, median ms"
+	[cm_seq_td99]="teardown, one at a time, p99 ms"
+	[cm_seq_failed]="connects failed, of $CM_SEQ one at a time"
+	[cm_seq_retries]="connects retried (EADDRINUSE), one at a time"
+	[cm_par_rate]="connect + teardown cycles, $CM_C in flight, per s"
+	[cm_par_est]="establishment, $CM_C in flight, median ms"
+	[cm_par_est99]="establishment, $CM_C in flight, p99 ms"
+	[cm_par_td]="teardown, $CM_C in flight, median ms"
+	[cm_par_td99]="teardown, $CM_C in flight, p99 ms"
+	[cm_par_failed]="connects failed, of $CM_PAR with $CM_C in flight"
+	[cm_par_retries]="connects retried (EADDRINUSE), $CM_C in flight")
+cmkeys="cm_seq_rate cm_seq_est cm_seq_est99 cm_seq_td cm_seq_td99 cm_seq_failed
+	cm_seq_retries cm_par_rate cm_par_est cm_par_est99 cm_par_td cm_par_td99
+	cm_par_failed cm_par_retries"
+# the connection rate table
+cm_table() {
+	local k x s r
+	echo "| rdma_cm between two VMs ($(nproc) vCPU each) | xiw | siw | rxe | xiw/siw | xiw/rxe |"
+	echo "|---|---|---|---|---|---|"
+	for k in $cmkeys; do
+		x=$(v "xiw0,$k") s=$(v "siw0,$k") r=$(v "rxe0,$k")
+		echo "| ${cmwhat[$k]} | $x | $s | $r | $(ratio "$x" "$s") | $(ratio "$x" "$r") |"
+	done
+	echo
+	echo "xiw_cm_scale rate, server on b, client on a: $CM_SEQ cycles one at a"
+	echo "time, $CM_PAR with $CM_C in flight (each a fresh id, address and route"
+	echo "resolution, a CQ, an RC QP and an MR of its own on both sides, connect,"
+	echo "ESTABLISHED and the client's hello answered, rdma_disconnect,"
+	echo "DISCONNECTED, every object destroyed). Each cell the median of $R"
+	echo "rounds; every run, in order:"
+	echo
+	for k in $cmkeys; do
+		for d in "${devs[@]}"; do
+			[ -z "${runs[$d,$k]:-}" ] || echo "- ${cmwhat[$k]}, $d: ${runs[$d,$k]}"
+		done
+	done
+}
+{
+	if [[ $parts == *" perf "* ]]; then
+		perf_tables
+		echo
+	fi
+	[[ $parts != *" cm "* ]] || cm_table
 } | tee perf-2vm-table.md | sed 's/^/BENCH /'
 cp perf-2vm-table.md "$XIW_TEST_OUT/perf-2vm-table.md"
-[ "$(v xiw0,write_bw)" != n/a ] || fail "no two-VM bandwidth figure for xiw"
-[ "$(v xiw0,read_lat)" != n/a ] || fail "no two-VM Read latency for xiw"
+if [[ $parts == *" perf "* ]]; then
+	[ "$(v xiw0,write_bw)" != n/a ] || fail "no two-VM bandwidth figure for xiw"
+	[ "$(v xiw0,read_lat)" != n/a ] || fail "no two-VM Read latency for xiw"
+fi
+if [[ $parts == *" cm "* ]]; then
+	[ "$(v xiw0,cm_seq_rate)" != n/a ] || fail "no two-VM connection rate for xiw"
+	[ "$(v xiw0,cm_par_rate)" != n/a ] || fail "no two-VM connection rate in flight for xiw"
+fi
