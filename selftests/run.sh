@@ -734,15 +734,31 @@ vm3_start() {
 	# made the kernel's IO-APIC timer check fail ("IO-APIC + timer
 	# doesn't work!", a panic at 0.004 s) in the first run
 	XIW_VM_SMP=$smp3 XIW_VM_MEM=$mem3 "$here/vm/vm.sh" "${verbose_opt[@]}" -o "$d" -t "$to" \
-		-a no_timer_check "${disk3[@]}" \
+		-a no_timer_check ${tsc3:+-a "tsc_early_khz=$tsc3"} "${disk3[@]}" \
 		-n "mcast:$mcast" -m "${mac3[$r]}" "${envargs[@]}" -e XIW_ROLE="$r" -e XIW_TOPOLOGY=3vm \
 		-e XIW_LOCAL_IP="${ip3[$r]}" -e XIW_PEER_IP="$peer" \
 		-e XIW_IP_A="${ip3[a]}" -e XIW_IP_B="${ip3[b]}" -e XIW_IP_C="${ip3[c]}" \
 		"$@" "$here/vm/guest-suite.sh" >>"$d/vm.out" 2>&1 &
 	vpid=$!
 }
+# host_tsc_khz: the host's TSC frequency in kHz, from its kernel log (the
+# refined calibration, else the first one), else nothing. Under TCG a
+# guest's TSC is the host's. A guest calibrates it against the PIT, and
+# under load that count goes wrong: with three VMs booting at once one
+# took the PIT's 136.5 MHz over the HPET's 2594 MHz ("PIT calibration
+# deviates from HPET"), and with tsc=reliable its clocks then ran 19
+# times fast (a soft lockup "stuck for 24s" after a second, every timeout
+# cut short). tsc_early_khz= gives the guest the host's figure instead.
+host_tsc_khz() {
+	local l
+	l=$(dmesg 2>/dev/null | grep -E 'tsc: (Refined TSC clocksource calibration|Detected) [0-9.]+ MHz' |
+		sort -t: -k2 | tail -n 1)	# "Refined" sorts after "Detected"
+	[[ $l =~ ([0-9]+)\.([0-9]{3})\ MHz ]] || return 0
+	echo "${BASH_REMATCH[1]}${BASH_REMATCH[2]}"
+}
 if [ ${#t4[@]} -gt 0 ]; then
 	g0=$(date +%s)
+	tsc3=${XIW_VM_TSC_KHZ-$(host_tsc_khz)}
 	smp3=${XIW_VM_SMP_3VM:-1}
 	mem3=${XIW_VM_MEM_3VM:-1536}
 	n_cycles=0
