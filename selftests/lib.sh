@@ -631,6 +631,9 @@ no_stray_devices() {
 # one and b on the other; XIW_LOCAL_IP / XIW_PEER_IP are the addresses of the
 # virtual link (netdev $XIW_NETDEV). The runner synchronises both sides
 # before and after each test; inside a test use xiw_sync.
+# Three-VM tests (XIW_TOPOLOGY=3vm, roles a, b, c; XIW_IP_A/B/C) work the
+# same way on one shared segment; b or c may xiw_vm_power_cycle itself
+# (selftests/README.md, "Three VMs").
 
 XIW_SYNC_PORT=${XIW_SYNC_PORT:-7700}
 

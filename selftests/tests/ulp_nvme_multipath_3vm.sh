@@ -127,6 +127,7 @@ host_case() {
 
 	sample &
 	sampler=$!
+	defer eval "kill $sampler 2>/dev/null || true"
 	# writes rate-limited so that they span b's outage; reads (the verify)
 	# as fast as they go
 	fio --name=mpath --filename="$head" --direct=1 --ioengine=libaio \
@@ -134,6 +135,8 @@ host_case() {
 		--verify=crc32c --verify_backlog=64 --verify_fatal=1 --do_verify=1 \
 		--output=fio.log >fio.out 2>&1 &
 	fio=$!
+	# (on a failure: before the paths go, LIFO)
+	defer eval "kill $fio 2>/dev/null && sleep 2 || true"
 	# I/O on both paths before b goes
 	if ! wait_for 60 eval '[ "$(ios_b)" -ge 64 ] && [ "$(awk "{ print \$1 + \$5 }" $pdisk_c/stat)" -ge 64 ] || ! fio_running'; then
 		fail "$stack: no I/O on both paths: b $(ios_b), c $(cat "$pdisk_c/stat"): $(cat fio.out)"
@@ -157,6 +160,7 @@ host_case() {
 	wait_for 300 eval '! fio_running' || fail "$stack: fio still running 300 s after b came back"
 	rc=0
 	wait "$fio" || rc=$?
+	sleep 1	# a sample or more after the last state change
 	kill "$sampler"; wait "$sampler" 2>/dev/null || true
 	sed 's/^/# /' fio.log
 	[ "$rc" = 0 ] ||
@@ -190,8 +194,9 @@ timings() {
 			if (down != "" && live == "") cend = $3
 		}
 		END {
-			printf "path down %s ms after the power-off; I/O stalled %s ms at most; %d I/Os on c while b was down; b live %s ms after it exported again, I/O on b %s ms later",
-				down == "" ? "?" : down, stall + 0, cend - cdown, live == "" ? "?" : live, bio == "" ? "- (fio had ended)" : bio
+			printf "path down %s ms after the power-off; I/O stalled %s ms at most; %d I/Os on c while b was down; b live %s ms after it exported again, %s",
+				down == "" ? "?" : down, stall + 0, cend - cdown, live == "" ? "?" : live,
+				bio == "" ? "fio had ended by then" : "I/O on b " bio " ms later"
 		}' samples.log)
 	log "$1 failover: $r"
 	echo "$1: $r" >>"$XIW_TEST_OUT/$XIW_TEST_NAME.timings"
