@@ -652,8 +652,11 @@ xiw_sync() {
 	end=$(( EPOCHSECONDS + t ))
 	if [ "${XIW_TOPOLOGY:-}" = 3vm ]; then
 		if [ "$XIW_ROLE" = a ]; then
+			# (an explicit status: a bare return in a function run
+			# from a trap, e.g. a deferred sync, returns the
+			# status the trap began with)
 			_xiw_sync_hub "$name" "$msg" "$t"
-			return
+			return $?
 		fi
 		[ "$XIW_ROLE" = c ] && port=$((XIW_SYNC_PORT + 1))
 	fi
