@@ -128,7 +128,8 @@ trap _xiw_on_exit EXIT
 # harness gives skips: the VM pair, an emulated NVDIMM, a power-off and a
 # second boot (its headers say so; see also siw_load).
 if [ -z "${XIW_VM_OUT:-}" ] && [ -r "$0" ]; then
-	case $(sed -n '1,12{/^# \(topology: *2vm\|pmem:\|boots:\)/p}' "$0") in
+	case $(sed -n '1,12{/^# \(topology: *[23]vm\|pmem:\|boots:\)/p}' "$0") in
+	*topology*3vm) skip "a three-VM test: needs the project's three VMs (selftests/run.sh)" ;;
 	*topology*) skip "a two-VM test: needs the project's VM pair (selftests/run.sh)" ;;
 	*pmem:*) skip "needs the project's VM with an emulated NVDIMM (selftests/run.sh)" ;;
 	*boots:*) skip "needs the project's VM, powered off and booted again (selftests/run.sh)" ;;
@@ -637,12 +638,22 @@ XIW_SYNC_PORT=${XIW_SYNC_PORT:-7700}
 # (default timeout 60 s); prints the MSG the peer passed. Calls must pair up
 # in the same order on both sides. Returns 1 on timeout, mismatch, or when
 # the host runner reports the peer VM dead ($XIW_VM_OUT/peer-died).
+# Three VMs (XIW_TOPOLOGY=3vm): every VM calls it, a is the hub (b
+# connects to a on $XIW_SYNC_PORT, c on the port after it) and answers
+# only once both are in; b and c print a's MSG, a prints "MSG_B MSG_C".
 xiw_sync() {
-	local name=$1 msg=${2:-.} t=${3:-60} line='' part fd end rc abort
+	local name=$1 msg=${2:-.} t=${3:-60} line='' part fd end rc abort port=$XIW_SYNC_PORT
 	abort=${XIW_VM_OUT:-/nonexistent}/peer-died
-	[ -n "${XIW_PEER_IP:-}" ] || { echo "xiw_sync: not a 2vm test" >&2; return 1; }
+	[ -n "${XIW_PEER_IP:-}" ] || { echo "xiw_sync: not a 2vm or 3vm test" >&2; return 1; }
 	case $name$msg in *[[:space:]]*) echo "xiw_sync: no blanks in NAME/MSG" >&2; return 1 ;; esac
 	end=$(( EPOCHSECONDS + t ))
+	if [ "${XIW_TOPOLOGY:-}" = 3vm ]; then
+		if [ "$XIW_ROLE" = a ]; then
+			_xiw_sync_hub "$name" "$msg" "$t"
+			return
+		fi
+		[ "$XIW_ROLE" = c ] && port=$((XIW_SYNC_PORT + 1))
+	fi
 	if [ "$XIW_ROLE" = a ]; then
 		# Side a listens, one connection per sync. busybox nc quits when
 		# its stdin ends: keep that open until the peer's line is in.
@@ -653,7 +664,7 @@ xiw_sync() {
 		# Side b connects; a refused connection means a is not there yet.
 		fd=
 		while :; do
-			exec {fd}<>"/dev/tcp/$XIW_PEER_IP/$XIW_SYNC_PORT" && break
+			exec {fd}<>"/dev/tcp/$XIW_PEER_IP/$port" && break
 			fd=
 			[ "$EPOCHSECONDS" -lt $end ] && [ ! -e "$abort" ] || break
 			sleep 0.1
@@ -712,6 +723,86 @@ xiw_sync() {
 		esac
 		return 1; }
 	printf '%s\n' "${line#* }"
+}
+
+# _xiw_sync_hub NAME MSG SEC: xiw_sync on a of three VMs. One busybox nc
+# listener per peer (b on $XIW_SYNC_PORT, c on the next port), each
+# behind two fifos: its stdin stays open until both peers' lines are in,
+# so neither peer leaves the rendezvous before the other has come. Then
+# each peer gets a's line when both are at NAME; when one is elsewhere,
+# the other gets that one's place as the answer ("peer is at ..." on its
+# side, which the suite's begin barrier needs to resync) and the stray
+# one gets a's line. Closing stdin makes nc send its FIN first (a keeps
+# the TIME_WAIT, as in the 2vm case) and end when the peer closes.
+_xiw_sync_hub() {
+	local name=$1 msg=$2 t=$3 abort=${XIW_VM_OUT:-/nonexistent}/peer-died
+	local dir p i rc part end err='' ans
+	local -A pid=() in=() outfd=() got=() full=()
+	end=$(( EPOCHSECONDS + t ))
+	dir=$(mktemp -d /run/xiw-sync.XXXXXX)
+	for p in b c; do
+		mkfifo "$dir/$p.in" "$dir/$p.out"
+		i=$XIW_SYNC_PORT
+		[ $p = b ] || i=$((i + 1))
+		timeout "$t" busybox nc -l -p "$i" <"$dir/$p.in" >"$dir/$p.out" 2>/dev/null &
+		pid[$p]=$!
+		exec {i}<>"$dir/$p.in"; in[$p]=$i
+		exec {i}<>"$dir/$p.out"; outfd[$p]=$i
+		got[$p]='' full[$p]=0
+	done
+	# both lines, read in 1 s steps (partial reads kept, see xiw_sync)
+	while [ "${full[b]}${full[c]}" != 11 ]; do
+		for p in b c; do
+			[ "${full[$p]}" = 0 ] || continue
+			rc=0 part=
+			read -r -t 0.5 part <&"${outfd[$p]}" || rc=$?
+			got[$p]+=$part
+			[ $rc -gt 128 ] || full[$p]=1
+		done
+		[ ! -e "$abort" ] || { err="a peer VM died"; break; }
+		[ "$EPOCHSECONDS" -lt $end ] || break
+	done
+	for p in b c; do
+		ans=$name' '$msg
+		if [ "${full[$p]}" = 1 ] && [ "${got[$p]%% *}" = "$name" ]; then
+			# the other one is elsewhere: tell this one where
+			i=b; [ $p = c ] || i=c
+			if [ "${full[$i]}" = 0 ] || [ -z "${got[$i]}" ]; then
+				ans=
+			elif [ "${got[$i]%% *}" != "$name" ]; then
+				ans="${got[$i]%% *} -"
+			fi
+		fi
+		[ -z "$ans" ] || { printf '%s\n' "$ans" >&"${in[$p]}"; } 2>/dev/null || true
+		i=${in[$p]}; exec {i}>&-
+		# a listener that never got its peer's line goes at once
+		[ "${full[$p]}" = 1 ] || kill "${pid[$p]}" 2>/dev/null || true
+	done
+	# nc sent the answer and its FIN; it ends when the peer closes (up to
+	# 5 s later, see xiw_sync)
+	for _ in {1..60}; do
+		kill -0 "${pid[b]}" 2>/dev/null || kill -0 "${pid[c]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "${pid[b]}" "${pid[c]}" 2>/dev/null || true
+	wait "${pid[b]}" "${pid[c]}" 2>/dev/null || true
+	for p in b c; do i=${outfd[$p]}; exec {i}<&-; done
+	rm -rf "$dir"
+	[ -z "$err" ] || { echo "xiw_sync $name: $err" >&2; return 1; }
+	for p in b c; do
+		if [ "${full[$p]}" = 0 ] || [ -z "${got[$p]}" ]; then
+			echo "xiw_sync $name: no answer from $p within ${t}s" >&2
+			return 1
+		fi
+		if [ "${got[$p]%% *}" != "$name" ]; then
+			echo "xiw_sync $name: peer is at '${got[$p]%% *}' ($p)" >&2
+			case ${got[$p]%% *} in
+			end:*) echo "${got[$p]%% *}" >"${XIW_VM_OUT:-/nonexistent}/peer-ended" 2>/dev/null || true ;;
+			esac
+			return 1
+		fi
+	done
+	printf '%s %s\n' "${got[b]#* }" "${got[c]#* }"
 }
 
 # xiw_barrier NAME [SEC]: xiw_sync without a message; fails the test on error.
@@ -866,9 +957,22 @@ pmem_devdax() {
 # The runner boots again on the same NVDIMM file and runs the test once
 # more with XIW_BOOT=2; $XIW_TEST_STATE is the same directory in both boots.
 xiw_power_off() {
-	local hits t
-	[ "${XIW_BOOT:-}" = 1 ] ||
+	[ "${XIW_BOOT:-}" = 1 ] && [ "${XIW_TOPOLOGY:-}" != 3vm ] ||
 		fail "xiw_power_off outside boot 1 of a '# boots: 2' test (XIW_BOOT=${XIW_BOOT:-unset})"
+	_xiw_klog_check
+	log "boot 1 ends here: sysrq power-off"
+	now_us >"$XIW_TEST_OUT/$XIW_TEST_NAME.poweroff"
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 60
+	fail "the VM still runs 60 s after sysrq o"
+}
+
+# _xiw_klog_check: fail the test on a splat in the kernel log since the
+# runner's marker, or a new bad taint, as the runner would after the test
+# (for a power-off, after which the runner cannot look).
+_xiw_klog_check() {
+	local hits t
 	if [ -n "${XIW_KLOG_MARK:-}" ]; then
 		hits=$(dmesg | awk -v m="$XIW_KLOG_MARK" 'f { print } index($0, m) { f = 1 }' |
 			grep -E -- "$XIW_KLOG_BAD_RE" | grep -v -e 'xiw-selftest: ' -e 'Command line:' |
@@ -881,8 +985,35 @@ xiw_power_off() {
 		(( (t & ~XIW_TAINT0) & XIW_TAINT_MASK )) &&
 			fail "kernel tainted $XIW_TAINT0 -> $t"
 	fi
-	log "boot 1 ends here: sysrq power-off"
-	now_us >"$XIW_TEST_OUT/$XIW_TEST_NAME.poweroff"
+	return 0
+}
+
+# xiw_vm_power_cycle SEC: in a 3vm test on b or c, power this VM off at
+# once (sysrq o: no shutdown, no deferred cleanup, the peers see it vanish
+# mid-connection) while a and the other VM go on with the test. The host
+# runner keeps it off for SEC seconds (from qemu's exit), then boots it
+# again with the same role, address and MAC, and its suite resumes in the
+# same test: the script runs once more from the top with XIW_BOOT one
+# higher (the first run has XIW_BOOT=1), without the runner's begin
+# barrier (the other VMs are inside the test), then the plan goes on.
+# $XIW_TEST_STATE outlives the power-off; the test's log goes on in the
+# same file. The kernel log of the boot that ends is checked here, as the
+# runner would (a splat fails the test and no power-off happens), and kept
+# as tests/NAME.dmesg.bootN. The boot after the power-off takes 10-30 s
+# under TCG on top of SEC.
+xiw_vm_power_cycle() {
+	local sec=$1 b=${XIW_BOOT:-1}
+	[ "${XIW_TOPOLOGY:-}" = 3vm ] && [[ $XIW_ROLE == [bc] ]] ||
+		fail "xiw_vm_power_cycle: only on VM b or c of a 3vm test (role $XIW_ROLE, topology ${XIW_TOPOLOGY:-?})"
+	[[ $sec =~ ^[0-9]+$ ]] || fail "xiw_vm_power_cycle: SEC '$sec'"
+	[ -n "${XIW_VM_OUT:-}" ] && [ -n "${XIW_TEST_NO:-}" ] ||
+		fail "xiw_vm_power_cycle: not started by the VM runner"
+	_xiw_klog_check
+	dmesg | awk -v m="${XIW_KLOG_MARK:-}" 'f { print } index($0, m) { f = 1 }' \
+		>"$XIW_TEST_OUT/$XIW_TEST_NAME.dmesg.boot$b" 2>/dev/null || true
+	log "boot $b of $XIW_TEST_NAME on $XIW_ROLE ends here: sysrq power-off, $sec s off"
+	printf '%s\t%s\t%s\t%s\n' "$XIW_TEST_NAME" "$XIW_TEST_NO" "$sec" "$b" \
+		>"$XIW_VM_OUT/power-cycle"
 	sync
 	echo o >/proc/sysrq-trigger
 	sleep 60

@@ -11,10 +11,21 @@ NVME_TRANSPORT=${NVME_TRANSPORT:-rdma}
 # nvmet_target ADDR NQN [use_srq]: target on ADDR:4420 (IPv4, or IPv6 when
 # ADDR has a colon) exporting a fresh memory-backed null_blk (1 GiB), over
 # NVME_TRANSPORT (use_srq: rdma only). nvmet_target_down undoes it (also
-# at exit).
+# at exit). Set before the call, for one subsystem behind two targets
+# (native multipath, ulp_nvme_multipath_3vm):
+#   NVMET_DEVICE=/dev/...  the namespace's block device instead of null_blk
+#                          (the bdev backend: bios straight to the device)
+#   NVMET_NS_UUID=UUID     the namespace's UUID, and its NGUID made of it
+#   NVMET_SERIAL=STR       the subsystem's serial number
+#   NVMET_CNTLID=MIN-MAX   the range of the controller IDs this target gives
+#                          (a host refuses a second controller of a
+#                          subsystem with an ID it has already)
 nvmet_target() {
-	local addr=$1 nqn=$2 srq=${3:-0} c=$NVMET_CFG fam=ipv4
-	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 || fail "no null_blk"
+	local addr=$1 nqn=$2 srq=${3:-0} c=$NVMET_CFG fam=ipv4 dev=${NVMET_DEVICE:-/dev/nullb0}
+	if [ -z "${NVMET_DEVICE:-}" ]; then
+		modprobe null_blk nr_devices=1 gb=1 memory_backed=1 || fail "no null_blk"
+		NVMET_NULLB=1
+	fi
 	NVMET_TRTYPE=$NVME_TRANSPORT
 	if [ "$NVMET_TRTYPE" = rdma ]; then
 		modprobe nvmet-rdma use_srq="$srq" || fail "modprobe nvmet-rdma failed (Debian's kernel has it)"
@@ -31,8 +42,17 @@ nvmet_target() {
 	defer nvmet_target_down
 	mkdir "$c/subsystems/$nqn"
 	echo 1 >"$c/subsystems/$nqn/attr_allow_any_host"
+	[ -z "${NVMET_SERIAL:-}" ] || echo "$NVMET_SERIAL" >"$c/subsystems/$nqn/attr_serial"
+	if [ -n "${NVMET_CNTLID:-}" ]; then
+		echo "${NVMET_CNTLID%-*}" >"$c/subsystems/$nqn/attr_cntlid_min"
+		echo "${NVMET_CNTLID#*-}" >"$c/subsystems/$nqn/attr_cntlid_max"
+	fi
 	mkdir "$c/subsystems/$nqn/namespaces/1"
-	echo -n /dev/nullb0 >"$c/subsystems/$nqn/namespaces/1/device_path"
+	echo -n "$dev" >"$c/subsystems/$nqn/namespaces/1/device_path"
+	if [ -n "${NVMET_NS_UUID:-}" ]; then
+		echo "$NVMET_NS_UUID" >"$c/subsystems/$nqn/namespaces/1/device_uuid"
+		echo "${NVMET_NS_UUID//-/}" >"$c/subsystems/$nqn/namespaces/1/device_nguid"
+	fi
 	echo 1 >"$c/subsystems/$nqn/namespaces/1/enable"
 	mkdir "$c/ports/1"
 	echo "$NVMET_TRTYPE" >"$c/ports/1/addr_trtype"
@@ -55,7 +75,9 @@ nvmet_target_down() {
 		rmdir "$c/subsystems/$nqn"
 	}
 	NVMET_NQN=
-	modprobe -r "nvmet-$NVMET_TRTYPE" nvmet null_blk
+	modprobe -r "nvmet-$NVMET_TRTYPE" nvmet
+	[ -z "${NVMET_NULLB:-}" ] || modprobe -r null_blk
+	NVMET_NULLB=
 }
 
 # nvme_host_connect ADDR NQN [OPTIONS]: connect over NVME_TRANSPORT (xiw
@@ -134,4 +156,39 @@ nvme_rw_check() {
 	expect_eq "$got" "$want" "sha256 of the $mb MiB read back"
 	log "$mb MiB written ($((mb * 1000000 / (t1 - t0))) MB/s), read back" \
 	    "and hashed ($((mb * 1000000 / (t2 - t1))) MB/s): equal"
+}
+
+# --- native multipath: one subsystem, a controller (path) per target ---------
+
+# nvme_path_connect ADDR NQN [OPTIONS]: one more controller of subsystem NQN,
+# to the target on ADDR (nvme-$NVME_TRANSPORT); prints its sysfs directory
+# (/sys/class/nvme/nvmeN). Deleted at exit (nvme_path_delete).
+nvme_path_connect() {
+	local addr=$1 nqn=$2 opts=${3:-} t=$NVME_TRANSPORT d
+	modprobe "nvme-$t" || fail "modprobe nvme-$t failed (Debian's kernel has it)"
+	echo "transport=$t,traddr=$addr,trsvcid=4420,nqn=$nqn${opts:+,$opts}" \
+		>/dev/nvme-fabrics || fail "nvme-$t connect to $addr failed"
+	d=$(nvme_path_of "$addr" "$nqn") || fail "no controller of $nqn at $addr"
+	defer nvme_path_delete "$d"
+	echo "$d"
+}
+
+# nvme_path_of ADDR NQN: the sysfs directory of the controller of NQN whose
+# target address is ADDR
+nvme_path_of() {
+	local d
+	for d in /sys/class/nvme/nvme*; do
+		[ "$(cat "$d/subsysnqn" 2>/dev/null)" = "$2" ] || continue
+		[[ $(cat "$d/address" 2>/dev/null) == *"traddr=$1,"* ]] || continue
+		echo "$d"
+		return 0
+	done
+	return 1
+}
+
+# nvme_path_delete CTRLDIR: delete that controller unless it is gone.
+nvme_path_delete() {
+	[ -e "$1/delete_controller" ] || return 0
+	echo 1 >"$1/delete_controller" 2>/dev/null || true
+	wait_for 30 eval "[ ! -e $1 ]" || { echo "controller ${1##*/} not deleted"; return 1; }
 }

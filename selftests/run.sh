@@ -20,12 +20,15 @@
 # Test protocol (details in selftests/README.md):
 #   * A test is a bash script selftests/tests/NAME.sh that sources
 #     selftests/lib.sh and exits 0 (pass), 4 (skip) or anything else (fail).
-#   * Header comments: "# topology: 1vm|2vm" (default 1vm), "# timeout: SEC"
+#   * Header comments: "# topology: 1vm|2vm|3vm" (default 1vm), "# timeout: SEC"
 #     (default 120), "# description: ...", and for fixtures "# expect: ok|fail|skip"
 #     and "# expect-reason: ERE" (matched against the TAP reason).
 #   * All 1vm tests share ONE VM boot, run one after the other, each in its
 #     own session with its own timeout; all 2vm tests share ONE pair of VMs
-#     (same script on both, XIW_ROLE=a|b, barrier before and after each test).
+#     (same script on both, XIW_ROLE=a|b, barrier before and after each test);
+#     all 3vm tests share ONE boot of three VMs (XIW_ROLE=a|b|c, one shared
+#     network segment; a VM b or c may power itself off inside a test and
+#     is booted again to finish it: lib.sh's xiw_vm_power_cycle).
 #     A VM that crashes or hangs fails the test it was in; the tests after
 #     it run in a new boot (of the pair), up to XIW_MAX_REBOOTS boots (3).
 #   * "# pmem: SIZE" (an emulated NVDIMM backed by a file in the run's dir)
@@ -39,7 +42,8 @@
 #     stall, Call Trace:, ...) or the kernel got a new B/D/W/L taint, or
 #     when a deferred cleanup command failed or it left RDMA links or
 #     netdevs behind. Its "# retry: ..." lines are shown under its TAP line.
-#   * After the tests of each boot, "module_unload" (2vm: "module_unload_2vm")
+#   * After the tests of each boot, "module_unload" (2vm: "module_unload_2vm",
+#     3vm: "module_unload_3vm")
 #     rmmods xiw if it is loaded (a failure = a leak) and scans the log again;
 #     it is skipped when xiw was never loaded.
 #   * A skip says why: exit status 4 without a "SKIP: why" line in the
@@ -57,7 +61,9 @@
 # XIW_VM_MEM, XIW_VM_SMP (see vm/vm.sh), XIW_VM_SMP_2VM (the vCPUs of each
 # VM of the 2vm topology: XIW_VM_SMP if set, else 1; two 2-vCPU TCG VMs on
 # a 2-core host run four vCPU threads on two cores, and booted and ran
-# the 2vm tests about a quarter slower), XIW_UNLOAD_MODULES (default xiw),
+# the 2vm tests about a quarter slower), XIW_VM_SMP_3VM (likewise for the
+# three VMs of the 3vm topology, default 1), XIW_VM_MEM_3VM (MiB of each of
+# them, default 1536), XIW_UNLOAD_MODULES (default xiw),
 # XIW_VM_BOOT_S (boot allowance added to the VM's hard timeout, default 240),
 # XIW_TEST_TIMEOUT (a floor for every selected test's timeout, seconds).
 # Every other XIW_* variable is passed on to the guests (XIW_KO_PARAMS,
@@ -119,7 +125,7 @@ else
 		files+=("$f")
 	done
 fi
-t1=() t2=()	# "name<TAB>timeout<TAB>path" per topology
+t1=() t2=() t4=()	# "name<TAB>timeout<TAB>path" per topology (t4: 3vm)
 t3=()		# own VM: "name<TAB>timeout<TAB>path<TAB>pmem size or -<TAB>boots"
 declare -A expect=() expect_reason=()
 for f in "${files[@]}"; do
@@ -135,6 +141,13 @@ for f in "${files[@]}"; do
 	fi
 	expect[$n]=$(header "$f" expect ok)
 	pm=$(header "$f" pmem -)
+	sd=$(header "$f" shared-disk -)
+	if [ "$sd" != - ]; then
+		[ "$topo" = 3vm ] || { echo "run.sh: $f: shared-disk goes with topology 3vm only" >&2; exit 2; }
+		[[ $sd =~ ^[0-9]+[MG]$ ]] || { echo "run.sh: $f: shared-disk size '$sd' (e.g. 64M)" >&2; exit 2; }
+		sd=${sd/G/*1024}; sd=$(( ${sd%M} ))
+		[ "$sd" -le "${disk3_mb:-0}" ] || disk3_mb=$sd
+	fi
 	boots=$(header "$f" boots 1)
 	case $boots in 1|2) ;; *) echo "run.sh: $f: boots must be 1 or 2" >&2; exit 2 ;; esac
 	if [ "$pm" != - ] || [ "$boots" != 1 ]; then
@@ -146,11 +159,12 @@ for f in "${files[@]}"; do
 	case $topo in
 	1vm) t1+=("$n"$'\t'"$to"$'\t'"$f") ;;
 	2vm) t2+=("$n"$'\t'"$to"$'\t'"$f") ;;
+	3vm) t4+=("$n"$'\t'"$to"$'\t'"$f") ;;
 	*) echo "run.sh: $f: unknown topology '$topo'" >&2; exit 2 ;;
 	esac
 done
 if [ $list = 1 ]; then
-	for l in "${t1[@]}" "${t2[@]}" "${t3[@]}"; do
+	for l in "${t1[@]}" "${t2[@]}" "${t4[@]}" "${t3[@]}"; do
 		IFS=$'\t' read -r n to f pm boots <<<"$l"
 		topo=$(header "$f" topology 1vm)
 		[ -z "${pm:-}" ] || [ "$pm" = - ] || topo+="+pmem"
@@ -176,6 +190,7 @@ if [ "$repeat" -gt 1 ]; then
 	[ ${#t1[@]} = 0 ] || mapfile -t t1 < <(expand "${t1[@]}")
 	[ ${#t2[@]} = 0 ] || mapfile -t t2 < <(expand "${t2[@]}")
 	[ ${#t3[@]} = 0 ] || mapfile -t t3 < <(expand "${t3[@]}")
+	[ ${#t4[@]} = 0 ] || mapfile -t t4 < <(expand "${t4[@]}")
 fi
 
 # Each test runs through selftests/Makefile's run_tests (kselftest's
@@ -218,7 +233,7 @@ if ! "$here/vm/mkinitramfs.sh" >/dev/null; then
 fi
 
 # --- TAP output ------------------------------------------------------------------------
-n_total=$(( ${#t1[@]} + ${#t2[@]} + (${#t1[@]} > 0) + (${#t2[@]} > 0) + 2 * ${#t3[@]} ))
+n_total=$(( ${#t1[@]} + ${#t2[@]} + ${#t4[@]} + (${#t1[@]} > 0) + (${#t2[@]} > 0) + (${#t4[@]} > 0) + 2 * ${#t3[@]} ))
 tapno=0 n_pass=0 n_fail=0 n_skip=0
 declare -A verdict=() reasons=()
 pfx=	# "# " in selfcheck mode: the inner TAP becomes comments
@@ -227,7 +242,7 @@ echo "TAP version 13"
 echo "${pfx}1..$n_total"
 
 # retries NAME: the "# retry: ..." lines of NAME's logs in the VM dirs of
-# the group being reported ($emit_dirs), as TAP comments ([a]/[b] in 2vm),
+# the group being reported ($emit_dirs), as TAP comments ([a]/[b]/[c]),
 # its "# tool: ..." lines (a named tool-side failure that was not held
 # against the test, e.g. lib.sh's rping_status) and its "# left: ..." line
 # (processes the test left running, killed by the guest's runner); sets
@@ -408,6 +423,8 @@ finish_group() {
 			fi
 			if [ -s "$d/vm-status" ] && [ "$(cat "$d/vm-status")" = 124 ]; then
 				why+="${why:+; }${side}no result: the VM hit its hard timeout"
+			elif [ -f "$d/power-cycle" ] && [ ! -f "$d/done" ]; then
+				why+="${why:+; }${side}no result: powered off by the test (xiw_vm_power_cycle), not booted again after a peer VM died"
 			elif [ -f "$d/peer-died" ] && [ ! -f "$d/done" ]; then
 				why+="${why:+; }${side}no result: stopped after the peer VM died"
 			else
@@ -461,7 +478,7 @@ boot_failed() {
 boot_again() {
 	local why
 	# (not the command line's panic=-1)
-	why=$(tr -d '\r' <"$1/console.log" 2>/dev/null | grep -v 'ommand line:' |
+	why=$(cat "$1/console.log" "$1"/[abc]/console.log 2>/dev/null | tr -d '\r' | grep -v 'ommand line:' |
 		grep -m1 -E 'Oops|BUG|panic|Kernel panic|KVM internal error' || true)
 	# qemu's own end (TCG once asserted in its MSI-X table emulation
 	# while the kernel was still decompressing) is in qemu.log
@@ -696,6 +713,160 @@ if [ ${#t2[@]} -gt 0 ]; then
 	echo "# 2vm: $(( $(date +%s) - g0 )) s, tests started $(boot_s "$da") s / $(boot_s "$db") s after the kernels"
 fi
 
+# --- three VMs on one segment: every 3vm test -----------------------------------------------
+# The segment is qemu's socket netdev in multicast mode on the host's lo
+# (vm.sh -n mcast:GROUP:PORT): a group and port of this run's own, so that
+# runs side by side never see each other's frames. Roles a, b, c:
+# 10.77.0.1-3/24, MACs 52:54:00:77:00:01-03; a is the hub of the syncs.
+# A VM b or c that powers itself off inside a test (lib.sh's
+# xiw_vm_power_cycle, OUT/power-cycle) stays off for the seconds it asked
+# for and is booted again (OUT/cycleK keeps the boot that ended); its
+# suite resumes in that test (XIW_RESUME) while the others run on.
+declare -A ip3=([a]=10.77.0.1 [b]=10.77.0.2 [c]=10.77.0.3)
+declare -A mac3=([a]=52:54:00:77:00:01 [b]=52:54:00:77:00:02 [c]=52:54:00:77:00:03)
+# vm3_start ROLE DIR TIMEOUT [-e VAR=VAL...]: VM ROLE of the group in the
+# background (vpid), on segment $mcast
+vm3_start() {
+	local r=$1 d=$2 to=$3 peer=${ip3[a]}
+	shift 3
+	[ "$r" != a ] || peer=${ip3[b]}
+	# no_timer_check: three TCG VMs booting at once on two cores
+	# made the kernel's IO-APIC timer check fail ("IO-APIC + timer
+	# doesn't work!", a panic at 0.004 s) in the first run
+	XIW_VM_SMP=$smp3 XIW_VM_MEM=$mem3 "$here/vm/vm.sh" "${verbose_opt[@]}" -o "$d" -t "$to" \
+		-a no_timer_check ${tsc3:+-a "tsc_early_khz=$tsc3"} "${disk3[@]}" \
+		-n "mcast:$mcast" -m "${mac3[$r]}" "${envargs[@]}" -e XIW_ROLE="$r" -e XIW_TOPOLOGY=3vm \
+		-e XIW_LOCAL_IP="${ip3[$r]}" -e XIW_PEER_IP="$peer" \
+		-e XIW_IP_A="${ip3[a]}" -e XIW_IP_B="${ip3[b]}" -e XIW_IP_C="${ip3[c]}" \
+		"$@" "$here/vm/guest-suite.sh" >>"$d/vm.out" 2>&1 &
+	vpid=$!
+}
+# host_tsc_khz: the host's TSC frequency in kHz, from its kernel log (the
+# refined calibration, else the first one), else nothing. Under TCG a
+# guest's TSC is the host's. A guest calibrates it against the PIT, and
+# under load that count goes wrong: with three VMs booting at once one
+# took the PIT's 136.5 MHz over the HPET's 2594 MHz ("PIT calibration
+# deviates from HPET"), and with tsc=reliable its clocks then ran 19
+# times fast (a soft lockup "stuck for 24s" after a second, every timeout
+# cut short). tsc_early_khz= gives the guest the host's figure instead.
+host_tsc_khz() {
+	local l
+	l=$(dmesg 2>/dev/null | grep -E 'tsc: (Refined TSC clocksource calibration|Detected) [0-9.]+ MHz' |
+		sort -t: -k2 | tail -n 1)	# "Refined" sorts after "Detected"
+	[[ $l =~ ([0-9]+)\.([0-9]{3})\ MHz ]] || return 0
+	echo "${BASH_REMATCH[1]}${BASH_REMATCH[2]}"
+}
+if [ ${#t4[@]} -gt 0 ]; then
+	g0=$(date +%s)
+	tsc3=${XIW_VM_TSC_KHZ-$(host_tsc_khz)}
+	smp3=${XIW_VM_SMP_3VM:-1}
+	mem3=${XIW_VM_MEM_3VM:-1536}
+	n_cycles=0
+	plan=("${t4[@]}")
+	for seg in $(seq "$MAX_SEGMENTS"); do
+	pd=$outdir/3vm
+	[ "$seg" = 1 ] || pd+=".$seg"
+	dirs3=("$pd/a" "$pd/b" "$pd/c")
+	for boot in 1 2; do
+	rm -rf "$pd"; mkdir -p "${dirs3[@]}"
+	vm_dirs=("${dirs3[@]}")
+	for d in "${dirs3[@]}"; do printf '%s\n' "${plan[@]}" >"$d/plan"; done
+	to=$(vm_timeout "${plan[@]}")
+	# "# shared-disk: SIZE" (the largest of the plan): one sparse raw
+	# file, /dev/vda in each of the three VMs (vm.sh -d), the same file
+	# again after a power cycle; deleted with the group's end
+	disk3=()
+	if [ -n "${disk3_mb:-}" ]; then
+		truncate -s "${disk3_mb}M" "$pd/shared-disk.img"
+		disk3=(-d "$pd/shared-disk.img")
+	fi
+	mcast=230.77.$((RANDOM % 256)).$((RANDOM % 254 + 1)):$((20000 + RANDOM % 20000))
+	unset pid3 off3 cyc3
+	declare -A pid3=() off3=() cyc3=()
+	for r in a b c; do
+		vm3_start "$r" "$pd/$r" "$to"
+		pid3[$r]=$vpid
+	done
+	while :; do
+		follow_once "${dirs3[@]}"
+		alive=0
+		for r in a b c; do
+			d=$pd/$r p=${pid3[$r]}
+			if [ -n "$p" ] && ! kill -0 "$p" 2>/dev/null; then
+				st=0
+				wait "$p" || st=$?
+				echo "$st" >"$d/vm-status"
+				pid3[$r]=
+				if [ -f "$d/power-cycle" ] && [ ! -f "$d/done" ]; then
+					off3[$r]=$(date +%s)
+					IFS=$'\t' read -r pc_name pc_no pc_sec pc_boot <"$d/power-cycle"
+					echo "# ${d#"$outdir"/}: powered off by $pc_name (its boot $pc_boot), back in $pc_sec s"
+				elif [ ! -f "$d/done" ]; then
+					# a VM died: the others give up their syncs
+					for o in a b c; do
+						[ "$o" = "$r" ] || [ -f "$pd/$o/peer-died" ] ||
+							date +%s >"$pd/$o/peer-died"
+					done
+				fi
+			fi
+			if [ -n "${off3[$r]:-}" ]; then
+				IFS=$'\t' read -r pc_name pc_no pc_sec pc_boot <"$d/power-cycle"
+				others=0
+				for o in a b c; do [ "$o" = "$r" ] || [ -z "${pid3[$o]}" ] || others=1; done
+				if [ -f "$d/peer-died" ] || [ $others = 0 ]; then
+					# the group is lost, or the others ended
+					# (a test that never waits for it): it
+					# stays off
+					off3[$r]=
+				elif [ $(( $(date +%s) - off3[$r] )) -ge "$pc_sec" ]; then
+					t_off=${off3[$r]} k=$(( ${cyc3[$r]:-0} + 1 ))
+					cyc3[$r]=$k n_cycles=$((n_cycles + 1))
+					mkdir -p "$d/cycle$k"
+					mv "$d/console.log" "$d/qemu.log" "$d/vm.out" "$d/vm-status" \
+						"$d/power-cycle" "$d/cycle$k/" 2>/dev/null
+					vm3_start "$r" "$d" "$(vm_timeout "${plan[@]:$((pc_no - 1))}")" \
+						-e XIW_RESUME="$pc_no" -e XIW_RESUME_BOOT=$((pc_boot + 1))
+					pid3[$r]=$vpid off3[$r]=
+					echo "# ${d#"$outdir"/}: booted again after $(( $(date +%s) - t_off )) s off, resuming $pc_name"
+				fi
+			fi
+			[ -z "${pid3[$r]}" ] && [ -z "${off3[$r]:-}" ] || alive=1
+			if [ -n "${pid3[$r]}" ] && [ -f "$d/peer-died" ] &&
+			   [ $(( $(date +%s) - $(cat "$d/peer-died") )) -ge ${XIW_PEER_GRACE_S:-90} ]; then
+				stop_vm "$d"
+			fi
+		done
+		[ $alive = 1 ] || break
+		sleep 1
+	done
+	# A VM that died before its suite started, before any result: the
+	# group boots once more (a VM booted again after a power cycle that
+	# dies so is a dead VM like any other)
+	if [ $boot = 1 ] && [ ! -s "$pd/a/results" ] && [ ! -s "$pd/b/results" ] &&
+	   [ ! -s "$pd/c/results" ] &&
+	   { boot_failed "$pd/a" || boot_failed "$pd/b" || boot_failed "$pd/c"; }; then
+		boot_again "$pd"
+		mkdir -p "${dirs3[@]}"
+		continue
+	fi
+	break
+	done
+	rm -f "$pd/shared-disk.img"
+	mapfile -t rest < <(after_crash "${dirs3[@]}" -- "${plan[@]}")
+	mapfile -t nl < <(plan_names "${plan[@]}")
+	if [ ${#rest[@]} = 0 ] || [ "$seg" = "$MAX_SEGMENTS" ]; then
+		finish_group "${nl[@]}" module_unload_3vm -- "${dirs3[@]}"
+		break
+	fi
+	mapfile -t nl < <(plan_names "${plan[@]:0:$(( ${#plan[@]} - ${#rest[@]} ))}")
+	finish_group "${nl[@]}" -- "${dirs3[@]}"
+	victim=${plan[$(( ${#plan[@]} - ${#rest[@]} - 1 ))]%%$'\t'*}
+	echo "# ${pd#"$outdir"/}: a VM died in $victim; booting the three again for the ${#rest[@]} tests after it"
+	plan=("${rest[@]}")
+	done
+	echo "# 3vm: $(( $(date +%s) - g0 )) s, $n_cycles power cycles, tests started $(boot_s "$pd/a") s / $(boot_s "$pd/b") s / $(boot_s "$pd/c") s after the kernels"
+fi
+
 elapsed=$(( $(date +%s) - start_all ))
 
 # --- selfcheck: compare the verdicts with the fixtures' expectations ---------------------------
@@ -706,6 +877,7 @@ if [ $selfcheck = 1 ]; then
 	# configfs is mounted in every VM: unloading it must fail.
 	[ ${#t1[@]} -gt 0 ] && want[module_unload]=${XIW_SELFCHECK_UNLOAD:-fail}
 	[ ${#t2[@]} -gt 0 ] && want[module_unload_2vm]=${XIW_SELFCHECK_UNLOAD:-fail}
+	[ ${#t4[@]} -gt 0 ] && want[module_unload_3vm]=${XIW_SELFCHECK_UNLOAD:-fail}
 	for l in "${t3[@]}"; do
 		want[module_unload_${l%%$'\t'*}]=${XIW_SELFCHECK_UNLOAD:-fail}
 	done
@@ -714,6 +886,7 @@ if [ $selfcheck = 1 ]; then
 	i=0 p=0 f=0
 	# The survivor of the peer crash still reports its rmmod failure.
 	[ ${#t2[@]} -gt 0 ] && expect_reason[module_unload_2vm]='rmmod configfs failed'
+	[ ${#t4[@]} -gt 0 ] && expect_reason[module_unload_3vm]='rmmod configfs failed'
 	for n in $names_sorted; do
 		i=$((i + 1))
 		what="expected ${want[$n]:-ok}, got ${verdict[$n]}"

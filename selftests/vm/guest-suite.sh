@@ -6,14 +6,19 @@
 #
 # Input (in $XIW_VM_OUT, the writable 9p dir shared with the host):
 #   plan      one test per line: NAME<TAB>TIMEOUT_S<TAB>SCRIPT_PATH
-#   vm.env    environment (XIW_ROLE single|a|b, XIW_LOCAL_IP, XIW_PEER_IP,
-#             XIW_BUILD, XIW_KO, XIW_UNLOAD_MODULES, XIW_RUN_ID, ...)
+#   vm.env    environment (XIW_ROLE single|a|b|c, XIW_TOPOLOGY 2vm|3vm,
+#             XIW_LOCAL_IP, XIW_PEER_IP, XIW_IP_A/B/C (3vm), XIW_BUILD,
+#             XIW_KO, XIW_UNLOAD_MODULES, XIW_RUN_ID, ...; XIW_RESUME=N and
+#             XIW_RESUME_BOOT=K in the boot of a 3vm VM after its power
+#             cycle: resume at plan line N, whose test runs with XIW_BOOT=K)
 # Output (same dir):
 #   results   one line per test as it ends: NAME<TAB>ok|fail|skip<TAB>SECONDS<TAB>REASON
 #   tests/NAME.log    the test's stdout+stderr, then the runner's findings
 #   tests/NAME.dmesg  the kernel log written while the test ran
 #   dmesg.log         the whole kernel log at the end
 #   done              written last (the host knows the guest got to the end)
+#   power-cycle       (3vm, lib.sh's xiw_vm_power_cycle) the test asked the
+#                     host to power this VM off and boot it again
 #
 # Per test: (2vm: barrier with the peer), a marker line in the kernel log,
 # the script in its own session (setsid), started by kselftest's runner
@@ -32,8 +37,11 @@ export XIW_ROOT
 role=${XIW_ROLE:-single}
 ksft=${XIW_KSFT:-1}	# 0: start each test without kselftest's runner
 run_id=${XIW_RUN_ID:-$$}
+topo=${XIW_TOPOLOGY:-}
+[ "$role" = single ] || topo=${topo:-2vm}
+resume=${XIW_RESUME:-0}	# 3vm: the plan line this boot resumes at
 mkdir -p "$out/tests"
-: >"$out/results"
+[ "$resume" -gt 0 ] || : >"$out/results"
 
 # Kernel log lines that fail a test (extended regex).
 bad_re='WARNING:|BUG:|Oops|KFENCE|refcount_t|list_add corruption|list_del corruption'
@@ -72,9 +80,23 @@ if [ "$role" != single ]; then
 	if [ -z "$XIW_NETDEV" ]; then
 		say "no virtio-net interface"; sync_ok=0
 	else
+		if [ "$topo" = 3vm ]; then
+			# The 3vm segment is qemu's multicast socket netdev,
+			# which hands every VM its own frames back. IPv6 DAD
+			# would take the looped-back Neighbor Solicitation of
+			# its own tentative address for another host's
+			# (enhanced DAD's nonce catches that, but only when
+			# the kernel has it and it is on): no DAD on this
+			# netdev, whose addresses run.sh makes unique anyway.
+			# IPv4 is unaffected: ARP ignores a request for
+			# another address, and a frame to another MAC is
+			# dropped as PACKET_OTHERHOST.
+			sysctl -qw "net.ipv6.conf.$XIW_NETDEV.accept_dad=0" \
+				"net.ipv6.conf.$XIW_NETDEV.dad_transmits=0"
+		fi
 		ip addr add "$XIW_LOCAL_IP/24" dev "$XIW_NETDEV"
 		ip link set "$XIW_NETDEV" up
-		say "$XIW_NETDEV $XIW_LOCAL_IP, peer $XIW_PEER_IP"
+		say "$XIW_NETDEV $XIW_LOCAL_IP, peer $XIW_PEER_IP${XIW_IP_C:+ (3vm: a $XIW_IP_A, b $XIW_IP_B, c $XIW_IP_C)}"
 	fi
 	export XIW_NETDEV XIW_SYNC_PORT
 fi
@@ -250,15 +272,23 @@ kill_session() {
 # Sets status and reason.
 run_test() {
 	local name=$1 limit=$2 path=$3 pid rc t0 t1 tnow deadline killed='' st n
-	local log=$out/tests/$name.log tmp line
+	local log=$out/tests/$name.log tmp line tboot=1
 	tmp=$(mktemp -d "/tmp/xiw-$name.XXXXXX")
-	: >"$log"
-	status=fail reason=
+	status=fail reason='' secs=0
 	rm -f "$out/peer-ended"
+	testno=$((testno + 1))
+	if [ "$testno" = "$resume" ]; then
+		# Back from a power cycle inside this test (3vm): the other
+		# VMs are in it; no begin barrier, the log goes on.
+		tboot=${XIW_RESUME_BOOT:-2}
+		echo "---- runner: boot $tboot of $name on $role (after a power cycle) ----" >>"$log"
+	else
+		: >"$log"
+	fi
 	# The peer may still be finishing the previous test (up to its
 	# limit, the kill and its end barrier) when we get here.
-	testno=$((testno + 1))
-	if ! barrier "begin:$testno:$name" $(( 300 + prev_limit )) resync; then
+	if [ "$testno" != "$resume" ] &&
+	   ! barrier "begin:$testno:$name" $(( 300 + prev_limit )) resync; then
 		if [ $sync_ok = 0 ]; then
 			reason="peer VM lost before the test ($barrier_why)"
 		else
@@ -282,6 +312,9 @@ run_test() {
 		export XIW_KLOG_MARK=$mark_text XIW_KLOG_BAD_RE=$bad_re
 		export XIW_TAINT0=$taint0 XIW_TAINT_MASK=$bad_taint_mask
 		export XIW_TEST_STATE=$out/state/$name
+		# 3vm: the test's place in the plan and its boot (lib.sh's
+		# xiw_vm_power_cycle)
+		[ "$topo" != 3vm ] || export XIW_TEST_NO=$testno XIW_BOOT=$tboot
 		# Through kselftest: selftests/Makefile's run_tests and the
 		# kernel's runner start the script. The test appends to its log
 		# itself (lib.sh, XIW_TEST_LOG); the runner's timeout is longer
@@ -479,7 +512,7 @@ hold_devs=(lo ${XIW_NETDEV:+"$XIW_NETDEV"})	# XIW_NETDEV: 2vm only
 hold_perftest_refusals "${hold_devs[@]}"
 say "kernel $(uname -r), $(nproc) cpus, role $role, uptime $(cut -d' ' -f1 /proc/uptime) s"
 taint0=$(cat /proc/sys/kernel/tainted)
-if [ "$role" != single ]; then
+if [ "$role" != single ] && [ "$resume" = 0 ]; then
 	if barrier start 180; then
 		say "peer reached"
 	else
@@ -489,6 +522,11 @@ fi
 prev_limit=0 testno=0
 while IFS=$'\t' read -r name limit path; do
 	[ -n "$name" ] || continue
+	if [ $((testno + 1)) -lt "$resume" ]; then
+		# done in the boots before the power cycle
+		testno=$((testno + 1)) prev_limit=$limit
+		continue
+	fi
 	run_test "$name" "$limit" "$path"
 	result "$name" "$status" "$secs" "$reason"
 	prev_limit=$limit
@@ -496,7 +534,7 @@ done <"$out/plan"
 
 # --- module_unload ------------------------------------------------------------
 uname_=${XIW_UNLOAD_NAME:-module_unload}
-[ "$role" = single ] || uname_=module_unload_2vm
+[ "$role" = single ] || uname_=module_unload_$topo
 barrier "begin:$uname_" $(( 120 + prev_limit )) resync || true
 taint0_before=$taint0
 mark "$uname_"

@@ -21,8 +21,17 @@
 #   -n, --net MODE:PORT virtio-net NIC on a 127.0.0.1 socket link to another VM:
 #                       MODE is listen or connect (start the listener first);
 #                       a PORT that starts with / is a Unix socket's path
-#                       (qemu's stream netdev; run.sh's default)
+#                       (qemu's stream netdev; run.sh's default);
+#                       or mcast:GROUP:PORT: a shared segment of any number
+#                       of VMs, UDP multicast GROUP:PORT on the host's lo
+#                       (every VM of one segment gets the same GROUP:PORT;
+#                       each also receives its own frames back)
 #   -m, --mac MAC       MAC of that NIC (default 52:54:00:77:00:01)
+#   -d, --disk FILE     a virtio-blk disk (/dev/vda in the guest) on the raw
+#                       host FILE, shareable: several VMs given the same FILE
+#                       write to it at once (share-rw; qemu's writes go
+#                       through the host's page cache, which every VM's qemu
+#                       reads, so they see each other's data)
 #   -e, --env VAR=VAL   export VAR in the guest before SCRIPT runs (repeatable)
 #   -p, --pmem FILE:SIZE  an emulated NVDIMM of SIZE (qemu size, e.g. 512M;
 #                       a multiple of 2M) backed by the host file FILE (created
@@ -50,7 +59,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-out='' timeout=600 net='' mac=52:54:00:77:00:01 append=${XIW_VM_APPEND:+ $XIW_VM_APPEND} console='' verbose=0 pmem=''
+out='' timeout=600 net='' disk='' mac=52:54:00:77:00:01 append=${XIW_VM_APPEND:+ $XIW_VM_APPEND} console='' verbose=0 pmem=''
 envs=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -58,6 +67,7 @@ while [ $# -gt 0 ]; do
 	-t|--timeout) timeout=$2; shift 2 ;;
 	-n|--net) net=$2; shift 2 ;;
 	-m|--mac) mac=$2; shift 2 ;;
+	-d|--disk) disk=$2; shift 2 ;;
 	-e|--env) envs+=("$2"); shift 2 ;;
 	-p|--pmem) pmem=$2; shift 2 ;;
 	-a|--append) append="$append $2"; shift 2 ;;
@@ -190,20 +200,36 @@ qemu=("${XIW_QEMU:-qemu-system-x86_64}"
 )
 if [ -n "$net" ]; then
 	mode=${net%%:*} port=${net#*:}
-	case $mode in listen|connect) ;; *) echo "vm.sh: --net listen:PORT or connect:PORT" >&2; exit 2 ;; esac
-	case $port in
-	/*)	# A Unix stream socket: reliable and flow-controlled like TCP,
+	case $mode in listen|connect|mcast) ;; *) echo "vm.sh: --net listen:PORT, connect:PORT or mcast:GROUP:PORT" >&2; exit 2 ;; esac
+	case $mode:$port in
+	mcast:*)
+		# qemu's socket netdev in multicast mode: one UDP datagram
+		# per frame to GROUP:PORT over 127.0.0.1, which every VM
+		# of the segment (and this one: qemu turns multicast
+		# loopback on) receives. No flow control: a frame lost to a
+		# full socket buffer is TCP's to resend.
+		[[ $port =~ ^2(2[4-9]|3[0-9])\.[0-9]+\.[0-9]+\.[0-9]+:[0-9]+$ ]] ||
+			{ echo "vm.sh: --net mcast:GROUP:PORT with GROUP in 224.0.0.0/4 ($port)" >&2; exit 2; }
+		qemu+=(-netdev "socket,id=n0,mcast=$port,localaddr=127.0.0.1") ;;
+	*:/*)	# A Unix stream socket: reliable and flow-controlled like TCP,
 		# but without Nagle's algorithm and delayed ACKs, which on a
 		# 127.0.0.1 TCP link held every frame queued behind an
 		# unacknowledged one for up to 40 ms (qemu's socket netdev does
 		# not set TCP_NODELAY): 1 MiB took 320 ms between the VMs.
 		[ "$mode" = listen ] && srv=on || srv=off
 		qemu+=(-netdev "stream,id=n0,server=$srv,addr.type=unix,addr.path=$port") ;;
-	*)	qemu+=(-netdev "socket,id=n0,$mode=127.0.0.1:$port") ;;
+	*:*)	qemu+=(-netdev "socket,id=n0,$mode=127.0.0.1:$port") ;;
 	esac
 	qemu+=(-device "virtio-net-pci,netdev=n0,romfile=,mac=$mac")
 else
 	qemu+=(-nic none)
+fi
+if [ -n "$disk" ]; then
+	[ -f "$disk" ] || { echo "vm.sh: --disk $disk: no such file" >&2; exit 2; }
+	case $disk in *,*) echo "vm.sh: --disk $disk: a comma cannot be passed to qemu" >&2; exit 2 ;; esac
+	# shellcheck disable=SC2054 # commas inside qemu option values
+	qemu+=(-drive "file=$disk,format=raw,if=none,id=sd0"
+		-device virtio-blk-pci,drive=sd0,share-rw=on,romfile=)
 fi
 # Kernel command line: see selftests/README.md for the reasons.
 cmdline="console=ttyS0 earlyprintk=serial,ttyS0 quiet panic=-1 log_buf_len=8M printk.devkmsg=on"
