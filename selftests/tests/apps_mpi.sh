@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
-# timeout: 420
+# timeout: 720
 # description: Open MPI over xiw in one VM, 2 ranks over xiw0's loopback (PML cm, OFI MTL, libfabric verbs;ofi_rxm): hpcc (HPL, PTRANS, RandomAccess, FFT, PingPong) passes its own checks; xiw_mpi_check (verified ping-pong, allreduce) gives the same result as over Open MPI's TCP BTL; every rank opened xiw0, xiw0's counters moved the job's bytes, the TCP run none
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_SELFTESTS/mpi_lib.sh"
@@ -23,15 +23,17 @@ mpi() {
 	shift 2
 	b0=$(mpi_xiw_bytes xiw0)
 	t0=$(now_us)
-	run_timeout 200 mpirun -np "$np" --oversubscribe --bind-to none "$@" \
+	run_timeout 400 mpirun -np "$np" --oversubscribe --bind-to none "$@" \
 		>"$name.log" 2>&1 || rc=$?
 	moved=$(( $(mpi_xiw_bytes xiw0) - b0 ))
 	[ $rc = 0 ] || { grep -vE 'mca:base|select:|mtl_ofi' "$name.log" | tail -n 30; fail "$name: mpirun exited $rc"; }
 	log "$name: $(( ($(now_us) - t0) / 1000 )) ms, xiw0 moved $moved bytes"
 }
 
-# hpcc, 1 x 2 grid, N = 256: ~80 s under TCG, most of it the time-bounded
-# PingPong and ring section, whose 2 MB messages alone move hundreds of MB
+# hpcc, 1 x 2 grid, N = 256: 80-110 s under TCG on a loaded host (over
+# 200 s when six other VMs shared its two cores), most of it the
+# time-bounded PingPong and ring section, whose 2 MB messages alone move
+# hundreds of MB
 hpcc_input 1 2 256 32
 mpi hpcc 2 "${MPI_XIW[@]}" hpcc
 mpi_ofi_check hpcc.log 2 xiw0
