@@ -23,6 +23,10 @@ MPI_CMD_PORT=${MPI_CMD_PORT:-7750}
 MPI_XIW=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include 'verbs;ofi_rxm'
 	 --mca btl self --mca mtl_base_verbose 100)
 MPI_TCP=(--mca pml ob1 --mca btl tcp,self)
+# MPI_Barrier's linear algorithm: with three ranks or more its default,
+# recursive doubling, hangs over the OFI MTL (verbs;ofi_rxm, libfabric
+# 1.17) on siw as on xiw
+MPI_BARRIER_LINEAR=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_barrier_algorithm 1)
 
 # mpi_env: what every mpirun needs here: the VMs run as root, the xiw
 # provider of the build tree (RDMAV_DRIVERS) for the ranks too.
