@@ -11,7 +11,9 @@
 # scripts/bench_plot.sh), NVMe-oF with fio on each device and on
 # NVMe/TCP, NFS over RDMA on xiw against NFS over TCP, the two-VM rows
 # (Write bandwidth, Read and FetchAdd latency, FetchAdd rate on xiw, siw
-# and rxe over UDP, against the two-VM TCP round trip and iperf3), where
+# and rxe over UDP, against the two-VM TCP round trip and iperf3), MPI
+# between the two VMs (mpi_bench: hpcc and xiw_mpi_check over xiw, siw
+# and Open MPI's TCP BTL), where
 # the CPU time of a small op goes on xiw (profile_ops: per-op counters,
 # context switches and perf's hottest symbols);
 # then guest instructions per op per kernel function for xiw, siw and
@@ -36,13 +38,17 @@ bash selftests/build-siw.sh >/dev/null ||
 out=$(mktemp)
 trap 'rm -f "$out" "$out.links" "$out.insn"' EXIT
 export XIW_VM_MEM=${XIW_VM_MEM:-3072}
+# mpi_bench: Open MPI between the two VMs over xiw, siw and TCP (hpcc and
+# xiw_mpi_check; ~15 min under TCG); XIW_BENCH_MPI=0 leaves it out
+mpi_bench=tools/bench/mpi_bench.sh
+[ "${XIW_BENCH_MPI:-1}" != 0 ] || mpi_bench=
 # perf_2vm: two VMs of one vCPU each (run.sh's default), so that the two
 # "hosts" do not take each other's cores on a 2-core machine
 # (Documentation/testing.md, "Two VMs"); XIW_VM_SMP_2VM=2 for 2 each.
 bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
 	tools/bench/perf_table.sh tools/bench/perf_sweep.sh \
 	tools/bench/nvmeof_bench.sh tools/bench/nfs_bench.sh tools/bench/perf_2vm.sh \
-	tools/bench/profile_ops.sh tools/bench/commitlog.sh \
+	$mpi_bench tools/bench/profile_ops.sh tools/bench/commitlog.sh \
 	selftests/tests/commit_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"
 	exit 1
@@ -108,6 +114,12 @@ if [ -f "$ttable" ]; then
 	echo
 	cat "$ttable"
 	{ echo; cat "$ttable"; } >>"$BUILD/bench-table.md"
+fi
+mtable=$run/2vm/a/tests/mpi-table.md
+if [ -f "$mtable" ]; then
+	echo
+	cat "$mtable"
+	{ echo; cat "$mtable"; } >>"$BUILD/bench-table.md"
 fi
 ptable=$run/1vm/tests/profile-table.md
 if [ -f "$ptable" ]; then
