@@ -979,8 +979,10 @@ void check_negative(ibv_context *ctx, const ibv_device_attr_ex &ax,
 		try_send("opcode 200", [](ibv_send_wr &wr) {
 			wr.opcode = (ibv_wr_opcode)200;
 		});
-		try_send("IBV_WR_LOCAL_INV", [](ibv_send_wr &wr) {
-			wr.opcode = IBV_WR_LOCAL_INV;
+		/* a window bind names its window (verbs_mw has the rest) */
+		try_send("IBV_WR_BIND_MW without a window", [](ibv_send_wr &wr) {
+			wr.opcode = IBV_WR_BIND_MW;
+			wr.bind_mw.mw = nullptr;
 		});
 		try_send("7 SGEs", [&](ibv_send_wr &wr) {
 			wr.sg_list = many;
