@@ -958,7 +958,7 @@ pmem_devdax() {
 # xiw_power_off: the end of boot 1 of a "# boots: 2" test. Checks the
 # kernel log and taint flags since the test began as the runner would
 # (a splat fails the test here, boot 2 never runs), tells the runner that
-# the power-off is meant, then powers the VM off at once (sysrq o): no
+# the power-off is meant, then cuts the VM's power (_xiw_power_cut): no
 # clean shutdown, no deferred cleanup, nothing unmapped or written back.
 # The runner boots again on the same NVDIMM file and runs the test once
 # more with XIW_BOOT=2; $XIW_TEST_STATE is the same directory in both boots.
@@ -966,12 +966,23 @@ xiw_power_off() {
 	[ "${XIW_BOOT:-}" = 1 ] && [ "${XIW_TOPOLOGY:-}" != 3vm ] ||
 		fail "xiw_power_off outside boot 1 of a '# boots: 2' test (XIW_BOOT=${XIW_BOOT:-unset})"
 	_xiw_klog_check
-	log "boot 1 ends here: sysrq power-off"
+	log "boot 1 ends here: power cut"
 	now_us >"$XIW_TEST_OUT/$XIW_TEST_NAME.poweroff"
+	_xiw_power_cut
+}
+
+# _xiw_power_cut: end this boot the way a power loss would. sysrq b resets
+# the machine at once and qemu's -no-reboot turns the reset into its exit.
+# Not sysrq o: a power-off shuts the devices down first (virtio breaks its
+# queues, 6.11 and later), so for a moment the disks fail their I/O while
+# the NIC still sends, and an NVMe-oF target answers its host's writes
+# with a media error instead of vanishing. Only what this script wrote is
+# synced first, so the runner finds its notes.
+_xiw_power_cut() {
 	sync
-	echo o >/proc/sysrq-trigger
+	echo b >/proc/sysrq-trigger
 	sleep 60
-	fail "the VM still runs 60 s after sysrq o"
+	fail "the VM still runs 60 s after sysrq b"
 }
 
 # _xiw_klog_check: fail the test on a splat in the kernel log since the
@@ -994,8 +1005,8 @@ _xiw_klog_check() {
 	return 0
 }
 
-# xiw_vm_power_cycle SEC: in a 3vm test on b or c, power this VM off at
-# once (sysrq o: no shutdown, no deferred cleanup, the peers see it vanish
+# xiw_vm_power_cycle SEC: in a 3vm test on b or c, cut this VM's power
+# (_xiw_power_cut: no shutdown, no deferred cleanup, the peers see it vanish
 # mid-connection) while a and the other VM go on with the test. The host
 # runner keeps it off for SEC seconds (from qemu's exit), then boots it
 # again with the same role, address and MAC, and its suite resumes in the
@@ -1017,11 +1028,8 @@ xiw_vm_power_cycle() {
 	_xiw_klog_check
 	dmesg | awk -v m="${XIW_KLOG_MARK:-}" 'f { print } index($0, m) { f = 1 }' \
 		>"$XIW_TEST_OUT/$XIW_TEST_NAME.dmesg.boot$b" 2>/dev/null || true
-	log "boot $b of $XIW_TEST_NAME on $XIW_ROLE ends here: sysrq power-off, $sec s off"
+	log "boot $b of $XIW_TEST_NAME on $XIW_ROLE ends here: power cut, $sec s off"
 	printf '%s\t%s\t%s\t%s\n' "$XIW_TEST_NAME" "$XIW_TEST_NO" "$sec" "$b" \
 		>"$XIW_VM_OUT/power-cycle"
-	sync
-	echo o >/proc/sysrq-trigger
-	sleep 60
-	fail "the VM still runs 60 s after sysrq o"
+	_xiw_power_cut
 }

@@ -5,7 +5,7 @@
 # boots: 2
 # timeout: 60
 # expect: ok
-# description: two boots on one NVDIMM file: a token stored through /dev/dax0.0 in boot 1 is read back in boot 2 after a sysrq power-off; RAM (tmpfs) does not survive, $XIW_TEST_STATE does
+# description: two boots on one NVDIMM file: a token stored through /dev/dax0.0 in boot 1 is read back in boot 2 after a power cut (sysrq b); RAM (tmpfs) does not survive, $XIW_TEST_STATE does
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 dax=$(pmem_devdax 32M)

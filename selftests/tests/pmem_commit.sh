@@ -4,7 +4,7 @@
 # pmem: 512M
 # boots: 2
 # timeout: 240
-# description: a remote commit log on emulated persistent memory (device-dax MR): xiw1 commits N records to xiw0 (Write + Flush(persistent) + Atomic Write of the tail + Flush), the VM is powered off (sysrq o) while the target still holds its MR, boots again on the same NVDIMM file, and every committed record and the tail are there; a kprobe on arch_wb_cache_pmem shows the persistent Flushes wrote back exactly the committed ranges, and global Flushes nothing
+# description: a remote commit log on emulated persistent memory (device-dax MR): xiw1 commits N records to xiw0 (Write + Flush(persistent) + Atomic Write of the tail + Flush), the VM's power is cut (sysrq b) while the target still holds its MR, boots again on the same NVDIMM file, and every committed record and the tail are there; a kprobe on arch_wb_cache_pmem shows the persistent Flushes wrote back exactly the committed ranges, and global Flushes nothing
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 CL=$(need_prog xiw_commitlog)

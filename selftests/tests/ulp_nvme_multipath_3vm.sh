@@ -86,12 +86,18 @@ sample() {
 	done >samples.log
 }
 fio_running() { kill -0 "$fio" 2>/dev/null; }
+# fio_why: fio's first error lines, for a failure message (fio writes them
+# to stderr or, with --output, into its log; either may have none)
+fio_why() {
+	{ grep -h -m3 -iE 'verify|bad|err=|error' fio.out fio.log || echo "no error line"; } |
+		tr '\n' '|' | cut -c1-400
+}
 # fio_ended STACK WHEN: fio ended early; its status and first errors
 fio_ended() {
 	local rc=0
 	wait "$fio" || rc=$?
 	sed 's/^/# /' fio.log fio.out
-	fail "$1: fio ended $2 (exit $rc): $({ grep -h -m2 -E 'verify|bad' fio.out; grep -h -m1 'err=' fio.log; } | tr '\n' '|' | cut -c1-300)"
+	fail "$1: fio ended $2 (exit $rc): $(fio_why)"
 }
 ios_b() { local f; read -r -a f <"$pdisk_b/stat"; echo $(( f[0] + f[4] )); }
 
@@ -164,7 +170,7 @@ host_case() {
 	kill "$sampler"; wait "$sampler" 2>/dev/null || true
 	sed 's/^/# /' fio.log
 	[ "$rc" = 0 ] ||
-		fail "$stack: fio exit $rc: $({ grep -h -m2 -E 'verify|bad' fio.out; grep -h -m1 'err=' fio.log; } | tr '\n' '|' | cut -c1-300)"
+		fail "$stack: fio exit $rc: $(fio_why)"
 	expect_match "$(cat fio.log)" 'err= 0' "$stack: fio: no I/O error"
 	# (fio prints 8 MiB as 8192KiB)
 	expect_match "$(cat fio.log)" "WRITE: bw=.*io=(${mb}\.0MiB|$((mb * 1024))KiB)" "$stack: fio wrote every block"
