@@ -125,3 +125,73 @@ mpi_hostname() {
 	hostname "$1"
 	defer hostname "$old"
 }
+
+# mpi_vms_up IP...: this VM's part of a multi-VM MPI test, one rank per VM
+# at the IPs (a, b, c order, "hosts" in the test's directory): xiw0 up, the
+# environment and host name (mpi-ROLE), the daemons' TCP on the test's
+# netdev, and on every VM but a the command server mpirun starts its
+# daemon through
+mpi_vms_up() {
+	need_prog xiw_mpi_check >/dev/null
+	xiw_load
+	xiw_need_provider
+	xiw_link_add xiw0 "$XIW_NETDEV"
+	wait_port_state xiw0 PORT_ACTIVE 5
+	mpi_env
+	mpi_hostname "mpi-$XIW_ROLE"
+	export OMPI_MCA_oob_tcp_if_include=$XIW_NETDEV OMPI_MCA_btl_tcp_if_include=$XIW_NETDEV
+	[ "$XIW_ROLE" = a ] || mpi_cmd_server
+	printf '%s slots=1\n' "$@" >hosts
+	MPI_NP=$#
+}
+
+# mpi_phase NAME MIN TRANSPORT... PROG ARGS...: one mpirun from a with one
+# rank on each VM of mpi_vms_up, the others serve it (NAME.log on a). Every
+# VM checks that its xiw0 moved at least MIN bytes while it ran (MIN = 0:
+# fewer than 1 MiB, the job went elsewhere) and fails with mpirun's
+# status, which a passes on.
+mpi_phase() {
+	local name=$1 min=$2 b0 moved rc=0 t0 words
+	shift 2
+	b0=$(mpi_xiw_bytes xiw0)
+	xiw_barrier "$name-start" 120
+	if [ "$XIW_ROLE" = a ]; then
+		t0=$(now_us)
+		run_timeout 300 mpirun -np "$MPI_NP" --hostfile hosts --map-by node \
+			--bind-to none "$@" >"$name.log" 2>&1 || rc=$?
+		log "$name: $(( ($(now_us) - t0) / 1000 )) ms, mpirun exited $rc"
+	fi
+	words=$(xiw_sync "$name-end" "$rc" 400) || fail "$name: no end sync"
+	[ "$XIW_ROLE" = a ] || rc=$words
+	if [ "$rc" != 0 ]; then
+		[ "$XIW_ROLE" != a ] || grep -vE 'mca:base|select:|mtl_ofi' "$name.log" | tail -n 30
+		fail "$name: mpirun exited $rc"
+	fi
+	moved=$(( $(mpi_xiw_bytes xiw0) - b0 ))
+	log "$name: xiw0 of $XIW_ROLE moved $moved bytes"
+	if [ "$min" = 0 ]; then
+		[ "$moved" -lt $((1 << 20)) ] || fail "$name: $moved bytes over xiw0 of $XIW_ROLE"
+	else
+		[ "$moved" -ge "$min" ] || fail "$name: only $moved bytes over xiw0 of $XIW_ROLE"
+	fi
+}
+
+# mpi_check_xiw_tcp: on a, after mpi_phase check-xiw and check-tcp ran
+# xiw_mpi_check: every rank opened xiw0 in the first, each rank ran on its
+# own VM in both ("rank N on mpi-ROLE"), and both jobs got the same result
+mpi_check_xiw_tcp() {
+	local want="" i r r_xiw r_tcp roles=(a b c)
+	[ "$XIW_ROLE" = a ] || return 0
+	for ((i = 0; i < MPI_NP; i++)); do
+		want+="rank $i on mpi-${roles[i]} "
+	done
+	mpi_ofi_check check-xiw.log "$MPI_NP" xiw0
+	for r in check-xiw.log check-tcp.log; do
+		expect_eq "$(grep '^rank ' "$r" | sort | tr '\n' ' ')" "$want" "$r: ranks and hosts"
+	done
+	r_xiw=$(mpi_check_result check-xiw.log)
+	r_tcp=$(mpi_check_result check-tcp.log)
+	expect_eq "$r_xiw" "$r_tcp" "xiw_mpi_check result, xiw against TCP"
+	log "xiw: $(grep '^lat_us' check-xiw.log)"
+	log "tcp: $(grep '^lat_us' check-tcp.log)"
+}

@@ -6,67 +6,10 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_SELFTESTS/mpi_lib.sh"
 
-need_prog xiw_mpi_check >/dev/null
-xiw_load
-xiw_need_provider
-xiw_link_add xiw0 "$XIW_NETDEV"
-wait_port_state xiw0 PORT_ACTIVE 5
-mpi_env
-mpi_hostname "mpi-$XIW_ROLE"
-# the daemons' control connections and the TCP BTL on the test link only
-export OMPI_MCA_oob_tcp_if_include=$XIW_NETDEV OMPI_MCA_btl_tcp_if_include=$XIW_NETDEV
-
-if [ "$XIW_ROLE" = b ]; then
-	mpi_cmd_server
-fi
-printf '%s slots=1\n' 10.77.0.1 10.77.0.2 >hosts
-
-# phase NAME TRANSPORT... -- PROG ARGS...: one mpirun from a with a rank
-# on each VM; b serves it. Both VMs check that their xiw0 moved at least
-# MIN bytes (or, MIN = 0, fewer than 1 MiB) while it ran. a's log NAME.log.
-phase() {
-	local name=$1 min=$2 b0 moved rc=0 t0 peer
-	shift 2
-	b0=$(mpi_xiw_bytes xiw0)
-	xiw_barrier "$name-start" 120
-	if [ "$XIW_ROLE" = a ]; then
-		t0=$(now_us)
-		run_timeout 300 mpirun -np 2 --hostfile hosts --map-by node \
-			--bind-to none "$@" >"$name.log" 2>&1 || rc=$?
-		log "$name: $(( ($(now_us) - t0) / 1000 )) ms, mpirun exited $rc"
-	fi
-	peer=$(xiw_sync "$name-end" "$rc" 400) || fail "$name: no end sync"
-	[ "$XIW_ROLE" = a ] || rc=$peer
-	if [ "$rc" != 0 ]; then
-		[ "$XIW_ROLE" = b ] || grep -vE 'mca:base|select:|mtl_ofi' "$name.log" | tail -n 30
-		fail "$name: mpirun exited $rc"
-	fi
-	moved=$(( $(mpi_xiw_bytes xiw0) - b0 ))
-	log "$name: xiw0 of $XIW_ROLE moved $moved bytes"
-	if [ "$min" = 0 ]; then
-		[ "$moved" -lt $((1 << 20)) ] || fail "$name: $moved bytes over xiw0 of $XIW_ROLE"
-	else
-		[ "$moved" -ge "$min" ] || fail "$name: only $moved bytes over xiw0 of $XIW_ROLE"
-	fi
-}
-
-# rank_hosts LOG: both ranks ran, one on each VM
-rank_hosts() {
-	expect_eq "$(grep '^rank ' "$1" | sort | tr '\n' ' ')" \
-		"rank 0 on mpi-a rank 1 on mpi-b " "$1: ranks and hosts"
-}
+mpi_vms_up 10.77.0.1 10.77.0.2
 
 # xiw_mpi_check over xiw, then over TCP: the same exact result. 5 ping-pongs
 # of 1 MiB each way and 5 allreduces of 1 MiB (~21 MB on each xiw0).
-phase check-xiw $((15 << 20)) "${MPI_XIW[@]}" xiw_mpi_check -n 100 -b 5
-phase check-tcp 0 "${MPI_TCP[@]}" xiw_mpi_check -n 100 -b 5
-if [ "$XIW_ROLE" = a ]; then
-	mpi_ofi_check check-xiw.log 2 xiw0
-	rank_hosts check-xiw.log
-	rank_hosts check-tcp.log
-	r_xiw=$(mpi_check_result check-xiw.log)
-	r_tcp=$(mpi_check_result check-tcp.log)
-	expect_eq "$r_xiw" "$r_tcp" "xiw_mpi_check result, xiw against TCP"
-	log "xiw: $(grep '^lat_us' check-xiw.log)"
-	log "tcp: $(grep '^lat_us' check-tcp.log)"
-fi
+mpi_phase check-xiw $((15 << 20)) "${MPI_XIW[@]}" xiw_mpi_check -n 100 -b 5
+mpi_phase check-tcp 0 "${MPI_TCP[@]}" xiw_mpi_check -n 100 -b 5
+mpi_check_xiw_tcp

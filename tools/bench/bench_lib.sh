@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# Helpers of make bench's tests that set nothing up (bench_devs.sh does
-# the devices): sourced after selftests/lib.sh.
+# Helpers of make bench's tests, sourced after selftests/lib.sh. The 1vm
+# benches' devices are bench_devs.sh's; the 2vm benches' are
+# bench_2vm_devs' (below).
 
 # xiw_op_counter_names: xiw's per-op counters (hw_counters of port 1,
 # Documentation/observability.md)
@@ -88,4 +89,50 @@ bench_pingpong() {
 	kill_bg "$srv"
 	wait "$srv" 2>/dev/null || true
 	return $rc
+}
+
+# bench_2vm_devs MODULE...: the devices of a 2vm bench, each on the test's
+# netdev: xiw0 and, for each MODULE given (siw, rxe), its device if the
+# module loads here. The two VMs agree on those both have: devs[] (in
+# that order) and type[] for `rdma link add`. Every one is deleted when
+# the test ends, after the test's own processes are killed (siw has no
+# disassociate_ucontext: its link delete waits for every process that has
+# a siw context).
+bench_2vm_devs() {
+	local mine=xiw0 theirs d m siw_ko=${XIW_SIW_KO:-$XIW_BUILD/siw/siw.ko}
+	xiw_load
+	xiw_need_provider
+	for m in "$@"; do
+		case $m in
+		siw)
+			if [ -f "$siw_ko" ]; then
+				siw_load
+				mine+=,siw0
+			else
+				log "no $siw_ko (selftests/build-siw.sh): no siw column"
+			fi
+			;;
+		rxe)
+			if modprobe rdma_rxe; then
+				defer modprobe -r rdma_rxe
+				mine+=,rxe0
+			else
+				log "modprobe rdma_rxe failed: no rxe column"
+			fi
+			;;
+		*) fail "bench_2vm_devs: no device module '$m'" ;;
+		esac
+	done
+	theirs=$(xiw_sync devs "$mine" 60) || fail "peer lost"
+	devs=()
+	for d in ${mine//,/ }; do
+		[[ ",$theirs," != *",$d,"* ]] || devs+=("$d")
+	done
+	# shellcheck disable=SC2034 # (the caller's)
+	declare -gA type=([xiw0]=$XIW_LINK_TYPE [siw0]=siw [rxe0]=rxe)
+	for d in "${devs[@]}"; do
+		defer rdma_link_del "$d"
+	done
+	# (LIFO: the test's processes go first, on any exit)
+	defer eval 'kill -KILL $(jobs -p) 2>/dev/null; wait 2>/dev/null || true'
 }

@@ -27,26 +27,7 @@ BI=$(( IT / 10 > 10 ? IT / 10 : 10 ))
 HPCC=${XIW_BENCH_HPCC:-1}	# 0: xiw_mpi_check only
 declare -A runs
 
-xiw_load
-xiw_need_provider
-mine=xiw0
-siw_ko=${XIW_SIW_KO:-$XIW_BUILD/siw/siw.ko}
-if [ -f "$siw_ko" ]; then
-	siw_load
-	mine+=,siw0
-else
-	log "no $siw_ko (selftests/build-siw.sh): no siw column"
-fi
-theirs=$(xiw_sync devs "$mine" 60) || fail "peer lost"
-devs=()
-for d in ${mine//,/ }; do
-	[[ ",$theirs," != *",$d,"* ]] || devs+=("$d")
-done
-declare -A type=([xiw0]=$XIW_LINK_TYPE [siw0]=siw)
-for d in "${devs[@]}"; do
-	defer rdma_link_del "$d"
-done
-defer eval 'kill -KILL $(jobs -p) 2>/dev/null; wait 2>/dev/null || true'
+bench_2vm_devs siw
 
 mpi_env
 mpi_hostname "mpi-$XIW_ROLE"

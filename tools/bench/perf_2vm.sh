@@ -106,27 +106,7 @@ defer eval '[ -z "$spin" ] || kill "$spin" 2>/dev/null || true'
 # --- the devices ------------------------------------------------------------
 
 # Every device this VM can bring up; the two VMs use those both can.
-xiw_load
-xiw_need_provider
-mine=xiw0
-siw_ko=${XIW_SIW_KO:-$XIW_BUILD/siw/siw.ko}
-if [ -f "$siw_ko" ]; then
-	siw_load
-	mine+=,siw0
-else
-	log "no $siw_ko (selftests/build-siw.sh): no siw column"
-fi
-if modprobe rdma_rxe; then
-	defer modprobe -r rdma_rxe
-	mine+=,rxe0
-else
-	log "modprobe rdma_rxe failed: no rxe column"
-fi
-theirs=$(xiw_sync devs "$mine" 60) || fail "peer lost"
-devs=()
-for d in ${mine//,/ }; do
-	[[ ",$theirs," != *",$d,"* ]] || devs+=("$d")
-done
+bench_2vm_devs siw rxe
 # XIW_BENCH_2VM_DEVS="xiw0 ...": only these (TCP always runs)
 if [ -n "${XIW_BENCH_2VM_DEVS:-}" ]; then
 	want=" $XIW_BENCH_2VM_DEVS "
@@ -136,13 +116,6 @@ if [ -n "${XIW_BENCH_2VM_DEVS:-}" ]; then
 	devs=("${devs[@]}")
 fi
 log "devices on both VMs: ${devs[*]}"
-declare -A type=([xiw0]=$XIW_LINK_TYPE [siw0]=siw [rxe0]=rxe)
-for d in "${devs[@]}"; do
-	defer rdma_link_del "$d"
-done
-# siw has no disassociate_ucontext: its link delete waits for every
-# process with a siw context, so the test's own go first (LIFO) on any exit
-defer eval 'kill -KILL $(jobs -p) 2>/dev/null; wait 2>/dev/null || true'
 dev_up() {
 	rdma link add "$1" type "${type[$1]}" netdev "$XIW_NETDEV"
 	wait_port_state "$1" PORT_ACTIVE 5
