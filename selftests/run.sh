@@ -461,6 +461,12 @@ trap on_signal INT TERM HUP
 verbose_opt=()
 [ $verbose = 1 ] && verbose_opt=(-v)
 start_all=$(date +%s)
+# host_busy_s: CPU seconds the host spent busy since boot, all CPUs
+host_busy_s() {
+	awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" {
+		printf "%.2f\n", ($2 + $3 + $4 + $7 + $8 + $9) / hz; exit }' /proc/stat
+}
+host_busy0=$(host_busy_s)
 
 # boot_s OUTDIR: guest uptime when its suite started.
 boot_s() {
@@ -868,6 +874,26 @@ if [ ${#t4[@]} -gt 0 ]; then
 fi
 
 elapsed=$(( $(date +%s) - start_all ))
+
+# What else the host ran meanwhile: its busy CPU time less the runner's own
+# and its children's (the VMs, reaped by now; bash's `times`). On a host
+# with as many cores as the VMs have vCPUs, another process takes CPU time
+# from the VMs, and every latency they measure grows by the host's
+# scheduling delays (an MPI ping-pong went from 0.33 to 6 ms while one
+# make -j2 ran): bench figures of such a run are not figures of xiw.
+host_other() {
+	local busy own cpus pct
+	busy=$(awk -v a="$host_busy0" -v b="$(host_busy_s)" 'BEGIN { printf "%.1f", b - a }')
+	own=$(times | awk '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } }
+		END { printf "%.1f", s }')
+	cpus=$(nproc)
+	pct=$(awk -v b="$busy" -v o="$own" -v c="$cpus" -v e="$elapsed" 'BEGIN {
+		x = b - o; if (x < 0) x = 0; printf "%.0f", e > 0 ? 100 * x / (c * e) : 0 }')
+	echo "# host CPU: ${busy} s busy, ${own} s of them this run's (VMs included); other processes ${pct}% of ${cpus} CPUs"
+	[ "$pct" -lt "${XIW_HOST_OTHER_WARN:-10}" ] ||
+		echo "# host CPU: other processes were busy during this run: its timings are not comparable"
+}
+host_other
 
 # --- selfcheck: compare the verdicts with the fixtures' expectations ---------------------------
 if [ $selfcheck = 1 ]; then
