@@ -884,11 +884,13 @@ elapsed=$(( $(date +%s) - start_all ))
 host_other() {
 	local busy own cpus pct
 	busy=$(awk -v a="$host_busy0" -v b="$(host_busy_s)" 'BEGIN { printf "%.1f", b - a }')
-	own=$(times | awk '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } }
-		END { printf "%.1f", s }')
+	# (`times` in this shell: in a pipe or $(...) it would be a subshell's)
+	times >"$outdir/host-times"
+	own=$(awk '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } }
+		END { printf "%.1f", s }' "$outdir/host-times")
 	cpus=$(nproc)
 	pct=$(awk -v b="$busy" -v o="$own" -v c="$cpus" -v e="$elapsed" 'BEGIN {
-		x = b - o; if (x < 0) x = 0; printf "%.0f", e > 0 ? 100 * x / (c * e) : 0 }')
+		x = b - o; if (x < 0) x = 0; printf "%.0f", (e > 0 ? 100 * x / (c * e) : 0) }')
 	echo "# host CPU: ${busy} s busy, ${own} s of them this run's (VMs included); other processes ${pct}% of ${cpus} CPUs"
 	[ "$pct" -lt "${XIW_HOST_OTHER_WARN:-10}" ] ||
 		echo "# host CPU: other processes were busy during this run: its timings are not comparable"
