@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //
 // checks.h: the "ok WHAT" / "FAIL WHAT" lines and their counts that the
-// commit-operation test programs print (xiw_commit, xiw_commitops), and
-// hex() for the bytes they compare.
+// commit-operation test programs print (xiw_commit, xiw_commitops), the
+// summary line that closes them, and hex() for the bytes they compare.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +21,15 @@ inline void check(bool ok, const std::string &what)
 		passes++;
 	else
 		failures++;
+}
+
+// The closing line, "ok: N passed, M failed" ("FAIL: ..." if a check
+// failed), and the exit code: 0 if every check passed, else 1.
+inline int summary()
+{
+	std::printf("%s: %d passed, %d failed\n", failures ? "FAIL" : "ok",
+		    passes, failures);
+	return failures ? 1 : 0;
 }
 
 inline std::string hex(const uint8_t *p, size_t n)

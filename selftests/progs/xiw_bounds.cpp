@@ -43,9 +43,7 @@ namespace {
 
 using cm_pair::die;
 using checks::check;
-using checks::failures;
 using checks::hex;
-using checks::passes;
 
 constexpr size_t kPage = 4096;
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -418,7 +416,5 @@ int main(int argc, char **argv)
 						     c.ra(64)); },
 			      (uintptr_t)c.L() + kPage - 63, 64);
 	});
-	std::printf("%s: %d passed, %d failed\n", failures ? "FAIL" : "ok",
-		    passes, failures);
-	return failures ? 1 : 0;
+	return checks::summary();
 }

@@ -83,9 +83,7 @@ namespace {
 
 using cm_pair::die;
 using checks::check;
-using checks::failures;
 using checks::hex;
-using checks::passes;
 
 constexpr size_t kPage = 4096;
 constexpr uint8_t kFill = 0x5c;		// the owner's bytes
@@ -140,6 +138,9 @@ struct Mem {
 	uint8_t *raw = nullptr;
 	size_t pages = 0;
 	std::vector<uint8_t> want;
+	// the tagged offset by which the peer names p()[0]: its virtual
+	// address, 0 through a zero-based MR
+	uint64_t tag0 = 0;
 
 	explicit Mem(size_t n) : pages(n)
 	{
@@ -148,12 +149,14 @@ struct Mem {
 			die("aligned_alloc");
 		std::memset(raw, kFill, (n + 2) * kPage);
 		want.assign((n + 2) * kPage, kFill);
+		tag0 = va(0);
 	}
 	~Mem() { std::free(raw); }
 	Mem(const Mem &) = delete;
 
 	uint8_t *p() const { return raw + kPage; }
 	uint64_t va(size_t off) const { return (uintptr_t)p() + off; }
+	uint64_t at(size_t off) const { return tag0 + off; }
 	void expect(size_t off, const void *d, size_t n)
 	{
 		std::memcpy(want.data() + kPage + off, d, n);
@@ -174,6 +177,14 @@ struct Mem {
 		}
 		diff->clear();
 		return true;
+	}
+	// check: the memory holds want; @what is followed by where not
+	void check_same(const std::string &what) const
+	{
+		std::string diff;
+		bool ok = same(&diff);
+
+		check(ok, what + diff);
 	}
 };
 
@@ -199,9 +210,9 @@ void dereg_busy(ibv_mr **mr, const std::string &what)
 		*mr = nullptr;
 }
 
-ibv_mw *alloc(ibv_mw_type t)
+ibv_mw *alloc(ibv_mw_type t, ibv_pd *pd = g_pd)
 {
-	ibv_mw *mw = ibv_alloc_mw(g_pd, t);
+	ibv_mw *mw = ibv_alloc_mw(pd, t);
 
 	if (!mw)
 		die("ibv_alloc_mw");
@@ -454,29 +465,42 @@ bool local_inv_ok(Conn &c, uint32_t rkey, const std::string &what)
 // After a refusal: both QPs in ERROR, the owner's memory as it was.
 void refused_after(Conn &c, const Mem &m, const std::string &what)
 {
-	std::string diff;
-
 	check(qp_in_error(c.cli.id->qp), what + ": the peer's QP in ERROR");
 	check(qp_in_error(c.oqp()), what + ": the owner's QP in ERROR");
-	bool same = m.same(&diff);
-	check(same, what + ": the owner's memory unchanged " + diff);
+	m.check_same(what + ": the owner's memory unchanged ");
 }
 
-// The peer Writes @len bytes at @raddr through @rkey (the owner's bytes
-// at offset @off of @m) and reads them back.
-// ok: both succeed, the Read returns the Write's bytes, the owner's
-// memory holds exactly them. Refused: the Read completes REM_ACCESS_ERR
-// with @vendor (the Write's Terminate) or flushed, then refused_after().
-void write_probe(Conn &c, Mem &m, uint32_t rkey, uint64_t raddr, size_t off,
-		 uint32_t len, bool ok, uint32_t vendor, const std::string &what)
+// What a probe expects: the access accepted, or refused with the
+// peer's Terminate @vendor in vendor_err.
+struct Expect {
+	bool ok;
+	uint32_t vendor;
+};
+constexpr Expect kAccepted{ true, 0 };
+constexpr Expect refused(uint32_t vendor) { return { false, vendor }; }
+
+// A refused Read or atomic: its completion @wc is REM_ACCESS_ERR with
+// @e's Terminate, then refused_after().
+void access_refused(Conn &c, const Mem &m, const ibv_wc &wc, Expect e,
+		    const std::string &what)
 {
-	uint8_t *src = c.cli.mem.data(), *sink = c.cli.mem.data() + 4096;
+	check(wc.status == IBV_WC_REM_ACCESS_ERR && wc.vendor_err == e.vendor,
+	      what + ": " + st(wc) + " (want remote access error " +
+	      hx(e.vendor) + ")");
+	refused_after(c, m, what);
+}
+
+// The peer's signaled Write of @len bytes at @src to @raddr through
+// @rkey (wr_id 1), then its Read of @rlen bytes at @raddr into @sink
+// (wr_id 2) on the same stream; their completions, 2 unless one is late.
+std::vector<ibv_wc> write_then_read(Conn &c, uint8_t *src, uint32_t len,
+				    uint8_t *sink, uint32_t rlen,
+				    uint64_t raddr, uint32_t rkey)
+{
 	ibv_sge s1{ (uintptr_t)src, len, c.cli.mr->lkey };
-	ibv_sge s2{ (uintptr_t)sink, len, c.cli.mr->lkey };
+	ibv_sge s2{ (uintptr_t)sink, rlen, c.cli.mr->lkey };
 	ibv_send_wr w{}, r{}, *bad;
 
-	pattern(src, len, g_seed += 17);
-	std::memset(sink, 0, len);
 	w.wr_id = 1;
 	w.opcode = IBV_WR_RDMA_WRITE;
 	w.sg_list = &s1;
@@ -492,15 +516,29 @@ void write_probe(Conn &c, Mem &m, uint32_t rkey, uint64_t raddr, size_t off,
 	r.next = nullptr;
 	if (ibv_post_send(c.cli.id->qp, &w, &bad))
 		die("post write+read");
-	auto wc = c.cli.poll(2, 20000);
+	return c.cli.poll(2, 20000);
+}
+
+// The peer Writes @len bytes at offset @off of @m through @rkey and
+// reads them back.
+// Accepted: both succeed, the Read returns the Write's bytes, the
+// owner's memory holds exactly them. Refused: the Read completes
+// REM_ACCESS_ERR with @e's Terminate (the Write's) or flushed, then
+// refused_after().
+void write_probe(Conn &c, Mem &m, uint32_t rkey, size_t off, uint32_t len,
+		 Expect e, const std::string &what)
+{
+	uint8_t *src = c.cli.mem.data(), *sink = c.cli.mem.data() + 4096;
+
+	pattern(src, len, g_seed += 17);
+	std::memset(sink, 0, len);
+	auto wc = write_then_read(c, src, len, sink, len, m.at(off), rkey);
 	if (wc.size() != 2) {
 		check(false, what + ": " + std::to_string(wc.size()) +
 		      " completions of 2");
 		return;
 	}
-	if (ok) {
-		std::string diff;
-
+	if (e.ok) {
 		check(wc[0].wr_id == 1 && wc[0].status == IBV_WC_SUCCESS &&
 		      wc[0].opcode == IBV_WC_RDMA_WRITE && wc[1].wr_id == 2 &&
 		      wc[1].status == IBV_WC_SUCCESS &&
@@ -511,51 +549,46 @@ void write_probe(Conn &c, Mem &m, uint32_t rkey, uint64_t raddr, size_t off,
 		      what + ": the Read returns the bytes written: " +
 		      hex(sink, 8) + " (wrote " + hex(src, 8) + ")");
 		m.expect(off, src, len);
-		bool same = m.same(&diff);
-		check(same,
-		      what + ": the owner's memory holds exactly the Write " + diff);
+		m.check_same(what +
+			     ": the owner's memory holds exactly the Write ");
 		return;
 	}
 	char b[80];
 	std::snprintf(b, sizeof(b), " (want remote access error %#x or flushed)",
-		      vendor);
+		      e.vendor);
 	check(wc[1].wr_id == 2 &&
 	      ((wc[1].status == IBV_WC_REM_ACCESS_ERR &&
-		wc[1].vendor_err == vendor) ||
+		wc[1].vendor_err == e.vendor) ||
 	       wc[1].status == IBV_WC_WR_FLUSH_ERR),
 	      what + ": the Read after the Write: " + st(wc[1]) + b +
 	      "; the Write: " + st(wc[0]));
 	refused_after(c, m, what);
 }
 
-// The peer Reads @len bytes at @raddr through @rkey: ok: SUCCESS and the
-// bytes at offset @off of @m; refused: REM_ACCESS_ERR with @vendor.
-void read_probe(Conn &c, Mem &m, uint32_t rkey, uint64_t raddr, size_t off,
-		uint32_t len, bool ok, uint32_t vendor, const std::string &what)
+// The peer Reads @len bytes at offset @off of @m through @rkey:
+// accepted: SUCCESS and those bytes; refused: access_refused().
+void read_probe(Conn &c, Mem &m, uint32_t rkey, size_t off, uint32_t len,
+		Expect e, const std::string &what)
 {
 	uint8_t *sink = c.cli.mem.data() + 4096;
 
 	std::memset(sink, 0, len);
-	if (c.cli.post(IBV_WR_RDMA_READ, 3, sink, len, true, raddr, rkey))
+	if (c.cli.post(IBV_WR_RDMA_READ, 3, sink, len, true, m.at(off), rkey))
 		die("post read");
 	ibv_wc wc = c.peer_one(what);
-	if (ok) {
-		check(wc.status == IBV_WC_SUCCESS &&
-		      wc.opcode == IBV_WC_RDMA_READ && wc.byte_len == len &&
-		      !std::memcmp(sink, m.p() + off, len),
-		      what + ": " + st(wc) + ", data " + hex(sink, 8) +
-		      " (memory " + hex(m.p() + off, 8) + ")");
-		return;
-	}
-	check(wc.status == IBV_WC_REM_ACCESS_ERR && wc.vendor_err == vendor,
-	      what + ": " + st(wc) + " (want remote access error " +
-	      hx(vendor) + ")");
-	refused_after(c, m, what);
+	if (!e.ok)
+		return access_refused(c, m, wc, e, what);
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_READ &&
+	      wc.byte_len == len && !std::memcmp(sink, m.p() + off, len),
+	      what + ": " + st(wc) + ", data " + hex(sink, 8) +
+	      " (memory " + hex(m.p() + off, 8) + ")");
 }
 
-// FetchAdd of @add at @raddr through @rkey (offset @off of @m).
-void fadd_probe(Conn &c, Mem &m, uint32_t rkey, uint64_t raddr, size_t off,
-		uint64_t add, bool ok, uint32_t vendor, const std::string &what)
+// FetchAdd of @add at offset @off of @m through @rkey: accepted: it
+// returns the old word and the memory holds the sum; refused:
+// access_refused().
+void fadd_probe(Conn &c, Mem &m, uint32_t rkey, size_t off, uint64_t add,
+		Expect e, const std::string &what)
 {
 	uint8_t *res = c.cli.mem.data() + 4096;
 	ibv_sge s{ (uintptr_t)res, 8, c.cli.mr->lkey };
@@ -569,30 +602,23 @@ void fadd_probe(Conn &c, Mem &m, uint32_t rkey, uint64_t raddr, size_t off,
 	wr.sg_list = &s;
 	wr.num_sge = 1;
 	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.remote_addr = m.at(off);
 	wr.wr.atomic.rkey = rkey;
 	wr.wr.atomic.compare_add = add;
 	if (ibv_post_send(c.cli.id->qp, &wr, &bad))
 		die("post fetchadd");
 	ibv_wc wc = c.peer_one(what);
-	std::memcpy(&got, res, 8);
-	if (ok) {
-		uint64_t now = old + add;
-		std::string diff;
+	if (!e.ok)
+		return access_refused(c, m, wc, e, what);
+	uint64_t now = old + add;
 
-		check(wc.status == IBV_WC_SUCCESS &&
-		      wc.opcode == IBV_WC_FETCH_ADD && got == old,
-		      what + ": " + st(wc) + ", returned " + hx(got) +
-		      " (was " + hx(old) + ")");
-		m.expect(off, &now, 8);
-		bool same = m.same(&diff);
-		check(same, what + ": the memory holds the sum " + diff);
-		return;
-	}
-	check(wc.status == IBV_WC_REM_ACCESS_ERR && wc.vendor_err == vendor,
-	      what + ": " + st(wc) + " (want remote access error " +
-	      hx(vendor) + ")");
-	refused_after(c, m, what);
+	std::memcpy(&got, res, 8);
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FETCH_ADD &&
+	      got == old,
+	      what + ": " + st(wc) + ", returned " + hx(got) + " (was " +
+	      hx(old) + ")");
+	m.expect(off, &now, 8);
+	m.check_same(what + ": the memory holds the sum ");
 }
 
 // The peer sends 8 bytes with Send with Invalidate of @rkey (through
@@ -639,6 +665,57 @@ ibv_wc send_inv(Conn &c, uint32_t rkey, bool wr_api, const std::string &what,
 	return wc;
 }
 
+// A Send with Invalidate of @rkey the owner refuses (a window the
+// peer may not invalidate): the receive completes REM_INV_REQ_ERR and
+// the connection ends, both QPs in ERROR.
+void send_inv_refused(Conn &c, uint32_t rkey, const std::string &what)
+{
+	ibv_wc pwc;
+	ibv_wc wc = send_inv(c, rkey, false, what, &pwc);
+
+	check(wc.status == IBV_WC_REM_INV_REQ_ERR && wc.wr_id == 9,
+	      what + ": the receive completes REM_INV_REQ_ERR: " + st(wc) +
+	      "; the Send: " + st(pwc));
+	check(qp_in_error(c.cli.id->qp) && qp_in_error(c.oqp()),
+	      what + ": both QPs in ERROR");
+}
+
+// One case of a type 2 window: the window (of @pd), its first key k
+// (ibv_inc_rkey() of the allocation's), and a connection of its own.
+// The connection ends before the window is deallocated.
+struct Win2 {
+	ibv_mw *mw;
+	uint32_t k;
+	Conn c;
+
+	explicit Win2(cm_pair::Pair &pair, ibv_pd *pd = g_pd)
+		: mw(alloc(IBV_MW_TYPE_2, pd)), k(ibv_inc_rkey(mw->rkey)),
+		  c(pair)
+	{
+	}
+	~Win2()
+	{
+		if (mw)
+			dealloc();
+	}
+	Win2(const Win2 &) = delete;
+
+	// bind_ok() under k
+	bool bind(ibv_mr *mr, uint64_t addr, uint64_t len, unsigned access,
+		  const std::string &what)
+	{
+		return bind_ok(c, mw, k, mr, addr, len, access, what);
+	}
+	// ends the connection; ibv_dealloc_mw's result
+	int dealloc()
+	{
+		c.close();
+		int rv = ibv_dealloc_mw(mw);
+		mw = nullptr;
+		return rv;
+	}
+};
+
 // ---- the cases -----------------------------------------------------------
 
 // The device offers windows; allocation, types, deallocation. False if
@@ -670,9 +747,8 @@ bool device_caps(ibv_context *ctx)
 	      std::string("ibv_alloc_mw type 2: ") +
 	      (w2 ? "rkey " + hx(w2->rkey) : std::strerror(e2)));
 	if (!w1 || !w2) {
-		std::printf("FAIL the kernel offers no memory windows "
-			    "(XIW_FEATURE_MW): nothing else can run\n");
-		failures++;
+		check(false, "the kernel offers no memory windows "
+		      "(XIW_FEATURE_MW): nothing else can run");
 		return false;
 	}
 	// STags of one space: distinct indices (bits 8..31)
@@ -699,34 +775,31 @@ void type2_inside(cm_pair::Pair &pair)
 	const std::string t = "type 2 inside: ";
 	Mem m(4);
 	ibv_mr *mr = reg(m, kMrMw);
-	ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-	uint32_t k = ibv_inc_rkey(mw->rkey);
 	{
-		Conn c(pair);
+		Win2 w(pair);
+		Conn &c = w.c;
 
-		if (bind_ok(c, mw, k, mr, m.va(4096), 4096, kRWA, t + "bind")) {
-			write_probe(c, m, k, m.va(4096 + 100), 4096 + 100, 512,
-				    true, 0, t + "Write of 512 bytes");
-			write_probe(c, m, k, m.va(4096), 4096, 4096, true, 0,
+		if (w.bind(mr, m.va(4096), 4096, kRWA, t + "bind")) {
+			write_probe(c, m, w.k, 4096 + 100, 512, kAccepted,
+				    t + "Write of 512 bytes");
+			write_probe(c, m, w.k, 4096, 4096, kAccepted,
 				    t + "Write of the whole window");
-			write_probe(c, m, k, m.va(8192 - 64), 8192 - 64, 64, true, 0,
+			write_probe(c, m, w.k, 8192 - 64, 64, kAccepted,
 				    t + "Write ending at the window's end");
-			read_probe(c, m, k, m.va(4096 + 64), 4096 + 64, 1024, true,
-				   0, t + "Read of 1 KiB");
-			fadd_probe(c, m, k, m.va(8192 - 8), 8192 - 8, 0x10001,
-				   true, 0, t + "FetchAdd on the window's last word");
+			read_probe(c, m, w.k, 4096 + 64, 1024, kAccepted,
+				   t + "Read of 1 KiB");
+			fadd_probe(c, m, w.k, 8192 - 8, 0x10001, kAccepted,
+				   t + "FetchAdd on the window's last word");
 			dereg_busy(&mr, t + "refused dereg");
-			write_probe(c, m, k, m.va(4096 + 8), 4096 + 8, 16, true, 0,
+			write_probe(c, m, w.k, 4096 + 8, 16, kAccepted,
 				    t + "the window works after the refused dereg");
-			check(ibv_dealloc_mw(mw) == 0,
+			check(ibv_dealloc_mw(w.mw) == 0,
 			      t + "ibv_dealloc_mw of the bound window");
-			mw = nullptr;
-			write_probe(c, m, k, m.va(4096 + 8), 4096 + 8, 16, false,
-				    kDdpInvStag, t + "Write after dealloc_mw");
+			w.mw = nullptr;
+			write_probe(c, m, w.k, 4096 + 8, 16, refused(kDdpInvStag),
+				    t + "Write after dealloc_mw");
 		}
 	}
-	if (mw)
-		ibv_dealloc_mw(mw);
 	check(mr && ibv_dereg_mr(mr) == 0,
 	      t + "ibv_dereg_mr after the window was deallocated");
 }
@@ -757,24 +830,21 @@ void type2_outside(cm_pair::Pair &pair)
 	};
 
 	for (auto &cs : cases) {
-		ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-		uint32_t k = ibv_inc_rkey(mw->rkey);
-		Conn c(pair);
+		Win2 w(pair);
+		std::string what = t + cs.what;
 
-		if (bind_ok(c, mw, k, mr, m.va(4096), 4096, kRWA,
-			    t + cs.what + ": bind")) {
+		if (w.bind(mr, m.va(4096), 4096, kRWA, what + ": bind")) {
 			if (cs.op == 0)
-				write_probe(c, m, k, m.va(cs.off), cs.off, cs.len,
-					    false, cs.vendor, t + cs.what);
+				write_probe(w.c, m, w.k, cs.off, cs.len,
+					    refused(cs.vendor), what);
 			else if (cs.op == 1)
-				read_probe(c, m, k, m.va(cs.off), cs.off, cs.len,
-					   false, cs.vendor, t + cs.what);
+				read_probe(w.c, m, w.k, cs.off, cs.len,
+					   refused(cs.vendor), what);
 			else
-				fadd_probe(c, m, k, m.va(cs.off), cs.off, 1, false,
-					   cs.vendor, t + cs.what);
+				fadd_probe(w.c, m, w.k, cs.off, 1,
+					   refused(cs.vendor), what);
 		}
-		c.close();
-		check(ibv_dealloc_mw(mw) == 0, t + cs.what + ": dealloc_mw");
+		check(w.dealloc() == 0, what + ": dealloc_mw");
 	}
 	check(ibv_dereg_mr(mr) == 0, t + "dereg_mr");
 }
@@ -787,51 +857,38 @@ void rights(cm_pair::Pair &pair)
 	ibv_mr *mr = reg(m, kMrAll);
 
 	{	// REMOTE_READ only: Read works, Write refused
-		ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-		uint32_t k = ibv_inc_rkey(mw->rkey);
-		Conn c(pair);
+		Win2 w(pair);
 
-		if (bind_ok(c, mw, k, mr, m.va(4096), 4096,
-			    IBV_ACCESS_REMOTE_READ, t + "read-only window: bind")) {
-			read_probe(c, m, k, m.va(4096), 4096, 256, true, 0,
+		if (w.bind(mr, m.va(4096), 4096, IBV_ACCESS_REMOTE_READ,
+			   t + "read-only window: bind")) {
+			read_probe(w.c, m, w.k, 4096, 256, kAccepted,
 				   t + "read-only window: Read");
 			// the MR's own rkey still allows a Write
-			write_probe(c, m, mr->rkey, m.va(4096 + 512), 4096 + 512,
-				    64, true, 0, t + "the MR's own rkey: Write");
-			write_probe(c, m, k, m.va(4096), 4096, 64, false,
-				    kRdmapAccess, t + "read-only window: Write");
+			write_probe(w.c, m, mr->rkey, 4096 + 512, 64, kAccepted,
+				    t + "the MR's own rkey: Write");
+			write_probe(w.c, m, w.k, 4096, 64, refused(kRdmapAccess),
+				    t + "read-only window: Write");
 		}
-		c.close();
-		ibv_dealloc_mw(mw);
 	}
 	{	// READ | WRITE without ATOMIC: an atomic refused
-		ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-		uint32_t k = ibv_inc_rkey(mw->rkey);
-		Conn c(pair);
+		Win2 w(pair);
 
-		if (bind_ok(c, mw, k, mr, m.va(4096), 4096, kRW,
-			    t + "window without REMOTE_ATOMIC: bind")) {
-			write_probe(c, m, k, m.va(4096 + 64), 4096 + 64, 64, true,
-				    0, t + "window without REMOTE_ATOMIC: Write");
-			fadd_probe(c, m, k, m.va(4096), 4096, 1, false, kRdmapAccess,
+		if (w.bind(mr, m.va(4096), 4096, kRW,
+			   t + "window without REMOTE_ATOMIC: bind")) {
+			write_probe(w.c, m, w.k, 4096 + 64, 64, kAccepted,
+				    t + "window without REMOTE_ATOMIC: Write");
+			fadd_probe(w.c, m, w.k, 4096, 1, refused(kRdmapAccess),
 				   t + "window without REMOTE_ATOMIC: FetchAdd");
 		}
-		c.close();
-		ibv_dealloc_mw(mw);
 	}
 	{	// WRITE only (and LOCAL_WRITE, as pyverbs passes it): Read refused
-		ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-		uint32_t k = ibv_inc_rkey(mw->rkey);
-		Conn c(pair);
+		Win2 w(pair);
 
-		if (bind_ok(c, mw, k, mr, m.va(4096), 4096,
-			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE,
-			    t + "write-only window (with LOCAL_WRITE): bind")) {
-			read_probe(c, m, k, m.va(4096), 4096, 64, false,
-				   kRdmapAccess, t + "write-only window: Read");
-		}
-		c.close();
-		ibv_dealloc_mw(mw);
+		if (w.bind(mr, m.va(4096), 4096,
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE,
+			   t + "write-only window (with LOCAL_WRITE): bind"))
+			read_probe(w.c, m, w.k, 4096, 64, refused(kRdmapAccess),
+				   t + "write-only window: Read");
 	}
 	check(ibv_dereg_mr(mr) == 0, t + "dereg_mr");
 }
@@ -843,37 +900,27 @@ void type2_other_qp(cm_pair::Pair &pair)
 	const std::string t = "type 2 on another QP: ";
 	Mem m(4);
 	ibv_mr *mr = reg(m, kMrMw);
-	ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-	uint32_t k = ibv_inc_rkey(mw->rkey);
-	Conn a(pair);
+	Win2 a(pair);
 
-	if (bind_ok(a, mw, k, mr, m.va(4096), 4096, kRW, t + "bind through QP A")) {
+	if (a.bind(mr, m.va(4096), 4096, kRW, t + "bind through QP A")) {
 		{
 			Conn b(pair);
 
-			write_probe(b, m, k, m.va(4096), 4096, 64, false,
-				    kDdpNotAssoc, t + "Write through QP B");
+			write_probe(b, m, a.k, 4096, 64, refused(kDdpNotAssoc),
+				    t + "Write through QP B");
 		}
 		{
 			Conn b(pair);
-			ibv_wc pwc;
-			ibv_wc wc = send_inv(b, k, false,
-					     t + "Send with Invalidate through QP B", &pwc);
 
-			check(wc.status == IBV_WC_REM_INV_REQ_ERR && wc.wr_id == 9,
-			      t + "Send with Invalidate through QP B: the receive completes REM_INV_REQ_ERR: " +
-			      st(wc) + "; the Send: " + st(pwc));
-			check(qp_in_error(b.cli.id->qp) && qp_in_error(b.oqp()),
-			      t + "Send with Invalidate through QP B: both QPs in ERROR");
+			send_inv_refused(b, a.k,
+					 t + "Send with Invalidate through QP B");
 		}
-		write_probe(a, m, k, m.va(4096 + 128), 4096 + 128, 64, true, 0,
+		write_probe(a.c, m, a.k, 4096 + 128, 64, kAccepted,
 			    t + "the window still works through QP A");
 	}
-	a.close();
-	ibv_dealloc_mw(mw);
+	a.dealloc();
 	check(ibv_dereg_mr(mr) == 0, t + "dereg_mr");
 }
-
 
 // Remote invalidation of a type 2 window by the peer of the QP it was
 // bound through: the receive says which STag it invalidated.
@@ -892,8 +939,8 @@ void remote_inv(cm_pair::Pair &pair)
 
 		if (!bind_ok(c, mw, k, mr, m.va(4096), 4096, kRW, v + "bind"))
 			break;
-		write_probe(c, m, k, m.va(4096 + 256 * api), 4096 + 256 * api,
-			    64, true, 0, v + "Write before");
+		write_probe(c, m, k, 4096 + 256 * api, 64, kAccepted,
+			    v + "Write before");
 		ibv_wc wc = send_inv(c, k, api, v + "Send with Invalidate", &pwc);
 		check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 9 &&
 		      wc.opcode == IBV_WC_RECV && wc.byte_len == 8 &&
@@ -909,11 +956,39 @@ void remote_inv(cm_pair::Pair &pair)
 		if (api)	// the invalidation released the MR
 			check(ibv_dereg_mr(mr) == 0,
 			      v + "ibv_dereg_mr of the MR after the remote invalidation");
-		write_probe(c, m, k, m.va(4096), 4096, 64, false, kDdpInvStag,
+		write_probe(c, m, k, 4096, 64, refused(kDdpInvStag),
 			    v + "Write after");
 		k = ibv_inc_rkey(k);
 	}
 	check(ibv_dealloc_mw(mw) == 0, t + "dealloc_mw");
+}
+
+// In one batch on the owner's QP: the WR @add_wr adds, unsignaled
+// (wr_id @wr_id), and a signaled Send of the 6 bytes of @msg (wr_id
+// @wr_id + 1) to the peer's receive @recv_id at @rbuf. Only the Send
+// completes at the owner, and the peer's receive has @msg.
+void owner_batch(Conn &c, uint64_t wr_id, const std::function<void()> &add_wr,
+		 const char (&msg)[6], uint64_t recv_id, const uint8_t *rbuf,
+		 const std::string &what)
+{
+	ibv_wr_start(c.sqx);
+	c.sqx->wr_id = wr_id;
+	c.sqx->wr_flags = 0;
+	add_wr();
+	c.sqx->wr_id = wr_id + 1;
+	c.sqx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(c.sqx);
+	ibv_wr_set_inline_data(c.sqx, (void *)msg, 6);
+	int rv = ibv_wr_complete(c.sqx);
+	check(rv == 0, what + ": ibv_wr_complete " + std::to_string(rv));
+	ibv_wc wc = c.owner_one(what);
+	check(wc.status == IBV_WC_SUCCESS && wc.wr_id == wr_id + 1 &&
+	      wc.opcode == IBV_WC_SEND,
+	      what + ": only the Send completes: " + st(wc));
+	wc = c.peer_one(what);
+	check(wc.status == IBV_WC_SUCCESS && wc.wr_id == recv_id &&
+	      wc.byte_len == 6 && !std::strcmp((const char *)rbuf, msg),
+	      what + ": the peer has the Send: " + st(wc));
 }
 
 // Local invalidation: ibv_post_send; then ibv_wr_bind_mw and
@@ -933,13 +1008,13 @@ void local_inv(cm_pair::Pair &pair)
 		Conn c(pair);
 
 		if (bind_ok(c, mw, k, mr, m.va(4096), 4096, kRW, t + "bind")) {
-			write_probe(c, m, k, m.va(4096), 4096, 64, true, 0,
+			write_probe(c, m, k, 4096, 64, kAccepted,
 				    t + "Write before");
 			local_inv_ok(c, k, t + "IBV_WR_LOCAL_INV");
 			check(ibv_dereg_mr(mr) == 0,
 			      t + "ibv_dereg_mr of the MR after the invalidation");
-			write_probe(c, m, k, m.va(4096), 4096, 64, false,
-				    kDdpInvStag, t + "Write after");
+			write_probe(c, m, k, 4096, 64, refused(kDdpInvStag),
+				    t + "Write after");
 		}
 	}
 	k = ibv_inc_rkey(k);
@@ -950,50 +1025,17 @@ void local_inv(cm_pair::Pair &pair)
 
 		c.cli.post_recv(21, rbuf, 64);
 		c.cli.post_recv(22, rbuf + 64, 64);
-		ibv_wr_start(c.sqx);
-		c.sqx->wr_id = 11;
-		c.sqx->wr_flags = 0;
-		ibv_wr_bind_mw(c.sqx, mw, k, &bi);
-		c.sqx->wr_id = 12;
-		c.sqx->wr_flags = IBV_SEND_SIGNALED;
-		ibv_wr_send(c.sqx);
-		ibv_wr_set_inline_data(c.sqx, (void *)"bound", 6);
-		int rv = ibv_wr_complete(c.sqx);
-		check(rv == 0, t + "batch ibv_wr_bind_mw + Send: ibv_wr_complete " +
-		      std::to_string(rv));
-		ibv_wc wc = c.owner_one(t + "bind + Send");
-		check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 12 &&
-		      wc.opcode == IBV_WC_SEND,
-		      t + "batch bind + Send: only the Send completes: " + st(wc));
-		wc = c.peer_one(t + "bind + Send");
-		check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 21 &&
-		      wc.byte_len == 6 && !std::strcmp((char *)rbuf, "bound"),
-		      t + "the peer has the Send: " + st(wc));
-		write_probe(c, m, k, m.va(8192 + 64), 8192 + 64, 128, true, 0,
+		owner_batch(c, 11, [&] { ibv_wr_bind_mw(c.sqx, mw, k, &bi); },
+			    "bound", 21, rbuf,
+			    t + "batch ibv_wr_bind_mw + Send");
+		write_probe(c, m, k, 8192 + 64, 128, kAccepted,
 			    t + "Write through the window the Send announced");
 
-		ibv_wr_start(c.sqx);
-		c.sqx->wr_id = 13;
-		c.sqx->wr_flags = 0;
-		ibv_wr_local_inv(c.sqx, k);
-		c.sqx->wr_id = 14;
-		c.sqx->wr_flags = IBV_SEND_SIGNALED;
-		ibv_wr_send(c.sqx);
-		ibv_wr_set_inline_data(c.sqx, (void *)"gone!", 6);
-		rv = ibv_wr_complete(c.sqx);
-		check(rv == 0, t + "batch ibv_wr_local_inv + Send: ibv_wr_complete " +
-		      std::to_string(rv));
-		wc = c.owner_one(t + "inv + Send");
-		check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 14 &&
-		      wc.opcode == IBV_WC_SEND,
-		      t + "batch local invalidate + Send: only the Send completes: " +
-		      st(wc));
-		wc = c.peer_one(t + "inv + Send");
-		check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 22 &&
-		      !std::strcmp((char *)rbuf + 64, "gone!"),
-		      t + "the peer has the second Send: " + st(wc));
-		write_probe(c, m, k, m.va(8192 + 64), 8192 + 64, 128, false,
-			    kDdpInvStag, t + "Write after the Send announcing the invalidation");
+		owner_batch(c, 13, [&] { ibv_wr_local_inv(c.sqx, k); },
+			    "gone!", 22, rbuf + 64,
+			    t + "batch ibv_wr_local_inv + Send");
+		write_probe(c, m, k, 8192 + 64, 128, refused(kDdpInvStag),
+			    t + "Write after the Send announcing the invalidation");
 	}
 	{	// the window is unbound: invalidating it again fails
 		Conn c(pair);
@@ -1026,57 +1068,41 @@ void rebind(cm_pair::Pair &pair)
 	ibv_mr *mr = reg(m, kMrMw);
 
 	{
-		ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-		uint32_t k1 = ibv_inc_rkey(mw->rkey), k2 = ibv_inc_rkey(k1);
-		Conn c(pair);
+		Win2 w(pair);
+		uint32_t k1 = w.k, k2 = ibv_inc_rkey(k1);
 
-		if (bind_ok(c, mw, k1, mr, m.va(4096), 4096, kRW, t + "bind k1") &&
-		    local_inv_ok(c, k1, t + "invalidate k1") &&
-		    bind_ok(c, mw, k2, mr, m.va(4096), 4096, kRW,
+		if (w.bind(mr, m.va(4096), 4096, kRW, t + "bind k1") &&
+		    local_inv_ok(w.c, k1, t + "invalidate k1") &&
+		    bind_ok(w.c, w.mw, k2, mr, m.va(4096), 4096, kRW,
 			    t + "bind k2 = ibv_inc_rkey(k1) in the same place")) {
-			write_probe(c, m, k2, m.va(4096), 4096, 256, true, 0,
+			write_probe(w.c, m, k2, 4096, 256, kAccepted,
 				    t + "Write through k2");
-			write_probe(c, m, k1, m.va(4096), 4096, 64, false,
-				    kDdpInvStag, t + "Write through the old k1");
+			write_probe(w.c, m, k1, 4096, 64, refused(kDdpInvStag),
+				    t + "Write through the old k1");
 		}
-		c.close();
-		ibv_dealloc_mw(mw);
 	}
 	{
-		ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-		uint32_t k = ibv_inc_rkey(mw->rkey);
-		Conn c(pair);
+		Win2 w(pair);
 
-		if (bind_ok(c, mw, k, mr, m.va(4096), 4096, kRW, t + "bind") &&
-		    local_inv_ok(c, k, t + "invalidate"))
-			bind_err(c, mw, k, mr, m.va(4096), 4096, kRW,
+		if (w.bind(mr, m.va(4096), 4096, kRW, t + "bind") &&
+		    local_inv_ok(w.c, w.k, t + "invalidate"))
+			bind_err(w.c, w.mw, w.k, mr, m.va(4096), 4096, kRW,
 				 t + "bind again under the same key");
-		c.close();
-		ibv_dealloc_mw(mw);
 	}
 	{
-		ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-		Conn c(pair);
+		Win2 w(pair);
 
-		bind_err(c, mw, mw->rkey, mr, m.va(4096), 4096, kRW,
+		bind_err(w.c, w.mw, w.mw->rkey, mr, m.va(4096), 4096, kRW,
 			 t + "first bind under the allocation's key");
-		c.close();
-		ibv_dealloc_mw(mw);
 	}
 	{
-		ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-		uint32_t k = ibv_inc_rkey(mw->rkey);
-		Conn c(pair);
+		Win2 w(pair);
 
-		if (bind_ok(c, mw, k, mr, m.va(4096), 4096, kRW, t + "bind"))
-			bind_err(c, mw, ibv_inc_rkey(k), mr, m.va(8192), 4096, kRW,
-				 t + "bind of a bound type 2 window");
-		c.close();
-		ibv_dealloc_mw(mw);
+		if (w.bind(mr, m.va(4096), 4096, kRW, t + "bind"))
+			bind_err(w.c, w.mw, ibv_inc_rkey(w.k), mr, m.va(8192), 4096,
+				 kRW, t + "bind of a bound type 2 window");
 	}
-	std::string diff;
-	bool same = m.same(&diff);
-	check(same, t + "the owner's memory holds only the Writes " + diff);
+	m.check_same(t + "the owner's memory holds only the Writes ");
 	check(ibv_dereg_mr(mr) == 0, t + "dereg_mr");
 }
 
@@ -1109,6 +1135,22 @@ bool bind1(Conn &c, ibv_mw *mw, ibv_mr *mr, uint64_t addr, uint64_t len,
 	return ok;
 }
 
+// bind1() of the type 1 window @mw, bound at offset @from of @m, again
+// over [@to, @to + 4096): a Write of 256 bytes at @at through the new
+// key lands, one of 64 bytes at @from through the key before is refused.
+void rebind1(Conn &c, Mem &m, ibv_mw *mw, ibv_mr *mr, size_t from, size_t to,
+	     size_t at, const std::string &what)
+{
+	uint32_t old = mw->rkey;
+
+	if (!bind1(c, mw, mr, m.va(to), 4096, kRW, what))
+		return;
+	write_probe(c, m, mw->rkey, at, 256, kAccepted,
+		    what + ": Write through the new key");
+	write_probe(c, m, old, from, 64, refused(kDdpInvStag),
+		    what + ": Write through the old key where the window was");
+}
+
 // Type 1 windows: ibv_bind_mw(), valid on every QP of the PD, rebound in
 // one step (the old key refused), unbound with length 0; a peer cannot
 // invalidate one, nor can a local invalidation.
@@ -1119,7 +1161,6 @@ void type1(cm_pair::Pair &pair)
 	ibv_mr *mr = reg(m, kMrMw);
 	ibv_mw *w1 = alloc(IBV_MW_TYPE_1), *w2 = alloc(IBV_MW_TYPE_2);
 	const size_t A = 4096, B = 8192;
-	uint32_t ka;
 
 	{
 		Conn c(pair);
@@ -1131,8 +1172,8 @@ void type1(cm_pair::Pair &pair)
 			ibv_dereg_mr(mr);
 			return;
 		}
-		write_probe(c, m, w1->rkey, m.va(A), A, 1024, true, 0, t + "Write");
-		fadd_probe(c, m, w1->rkey, m.va(A + 2048), A + 2048, 3, true, 0,
+		write_probe(c, m, w1->rkey, A, 1024, kAccepted, t + "Write");
+		fadd_probe(c, m, w1->rkey, A + 2048, 3, kAccepted,
 			   t + "FetchAdd");
 
 		// the type rules of the verbs, refused at the call
@@ -1157,34 +1198,21 @@ void type1(cm_pair::Pair &pair)
 		{
 			Conn c2(pair);
 
-			write_probe(c2, m, w1->rkey, m.va(A + 1024), A + 1024, 64,
-				    true, 0, t + "Write through another QP of the PD");
+			write_probe(c2, m, w1->rkey, A + 1024, 64, kAccepted,
+				    t + "Write through another QP of the PD");
 		}
-		ka = w1->rkey;
-		if (bind1(c, w1, mr, m.va(A), 4096, kRW, t + "rebind in place")) {
-			write_probe(c, m, w1->rkey, m.va(A + 256), A + 256, 256,
-				    true, 0, t + "Write through the new key");
-			write_probe(c, m, ka, m.va(A), A, 64, false, kDdpInvStag,
-				    t + "Write through the old key, same place");
-		}
+		rebind1(c, m, w1, mr, A, A, A + 256, t + "rebind in place");
 	}
 	{	// the QP it was bound through is gone: it still works
 		Conn c(pair);
 
-		write_probe(c, m, w1->rkey, m.va(A + 512), A + 512, 64, true, 0,
+		write_probe(c, m, w1->rkey, A + 512, 64, kAccepted,
 			    t + "Write after the binding QP's connection ended");
-		ka = w1->rkey;
-		if (bind1(c, w1, mr, m.va(B), 4096, kRW, t + "rebind elsewhere")) {
-			write_probe(c, m, w1->rkey, m.va(B), B, 256, true, 0,
-				    t + "Write through the new key elsewhere");
-			write_probe(c, m, ka, m.va(A), A, 64, false, kDdpInvStag,
-				    t + "Write through the old key, old place");
-		}
+		rebind1(c, m, w1, mr, A, B, B, t + "rebind elsewhere");
 	}
 	{
 		Conn c(pair);
-
-		ka = w1->rkey;
+		uint32_t ka = w1->rkey;
 		ibv_mw_bind b{};
 		b.wr_id = 32;
 		b.send_flags = IBV_SEND_SIGNALED;
@@ -1194,33 +1222,26 @@ void type1(cm_pair::Pair &pair)
 		      wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 32,
 		      t + "ibv_bind_mw of length 0 (unbind): " + std::to_string(rv) +
 		      ", " + st(wc));
-		write_probe(c, m, ka, m.va(B), B, 64, false, kDdpInvStag,
+		write_probe(c, m, ka, B, 64, refused(kDdpInvStag),
 			    t + "Write through the key before the unbind");
 	}
 	{
 		Conn c(pair);
 
-		write_probe(c, m, w1->rkey, m.va(B), B, 64, false, kDdpInvStag,
+		write_probe(c, m, w1->rkey, B, 64, refused(kDdpInvStag),
 			    t + "Write through the unbound window's key");
 	}
 	{	// a peer cannot invalidate a type 1 window
 		Conn c(pair);
-		ibv_wc pwc;
 
-		if (bind1(c, w1, mr, m.va(A), 4096, kRW, t + "bind again")) {
-			ibv_wc wc = send_inv(c, w1->rkey, false,
-					     t + "Send with Invalidate", &pwc);
-			check(wc.status == IBV_WC_REM_INV_REQ_ERR && wc.wr_id == 9,
-			      t + "Send with Invalidate of a type 1 window: the receive completes REM_INV_REQ_ERR: " +
-			      st(wc) + "; the Send: " + st(pwc));
-			check(qp_in_error(c.cli.id->qp) && qp_in_error(c.oqp()),
-			      t + "Send with Invalidate of a type 1 window: both QPs in ERROR");
-		}
+		if (bind1(c, w1, mr, m.va(A), 4096, kRW, t + "bind again"))
+			send_inv_refused(c, w1->rkey,
+					 t + "Send with Invalidate of a type 1 window");
 	}
 	{	// nor a local invalidation; the window stays valid
 		Conn c(pair);
 
-		write_probe(c, m, w1->rkey, m.va(A + 8), A + 8, 64, true, 0,
+		write_probe(c, m, w1->rkey, A + 8, 64, kAccepted,
 			    t + "Write after the refused remote invalidation");
 		if (!c.post_local_inv(w1->rkey))
 			owner_bind_err(c, 78, t + "IBV_WR_LOCAL_INV of a type 1 window");
@@ -1228,7 +1249,7 @@ void type1(cm_pair::Pair &pair)
 	{
 		Conn c(pair);
 
-		write_probe(c, m, w1->rkey, m.va(A + 16), A + 16, 64, true, 0,
+		write_probe(c, m, w1->rkey, A + 16, 64, kAccepted,
 			    t + "Write after the refused local invalidation");
 		// rdma-core's test_invalidate_mw_type1: rebind with length 0,
 		// MR given
@@ -1253,32 +1274,26 @@ void zero_based(cm_pair::Pair &pair)
 
 	if (!mr)
 		die("ibv_reg_mr_iova");
+	m.tag0 = 0;
 	{
-		ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-		uint32_t k = ibv_inc_rkey(mw->rkey);
-		Conn c(pair);
+		Win2 w(pair);
 
-		if (bind_ok(c, mw, k, mr, 4096, 4096, kRW, t + "bind at 4096")) {
-			write_probe(c, m, k, 4096, 4096, 256, true, 0,
+		if (w.bind(mr, 4096, 4096, kRW, t + "bind at 4096")) {
+			write_probe(w.c, m, w.k, 4096, 256, kAccepted,
 				    t + "Write at 4096 lands at buffer + 4096");
-			write_probe(c, m, k, 8192 - 64, 8192 - 64, 64, true, 0,
+			write_probe(w.c, m, w.k, 8192 - 64, 64, kAccepted,
 				    t + "Write ending at 8192");
-			read_probe(c, m, k, 4096 + 8, 4096 + 8, 64, true, 0,
+			read_probe(w.c, m, w.k, 4096 + 8, 64, kAccepted,
 				   t + "Read at 4104");
-			write_probe(c, m, k, 8192, 8192, 64, false, kDdpBounds,
+			write_probe(w.c, m, w.k, 8192, 64, refused(kDdpBounds),
 				    t + "Write at 8192");
 		}
-		c.close();
-		ibv_dealloc_mw(mw);
 	}
 	{
-		ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-		Conn c(pair);
+		Win2 w(pair);
 
-		bind_err(c, mw, ibv_inc_rkey(mw->rkey), mr, m.va(4096), 4096, kRW,
+		bind_err(w.c, w.mw, w.k, mr, m.va(4096), 4096, kRW,
 			 t + "bind at the buffer's virtual address (outside the MR)");
-		c.close();
-		ibv_dealloc_mw(mw);
 	}
 	check(ibv_dereg_mr(mr) == 0, t + "dereg_mr");
 }
@@ -1332,52 +1347,44 @@ void bind_errors(cm_pair::Pair &pair)
 	};
 
 	for (auto &cs : cases) {
-		ibv_mw *mw = cs.other_pd_mw ? ibv_alloc_mw(pd2, IBV_MW_TYPE_2) :
-					      alloc(IBV_MW_TYPE_2);
-		if (!mw)
-			die("ibv_alloc_mw");
-		uint32_t k = ibv_inc_rkey(mw->rkey);
-		Conn c(pair);
+		Win2 w(pair, cs.other_pd_mw ? pd2 : g_pd);
+		std::string what = t + cs.what;
 
-		if (cs.ok) {
-			if (bind_ok(c, mw, k, cs.mr, cs.addr, cs.len, cs.access,
-				    t + cs.what))
-				read_probe(c, m, k, cs.addr, cs.addr - m.va(0), 64,
-					   cs.access & IBV_ACCESS_REMOTE_READ,
-					   kRdmapAccess,
-					   t + cs.what + ": Read through the window");
-		} else {
-			bind_err(c, mw, k, cs.mr, cs.addr, cs.len, cs.access,
-				 t + cs.what);
-		}
-		c.close();
-		check(ibv_dealloc_mw(mw) == 0, t + cs.what + ": dealloc_mw");
+		if (!cs.ok)
+			bind_err(w.c, w.mw, w.k, cs.mr, cs.addr, cs.len, cs.access,
+				 what);
+		else if (w.bind(cs.mr, cs.addr, cs.len, cs.access, what))
+			read_probe(w.c, m, w.k, cs.addr - m.va(0), 64,
+				   cs.access & IBV_ACCESS_REMOTE_READ ?
+				   kAccepted : refused(kRdmapAccess),
+				   what + ": Read through the window");
+		check(w.dealloc() == 0, what + ": dealloc_mw");
 	}
 	{	// refused at the post: the QP goes on
-		ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-		uint32_t k = ibv_inc_rkey(mw->rkey);
-		Conn c(pair);
-		int rv = c.post_bind(mw, k, mr, m.va(0), 4096,
-				     kRW | IBV_ACCESS_ZERO_BASED);
+		Win2 w(pair);
+		struct {
+			unsigned flag;
+			const char *what;
+		} extra[] = {
+			{ IBV_ACCESS_ZERO_BASED, "IBV_ACCESS_ZERO_BASED" },
+			{ IBV_ACCESS_MW_BIND, "IBV_ACCESS_MW_BIND as a window right" },
+		};
 
-		check(rv == EINVAL, t + "IBV_ACCESS_ZERO_BASED: ibv_post_send " +
-		      std::to_string(rv) + " (want EINVAL)");
-		rv = c.post_bind(mw, k, mr, m.va(0), 4096,
-				 kRW | IBV_ACCESS_MW_BIND);
-		check(rv == EINVAL, t + "IBV_ACCESS_MW_BIND as a window right: ibv_post_send " +
-		      std::to_string(rv) + " (want EINVAL)");
-		check(c.owner_poll(1, 200).empty(),
+		for (auto &x : extra) {
+			int rv = w.c.post_bind(w.mw, w.k, mr, m.va(0), 4096,
+					       kRW | x.flag);
+
+			check(rv == EINVAL, t + x.what + ": ibv_post_send " +
+			      std::to_string(rv) + " (want EINVAL)");
+		}
+		check(w.c.owner_poll(1, 200).empty(),
 		      t + "nothing posted, nothing completes");
-		if (bind_ok(c, mw, k, mr, m.va(0), 4096, kRW,
-			    t + "a good bind after the refused ones"))
-			write_probe(c, m, k, m.va(64), 64, 64, true, 0,
+		if (w.bind(mr, m.va(0), 4096, kRW,
+			   t + "a good bind after the refused ones"))
+			write_probe(w.c, m, w.k, 64, 64, kAccepted,
 				    t + "Write after the refused binds");
-		c.close();
-		ibv_dealloc_mw(mw);
 	}
-	std::string diff;
-	bool same = m.same(&diff);
-	check(same, t + "the owner's memory holds only the Writes " + diff);
+	m.check_same(t + "the owner's memory holds only the Writes ");
 	for (ibv_mr *x : { mr, nobind, nolw, flush, other })
 		if (ibv_dereg_mr(x))
 			check(false, t + "dereg_mr");
@@ -1391,11 +1398,11 @@ void rkey_as_lkey(cm_pair::Pair &pair)
 	const std::string t = "rkey as lkey: ";
 	Mem m(4);
 	ibv_mr *mr = reg(m, kMrMw);
-	ibv_mw *mw = alloc(IBV_MW_TYPE_2);
-	uint32_t k = ibv_inc_rkey(mw->rkey);
-	Conn c(pair);
+	Win2 w(pair);
+	Conn &c = w.c;
+	uint32_t k = w.k;
 
-	if (bind_ok(c, mw, k, mr, m.va(4096), 4096, kRW, t + "bind")) {
+	if (w.bind(mr, m.va(4096), 4096, kRW, t + "bind")) {
 		uint8_t *dst = c.cli.mem.data() + 2048;
 
 		for (int i = 0; i < 2; i++) {
@@ -1445,8 +1452,7 @@ void rkey_as_lkey(cm_pair::Pair &pair)
 			}
 		}
 	}
-	c.close();
-	ibv_dealloc_mw(mw);
+	w.dealloc();
 	ibv_dereg_mr(mr);
 }
 
@@ -1458,15 +1464,16 @@ void rkey_as_lkey(cm_pair::Pair &pair)
 // @owner_op (the invalidation or the rebind, signaled) is posted, by
 // @round % 4, among the Writes, 100 or 600 us after the last, or once the
 // Read is complete (the Writes then all landed). Returns the Read's
-// completion; the owner's one in *@owc. The patterns each slot may hold
-// afterwards are added to @cand.
+// completion; the owner's one in *@owc. What each slot may hold
+// afterwards (its bytes now, or those of a Write aimed at it) goes to
+// @cand.
 constexpr int kRaceWrites = 24;
 constexpr size_t kSlot = 512, kSlots = 8;
+using Cands = std::vector<std::vector<std::vector<uint8_t>>>;
 
 ibv_wc race_round(Conn &c, Mem &m, uint32_t key, size_t base, int round,
 		  const std::function<void()> &owner_op, ibv_wc *owc,
-		  std::vector<std::vector<std::vector<uint8_t>>> &cand,
-		  bool *stuck)
+		  Cands &cand, bool *stuck)
 {
 	uint8_t *src = c.cli.mem.data();	// Write i's bytes at i * kSlot
 	std::vector<ibv_send_wr> w(kRaceWrites + 1);
@@ -1474,6 +1481,10 @@ ibv_wc race_round(Conn &c, Mem &m, uint32_t key, size_t base, int round,
 	int split = (round / 4 * 7 + 3) % (kRaceWrites + 1);
 	ibv_send_wr *bad;
 
+	cand.assign(kSlots, {});
+	for (size_t i = 0; i < kSlots; i++)
+		cand[i].emplace_back(m.p() + base + i * kSlot,
+				     m.p() + base + (i + 1) * kSlot);
 	for (int i = 0; i <= kRaceWrites; i++) {
 		size_t slot = (i * 5 + split) % kSlots;
 		uint8_t *b = src + i * kSlot;
@@ -1544,8 +1555,7 @@ ibv_wc race_round(Conn &c, Mem &m, uint32_t key, size_t base, int round,
 // The window [base, base + 4096) of @m: every slot holds one of its
 // candidates (the bytes it had, or those of a Write aimed at it), and
 // nothing else of @m changed; then the window's bytes are what @m expects.
-bool race_memory_ok(Mem &m, size_t base,
-		    std::vector<std::vector<std::vector<uint8_t>>> &cand,
+bool race_memory_ok(Mem &m, size_t base, const Cands &cand,
 		    std::string *why)
 {
 	std::string diff;
@@ -1578,27 +1588,9 @@ bool old_key_refused(Conn &c, Mem &m, uint32_t key, size_t off,
 		     std::string *why)
 {
 	uint8_t *src = c.cli.mem.data() + 28 * kSlot;
-	ibv_sge s1{ (uintptr_t)src, 64, c.cli.mr->lkey };
-	ibv_sge s2{ (uintptr_t)src + 64, 8, c.cli.mr->lkey };
-	ibv_send_wr w{}, r{}, *bad;
 
 	pattern(src, 64, 0xee);
-	w.wr_id = 1;
-	w.opcode = IBV_WR_RDMA_WRITE;
-	w.sg_list = &s1;
-	w.num_sge = 1;
-	w.send_flags = IBV_SEND_SIGNALED;
-	w.wr.rdma.remote_addr = m.va(off);
-	w.wr.rdma.rkey = key;
-	w.next = &r;
-	r = w;
-	r.wr_id = 2;
-	r.opcode = IBV_WR_RDMA_READ;
-	r.sg_list = &s2;
-	r.next = nullptr;
-	if (ibv_post_send(c.cli.id->qp, &w, &bad))
-		die("post old key write");
-	auto wc = c.cli.poll(2, 20000);
+	auto wc = write_then_read(c, src, 64, src + 64, 8, m.va(off), key);
 	for (auto &x : wc) {
 		if (x.wr_id != 2)
 			continue;
@@ -1641,6 +1633,41 @@ struct RaceTally {
 		}
 	}
 
+	// a round's end: its stream, and the memory of the window at @base
+	void round(const ibv_wc &rwc, bool stuck, Mem &m, size_t base,
+		   const Cands &cand)
+	{
+		stream(rwc, stuck);
+		if (!race_memory_ok(m, base, cand, &why))
+			bad_mem++;
+	}
+
+	// the owner's WR @what completed SUCCESS with @opcode; else counted
+	bool owner_ok(const ibv_wc &owc, ibv_wc_opcode opcode,
+		      const std::string &what)
+	{
+		if (owc.status == IBV_WC_SUCCESS && owc.opcode == opcode)
+			return true;
+		bad_owner++;
+		why = what + ": " + st(owc);
+		return false;
+	}
+
+	// after a stream that landed whole: a Write through the old key @key
+	// at offset @off of @m is refused and changes nothing
+	void old_key(Conn &c, Mem &m, uint32_t key, size_t off)
+	{
+		std::string diff;
+
+		old_checked++;
+		if (old_key_refused(c, m, key, off, &why))
+			old_ok++;
+		if (!m.same(&diff)) {
+			bad_mem++;
+			why = "the old key's Write changed memory " + diff;
+		}
+	}
+
 	void report(const std::string &t, int rounds, const char *owner_op,
 		    const char *old_key)
 	{
@@ -1680,67 +1707,42 @@ void race_type2(cm_pair::Pair &pair, int rounds)
 
 	for (int r = 0; r < rounds && !rt.bad_owner; r++) {
 		Conn c(pair);
-		std::vector<std::vector<std::vector<uint8_t>>> cand(kSlots);
+		Cands cand;
 		bool stuck = false;
-		ibv_wc owc;
+		// the owner's WR (@post_rv: its post's result): it
+		// completes SUCCESS with @opcode
+		auto owner_wr = [&](int post_rv, ibv_wc_opcode opcode,
+				    const char *what) {
+			if (post_rv)
+				die("post of the owner's WR");
+			return rt.owner_ok(c.owner_one(t + what), opcode, what);
+		};
 
-		if (bound) {	// any QP of the PD invalidates locally
-			if (c.post_local_inv(k))
-				die("post local inv");
-			owc = c.owner_one(t + "invalidate");
-			if (owc.status != IBV_WC_SUCCESS ||
-			    owc.opcode != IBV_WC_LOCAL_INV) {
-				rt.bad_owner++;
-				rt.why = "invalidation of the previous binding: " +
-					 st(owc);
-				break;
-			}
-		}
-		k = ibv_inc_rkey(k);
-		if (c.post_bind(mw, k, mr, m.va(4096), 4096, kRW))
-			die("post bind");
-		owc = c.owner_one(t + "bind");
-		if (owc.status != IBV_WC_SUCCESS || owc.opcode != IBV_WC_BIND_MW) {
-			rt.bad_owner++;
-			rt.why = "bind: " + st(owc);
+		// any QP of the PD invalidates locally
+		if (bound && !owner_wr(c.post_local_inv(k), IBV_WC_LOCAL_INV,
+				       "invalidation of the previous binding"))
 			break;
-		}
+		k = ibv_inc_rkey(k);
+		if (!owner_wr(c.post_bind(mw, k, mr, m.va(4096), 4096, kRW),
+			      IBV_WC_BIND_MW, "bind"))
+			break;
 		bound = false;
-		for (size_t i = 0; i < kSlots; i++)
-			cand[i].emplace_back(m.p() + 4096 + i * kSlot,
-					     m.p() + 4096 + (i + 1) * kSlot);
+		ibv_wc owc;
 		ibv_wc rwc = race_round(c, m, k, 4096, r,
 					[&] {
 						if (c.post_local_inv(k))
 							die("post local inv");
 					}, &owc, cand, &stuck);
-		if (owc.status != IBV_WC_SUCCESS || owc.opcode != IBV_WC_LOCAL_INV) {
-			rt.bad_owner++;
-			rt.why = "invalidation: " + st(owc);
-		}
-		rt.stream(rwc, stuck);
-		if (!race_memory_ok(m, 4096, cand, &rt.why))
-			rt.bad_mem++;
+		rt.owner_ok(owc, IBV_WC_LOCAL_INV, "invalidation");
+		rt.round(rwc, stuck, m, 4096, cand);
 		if (rwc.status == IBV_WC_SUCCESS) {
 			uint32_t k2 = ibv_inc_rkey(k);
 
-			if (c.post_bind(mw, k2, mr, m.va(4096), 4096, kRW))
-				die("post bind");
-			owc = c.owner_one(t + "bind in place");
-			if (owc.status != IBV_WC_SUCCESS ||
-			    owc.opcode != IBV_WC_BIND_MW) {
-				rt.bad_owner++;
-				rt.why = "bind in place: " + st(owc);
+			if (!owner_wr(c.post_bind(mw, k2, mr, m.va(4096), 4096,
+						  kRW),
+				      IBV_WC_BIND_MW, "bind in place"))
 				break;
-			}
-			rt.old_checked++;
-			if (old_key_refused(c, m, k, 4096, &rt.why))
-				rt.old_ok++;
-			std::string diff;
-			if (!m.same(&diff)) {
-				rt.bad_mem++;
-				rt.why = "the old key's Write changed memory " + diff;
-			}
+			rt.old_key(c, m, k, 4096);
 			k = k2;
 			bound = true;
 		}
@@ -1773,16 +1775,12 @@ void race_type1(cm_pair::Pair &pair, int rounds)
 	}
 	for (int r = 0; r < rounds && !rt.bad_owner; r++) {
 		Conn c(pair);
-		std::vector<std::vector<std::vector<uint8_t>>> cand(kSlots);
+		Cands cand;
 		bool stuck = false;
 		uint32_t k = mw->rkey;
 		// even rounds move the window, odd ones rebind it in place
 		size_t next = r % 2 ? base : base == 4096 ? 8192 : 4096;
 		ibv_wc owc;
-
-		for (size_t i = 0; i < kSlots; i++)
-			cand[i].emplace_back(m.p() + base + i * kSlot,
-					     m.p() + base + (i + 1) * kSlot);
 		ibv_wc rwc = race_round(c, m, k, base, r,
 					[&] {
 			ibv_mw_bind b{};
@@ -1793,24 +1791,14 @@ void race_type1(cm_pair::Pair &pair, int rounds)
 			if (ibv_bind_mw(c.oqp(), mw, &b))
 				die("ibv_bind_mw");
 		}, &owc, cand, &stuck);
-		if (owc.status != IBV_WC_SUCCESS || owc.opcode != IBV_WC_BIND_MW ||
+		if (rt.owner_ok(owc, IBV_WC_BIND_MW, "rebind") &&
 		    mw->rkey != ibv_inc_rkey(k)) {
 			rt.bad_owner++;
-			rt.why = "rebind: " + st(owc);
+			rt.why = "rebind: " + st(owc) + ", mw->rkey " + hx(mw->rkey);
 		}
-		rt.stream(rwc, stuck);
-		if (!race_memory_ok(m, base, cand, &rt.why))
-			rt.bad_mem++;
-		if (rwc.status == IBV_WC_SUCCESS) {
-			rt.old_checked++;
-			if (old_key_refused(c, m, k, base, &rt.why))
-				rt.old_ok++;
-			std::string diff;
-			if (!m.same(&diff)) {
-				rt.bad_mem++;
-				rt.why = "the old key's Write changed memory " + diff;
-			}
-		}
+		rt.round(rwc, stuck, m, base, cand);
+		if (rwc.status == IBV_WC_SUCCESS)
+			rt.old_key(c, m, k, base);
 		base = next;
 	}
 	rt.report(t, rounds, "rebind",
@@ -1889,7 +1877,5 @@ int main(int argc, char **argv)
 			    (long long)std::chrono::duration_cast<
 				    std::chrono::milliseconds>(g_close_t).count());
 	}
-	std::printf("%s: %d passed, %d failed\n", failures ? "FAIL" : "ok",
-		    passes, failures);
-	return failures ? 1 : 0;
+	return checks::summary();
 }
