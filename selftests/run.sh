@@ -517,6 +517,27 @@ after_crash() {
 	done
 }
 
+# host_tsc_khz: the host's TSC frequency in kHz, from its kernel log (the
+# refined calibration, else the first one), else nothing. Under TCG a
+# guest's TSC is the host's. A guest calibrates it against the PIT, and
+# under load that count goes wrong: with three VMs booting at once one
+# took the PIT's 136.5 MHz over the HPET's 2594 MHz ("PIT calibration
+# deviates from HPET"), and with tsc=reliable its clocks then ran 19
+# times fast (a soft lockup "stuck for 24s" after a second, every timeout
+# cut short), and a busy host made a two-VM bench's clock run 2.9 times
+# fast (perf_2vm's clock_ratio). tsc_early_khz= gives every guest the
+# host's figure instead (XIW_VM_TSC_KHZ overrides it; empty: calibrate).
+host_tsc_khz() {
+	local l
+	l=$(dmesg 2>/dev/null | grep -E 'tsc: (Refined TSC clocksource calibration|Detected) [0-9.]+ MHz' |
+		sort -t: -k2 | tail -n 1)	# "Refined" sorts after "Detected"
+	[[ $l =~ ([0-9]+)\.([0-9]{3})\ MHz ]] || return 0
+	echo "${BASH_REMATCH[1]}${BASH_REMATCH[2]}"
+}
+vm_tsc=${XIW_VM_TSC_KHZ-$(host_tsc_khz)}
+tsc_opt=()
+[ -z "$vm_tsc" ] || tsc_opt=(-a "tsc_early_khz=$vm_tsc")
+
 # --- one VM: every 1vm test -------------------------------------------------------------
 # A VM that dies mid-suite fails the test it died in; the tests after it
 # run in a new boot (1vm.2, ...; at most $MAX_SEGMENTS boots in all).
@@ -530,7 +551,7 @@ if [ ${#t1[@]} -gt 0 ]; then
 	rm -rf "$d"; mkdir -p "$d"
 	vm_dirs=("$d")
 	printf '%s\n' "${plan[@]}" >"$d/plan"
-	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$d" -t "$(vm_timeout "${plan[@]}")" \
+	"$here/vm/vm.sh" "${verbose_opt[@]}" "${tsc_opt[@]}" -o "$d" -t "$(vm_timeout "${plan[@]}")" \
 		"${envargs[@]}" -e XIW_ROLE=single "$here/vm/guest-suite.sh" \
 		>"$d/vm.out" 2>&1 &
 	vpid=$!
@@ -567,7 +588,7 @@ own_boot() {
 	printf '%s\t%s\t%s\n' "$n" "$to" "$f" >"$d/plan"
 	[ "$pm" = - ] || popt=(-p "$d/pmem.img:$pm")
 	vm_dirs=("$d")
-	"$here/vm/vm.sh" "${verbose_opt[@]}" -o "$d" -t "$(vm_timeout "$l")" "${popt[@]}" \
+	"$here/vm/vm.sh" "${verbose_opt[@]}" "${tsc_opt[@]}" -o "$d" -t "$(vm_timeout "$l")" "${popt[@]}" \
 		"${envargs[@]}" -e XIW_ROLE=single -e XIW_BOOT="$b" -e XIW_BOOTS="$boots" \
 		-e XIW_UNLOAD_NAME="module_unload_$n" "$here/vm/guest-suite.sh" >"$d/vm.out" 2>&1 &
 	vpid=$!
@@ -651,7 +672,7 @@ if [ ${#t2[@]} -gt 0 ]; then
 		linkdir=$(mktemp -d /tmp/xiw-link.XXXXXX)
 		port=$linkdir/link
 	fi
-	XIW_VM_SMP=$smp2 "$here/vm/vm.sh" "${verbose_opt[@]}" -o "$da" -t "$to" -n "listen:$port" -m 52:54:00:77:00:01 \
+	XIW_VM_SMP=$smp2 "$here/vm/vm.sh" "${verbose_opt[@]}" "${tsc_opt[@]}" -o "$da" -t "$to" -n "listen:$port" -m 52:54:00:77:00:01 \
 		"${envargs[@]}" -e XIW_ROLE=a -e XIW_LOCAL_IP=10.77.0.1 -e XIW_PEER_IP=10.77.0.2 \
 		"$here/vm/guest-suite.sh" >"$da/vm.out" 2>&1 &
 	pa=$!
@@ -671,7 +692,7 @@ if [ ${#t2[@]} -gt 0 ]; then
 	done
 	[ $a_listens = 1 ] ||
 		echo "run.sh: VM a's qemu is not listening on $port (it ended, or 60 s passed): VM b cannot connect" >&2
-	XIW_VM_SMP=$smp2 "$here/vm/vm.sh" "${verbose_opt[@]}" -o "$db" -t "$to" -n "connect:$port" -m 52:54:00:77:00:02 \
+	XIW_VM_SMP=$smp2 "$here/vm/vm.sh" "${verbose_opt[@]}" "${tsc_opt[@]}" -o "$db" -t "$to" -n "connect:$port" -m 52:54:00:77:00:02 \
 		"${envargs[@]}" -e XIW_ROLE=b -e XIW_LOCAL_IP=10.77.0.2 -e XIW_PEER_IP=10.77.0.1 \
 		"$here/vm/guest-suite.sh" >"$db/vm.out" 2>&1 &
 	pb=$!
@@ -740,31 +761,15 @@ vm3_start() {
 	# made the kernel's IO-APIC timer check fail ("IO-APIC + timer
 	# doesn't work!", a panic at 0.004 s) in the first run
 	XIW_VM_SMP=$smp3 XIW_VM_MEM=$mem3 "$here/vm/vm.sh" "${verbose_opt[@]}" -o "$d" -t "$to" \
-		-a no_timer_check ${tsc3:+-a "tsc_early_khz=$tsc3"} "${disk3[@]}" \
+		-a no_timer_check "${tsc_opt[@]}" "${disk3[@]}" \
 		-n "mcast:$mcast" -m "${mac3[$r]}" "${envargs[@]}" -e XIW_ROLE="$r" -e XIW_TOPOLOGY=3vm \
 		-e XIW_LOCAL_IP="${ip3[$r]}" -e XIW_PEER_IP="$peer" \
 		-e XIW_IP_A="${ip3[a]}" -e XIW_IP_B="${ip3[b]}" -e XIW_IP_C="${ip3[c]}" \
 		"$@" "$here/vm/guest-suite.sh" >>"$d/vm.out" 2>&1 &
 	vpid=$!
 }
-# host_tsc_khz: the host's TSC frequency in kHz, from its kernel log (the
-# refined calibration, else the first one), else nothing. Under TCG a
-# guest's TSC is the host's. A guest calibrates it against the PIT, and
-# under load that count goes wrong: with three VMs booting at once one
-# took the PIT's 136.5 MHz over the HPET's 2594 MHz ("PIT calibration
-# deviates from HPET"), and with tsc=reliable its clocks then ran 19
-# times fast (a soft lockup "stuck for 24s" after a second, every timeout
-# cut short). tsc_early_khz= gives the guest the host's figure instead.
-host_tsc_khz() {
-	local l
-	l=$(dmesg 2>/dev/null | grep -E 'tsc: (Refined TSC clocksource calibration|Detected) [0-9.]+ MHz' |
-		sort -t: -k2 | tail -n 1)	# "Refined" sorts after "Detected"
-	[[ $l =~ ([0-9]+)\.([0-9]{3})\ MHz ]] || return 0
-	echo "${BASH_REMATCH[1]}${BASH_REMATCH[2]}"
-}
 if [ ${#t4[@]} -gt 0 ]; then
 	g0=$(date +%s)
-	tsc3=${XIW_VM_TSC_KHZ-$(host_tsc_khz)}
 	smp3=${XIW_VM_SMP_3VM:-1}
 	mem3=${XIW_VM_MEM_3VM:-1536}
 	n_cycles=0
