@@ -976,8 +976,9 @@ xiw_power_off() {
 # Not sysrq o: a power-off shuts the devices down first (virtio breaks its
 # queues, 6.11 and later), so for a moment the disks fail their I/O while
 # the NIC still sends, and an NVMe-oF target answers its host's writes
-# with a media error instead of vanishing. Only what this script wrote is
-# synced first, so the runner finds its notes.
+# with a media error instead of vanishing. A sync first, so that the
+# runner finds the notes written just before (they go to the host's
+# output directory, which a reset would otherwise cut off).
 _xiw_power_cut() {
 	sync
 	echo b >/proc/sysrq-trigger
