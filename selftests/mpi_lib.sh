@@ -126,23 +126,28 @@ mpi_hostname() {
 	defer hostname "$old"
 }
 
-# mpi_vms_up IP...: this VM's part of a multi-VM MPI test, one rank per VM
-# at the IPs (a, b, c order, "hosts" in the test's directory): xiw0 up, the
+# mpi_hosts IP...: this VM's part of an MPI job with one rank per VM at
+# the IPs (a, b, c order; "hosts" in the test's directory, MPI_NP): the
 # environment and host name (mpi-ROLE), the daemons' TCP on the test's
 # netdev, and on every VM but a the command server mpirun starts its
 # daemon through
-mpi_vms_up() {
-	need_prog xiw_mpi_check >/dev/null
-	xiw_load
-	xiw_need_provider
-	xiw_link_add xiw0 "$XIW_NETDEV"
-	wait_port_state xiw0 PORT_ACTIVE 5
+mpi_hosts() {
 	mpi_env
 	mpi_hostname "mpi-$XIW_ROLE"
 	export OMPI_MCA_oob_tcp_if_include=$XIW_NETDEV OMPI_MCA_btl_tcp_if_include=$XIW_NETDEV
 	[ "$XIW_ROLE" = a ] || mpi_cmd_server
 	printf '%s slots=1\n' "$@" >hosts
 	MPI_NP=$#
+}
+
+# mpi_vms_up IP...: a multi-VM MPI test's setup: xiw0 up, then mpi_hosts
+mpi_vms_up() {
+	need_prog xiw_mpi_check >/dev/null
+	xiw_load
+	xiw_need_provider
+	xiw_link_add xiw0 "$XIW_NETDEV"
+	wait_port_state xiw0 PORT_ACTIVE 5
+	mpi_hosts "$@"
 }
 
 # mpi_phase NAME MIN TRANSPORT... PROG ARGS...: one mpirun from a with one

@@ -29,11 +29,7 @@ declare -A runs
 
 bench_2vm_devs siw
 
-mpi_env
-mpi_hostname "mpi-$XIW_ROLE"
-export OMPI_MCA_oob_tcp_if_include=$XIW_NETDEV OMPI_MCA_btl_tcp_if_include=$XIW_NETDEV
-[ "$XIW_ROLE" = a ] || mpi_cmd_server
-printf '%s slots=1\n' 10.77.0.1 10.77.0.2 >hosts
+mpi_hosts 10.77.0.1 10.77.0.2
 hpcc_input 1 2 "$N" 64
 
 # note T KEY V: a run's figure (or n/a) to runs[T,KEY]
