@@ -83,7 +83,7 @@ survive() {
 	# error). The oldest WR gets that status, the rest are flushed.
 	expect_match "$(cat "$3")" '^# sq: .* then [1-9][0-9]* flushed, [01] other errors' "$1: survivor WRs outstanding at the kill"
 	if grep -q ' flushed, 1 other errors' "$3"; then
-		expect_match "$(cat "$3")" '^# first error CQE: remote (access|operation) error$' "$1: the one non-flush error"
+		expect_match "$(cat "$3")" '^# non-flush error CQE: remote (access|operation) error$' "$1: the one non-flush error"
 	fi
 	log "$1: survivor ended $(( ($(now_us) - t0) / 1000 )) ms after the kill was announced;" \
 	    "$(grep -E '^# (sq|[0-9]+ blocks|the end)' "$3" | tr '\n' ' ')"
