@@ -391,9 +391,9 @@ int stream(rdma_event_channel *ch, cm_pair::Side &s, const StreamInfo &pi,
 						    r[j], word(rs, j, side));
 				verified += j == kBlk / 8;
 			} else {
-				// every non-flush status is printed, also after
-				// the end: the CM's DISCONNECTED event may be
-				// read before the CQE that the end caused
+				// the first four non-flush statuses are printed
+				// also after the end: the CM's DISCONNECTED event
+				// may be read before the CQE that the end caused
 				if (!errors++)
 					std::printf("# first error CQE: %s\n",
 						    ibv_wc_status_str(wc[i].status));
