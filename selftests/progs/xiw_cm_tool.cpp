@@ -300,7 +300,6 @@ int stream(rdma_event_channel *ch, cm_pair::Side &s, const StreamInfo &pi,
 	using Clock = std::chrono::steady_clock;
 	uint64_t posted = 0, done = 0, ok = 0, flushed = 0, other = 0;
 	uint64_t seq = 0, verified = 0, bad = 0, rq_done = 0, rq_flushed = 0;
-	uint64_t errors = 0;
 	bool dead = false, stopping = false, announced = false;
 	const char *why = "";
 	auto t0 = Clock::now(), end = t0 + std::chrono::seconds(secs);
@@ -394,7 +393,7 @@ int stream(rdma_event_channel *ch, cm_pair::Side &s, const StreamInfo &pi,
 				// the first four non-flush statuses are printed
 				// also after the end: the CM's DISCONNECTED event
 				// may be read before the CQE that the end caused
-				if (!errors++)
+				if (!flushed && !other)
 					std::printf("# first error CQE: %s\n",
 						    ibv_wc_status_str(wc[i].status));
 				if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
