@@ -363,6 +363,12 @@ struct xiw_mr {
 	 * dereg has begun, so no bind can start (xiw_mw.c).
 	 */
 	atomic_t mw_bound;
+	/*
+	 * Data path accesses to the region's memory under way: each is one
+	 * non-preemptible section (xiw_mr_access_begin()) that an
+	 * invalidation waits out (xiw_mr_fence()).
+	 */
+	atomic_t accessing;
 	struct xiw_mw *mw;		/* XIW_MR_MW: the window */
 	struct rcu_head rcu;		/* lookups are RCU-protected */
 };
@@ -631,6 +637,17 @@ struct xiw_mem_user {
 	u32 qpn;
 };
 
+/*
+ * An access by @who through @stag with @access rights, as each of its
+ * sections checks it again (xiw_mr_access_begin()).
+ */
+struct xiw_mem_grant {
+	struct xiw_device *xdev;
+	struct xiw_mem_user who;
+	u32 stag;
+	int access;
+};
+
 /* A peer's access through @qp. */
 static inline struct xiw_mem_user xiw_mem_peer(struct xiw_qp *qp)
 {
@@ -667,6 +684,12 @@ int xiw_mr_may_invalidate(struct xiw_device *xdev,
 			  const struct xiw_mem_user *who, u32 stag);
 int xiw_mr_invalidate(struct xiw_device *xdev, const struct xiw_mem_user *who,
 		      u32 stag, bool remote);
+enum xiw_mem_err xiw_mr_access_begin(struct xiw_device *xdev,
+				     const struct xiw_mem_user *who,
+				     struct xiw_mr *mr, u32 stag, int access,
+				     u64 va, u64 len);
+void xiw_mr_access_end(struct xiw_mr *mr);
+void xiw_mr_fence(struct xiw_mr *mr);
 int xiw_mem_stag_add(struct xiw_device *xdev, struct xiw_mr *mr, u8 key);
 void xiw_mem_stag_remove(struct xiw_device *xdev, struct xiw_mr *mr);
 
@@ -678,6 +701,10 @@ int xiw_mw_bind(struct xiw_device *xdev, struct xiw_qp *qp, u32 stag,
 struct xiw_mr *xiw_mw_resolve(struct xiw_mr *wmr, u32 stag,
 			      const struct xiw_mem_user *who, int access,
 			      u64 va, u64 len, enum xiw_mem_err *err);
+enum xiw_mem_err xiw_mw_grants(struct xiw_device *xdev,
+			       const struct xiw_mem_user *who,
+			       struct xiw_mr *mr, u32 stag, int access,
+			       u64 va, u64 len);
 int xiw_mw_inv_check(struct xiw_mr *wmr, u32 stag,
 		     const struct xiw_mem_user *who, bool remote);
 int xiw_mw_invalidate(struct xiw_mr *wmr, u32 stag,

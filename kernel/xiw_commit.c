@@ -163,14 +163,12 @@ bool xiw_commit_heavy(struct xiw_qp_dp *dp, struct xiw_irqe *e)
  * After @done more bytes of an operation (*@since counts them since the
  * last yield): every XIW_COMMIT_YIELD bytes in the exec work (@dp; NULL:
  * TX executes a short one and never yields), let others run, then 0 to
- * go on, -ECANCELED once the connection failed (TX answers nothing more),
- * -EKEYREVOKED once @mr no longer is the valid region of @stag
- * (deregistration, local or remote invalidation: the caller answers with
- * a Terminate and lets go of the region, which a deregistration waits
- * for, xiw_mem_stag_remove()).
+ * go on, or -ECANCELED once the connection failed (TX answers nothing
+ * more). Every page itself is touched in an access section
+ * (xiw_commit_begin()), which stops the operation at the first page after
+ * a deregistration or invalidation of its region or window.
  */
-static int xiw_commit_yield(struct xiw_qp_dp *dp, struct xiw_mr *mr,
-			    u32 stag, u32 *since, u32 done)
+static int xiw_commit_yield(struct xiw_qp_dp *dp, u32 *since, u32 done)
 {
 	*since += done;
 	if (!dp || *since < XIW_COMMIT_YIELD)
@@ -179,7 +177,20 @@ static int xiw_commit_yield(struct xiw_qp_dp *dp, struct xiw_mr *mr,
 	cond_resched();
 	if (test_bit(XIW_DP_ERROR, &dp->flags))
 		return -ECANCELED;
-	if (!READ_ONCE(mr->valid) || READ_ONCE(mr->stag) != stag)
+	return 0;
+}
+
+/*
+ * Open the access section of @len bytes at @va of @mr for @g: 0, or
+ * -EKEYREVOKED once @g's STag no longer grants them (the caller answers
+ * with a Terminate and lets go of the region, which a deregistration
+ * waits for, xiw_mem_stag_remove()).
+ */
+static int xiw_commit_begin(struct xiw_mr *mr, const struct xiw_mem_grant *g,
+			    u64 va, u64 len)
+{
+	if (xiw_mr_access_begin(g->xdev, &g->who, mr, g->stag, g->access, va,
+				len) != XIW_MEM_OK)
 		return -EKEYREVOKED;
 	return 0;
 }
@@ -194,10 +205,10 @@ static int xiw_commit_yield(struct xiw_qp_dp *dp, struct xiw_mr *mr,
  * back for nothing (harmless). 0, -EIO (also a page that cannot be
  * mapped), or xiw_commit_yield()'s error.
  */
-int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
-		     struct xiw_qp_dp *dp)
+int xiw_commit_flush(struct xiw_mr *mr, const struct xiw_mem_grant *g,
+		     u64 va, u64 len, u32 flags, struct xiw_qp_dp *dp)
 {
-	u32 stag = READ_ONCE(mr->stag), since_yield = 0;
+	u32 since_yield = 0;
 	struct page *last = NULL;
 	u64 done = 0;
 	int rv;
@@ -210,20 +221,27 @@ int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
 	}
 	while (len) {
 		u32 off, avail;
-		struct page *page = xiw_mr_page(mr, va, &off, &avail);
+		struct page *page;
 		void *p;
 
-		if (!page || (page != last && !xiw_mem_page_is_pmem(page)))
+		rv = xiw_commit_begin(mr, g, va, len);
+		if (rv)
+			return rv;
+		page = xiw_mr_page(mr, va, &off, &avail);
+		if (!page || (page != last && !xiw_mem_page_is_pmem(page))) {
+			xiw_mr_access_end(mr);
 			return -EIO;
+		}
 		last = page;
 		avail = min_t(u64, avail, len);
 		p = kmap_local_page(page);
 		arch_wb_cache_pmem(p + off, avail);
 		kunmap_local(p);
+		xiw_mr_access_end(mr);
 		va += avail;
 		len -= avail;
 		done += avail;
-		rv = xiw_commit_yield(dp, mr, stag, &since_yield, avail);
+		rv = xiw_commit_yield(dp, &since_yield, avail);
 		if (rv)
 			return rv;
 	}
@@ -298,14 +316,14 @@ static int xiw_commit_digest_page(struct shash_desc *desc, struct page *page,
  * the digest length, -EHWPOISON (a poisoned page or line of the range,
  * xiw_commit_digest_page()), -EIO, or xiw_commit_yield()'s error.
  */
-int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
-		      struct xiw_qp_dp *dp)
+int xiw_commit_verify(struct xiw_mr *mr, const struct xiw_mem_grant *g,
+		      u64 va, u32 len, u8 *out, struct xiw_qp_dp *dp)
 {
 	u8 alg = READ_ONCE(mr->digest);
 	struct crypto_shash *tfm = alg == XIW_DIGEST_SHA256 ? xiw_sha256_tfm :
 				   alg == XIW_DIGEST_CRC32C ? xiw_crc32c_tfm :
 				   NULL;
-	u32 stag = READ_ONCE(mr->stag), since_yield = 0;
+	u32 since_yield = 0;
 	struct page *last = NULL;
 	int rv, stop = 0;
 	bool pmem = false;
@@ -319,9 +337,14 @@ int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
 		rv = crypto_shash_init(desc);
 		while (!rv && len) {
 			u32 off, avail;
-			struct page *page = xiw_mr_page(mr, va, &off, &avail);
+			struct page *page;
 
+			stop = xiw_commit_begin(mr, g, va, len);
+			if (stop)
+				break;
+			page = xiw_mr_page(mr, va, &off, &avail);
 			if (!page) {
+				xiw_mr_access_end(mr);
 				rv = -EIO;
 				break;
 			}
@@ -331,13 +354,13 @@ int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
 			avail = min(avail, len);
 			rv = xiw_commit_digest_page(desc, page, off, avail,
 						    pmem);
+			xiw_mr_access_end(mr);
 			if (rv)
 				break;
 			va += avail;
 			len -= avail;
 			XIW_STAT_ADD(verify_bytes, avail);
-			stop = xiw_commit_yield(dp, mr, stag, &since_yield,
-						avail);
+			stop = xiw_commit_yield(dp, &since_yield, avail);
 			if (stop)
 				break;
 		}

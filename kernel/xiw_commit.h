@@ -23,11 +23,11 @@ bool xiw_commit_heavy(struct xiw_qp_dp *dp, struct xiw_irqe *e);
  * @dp: yield between chunks and stop when it fails or the region is
  * revoked (-ECANCELED, -EKEYREVOKED); NULL: neither (short ranges only)
  */
-int xiw_commit_flush(struct xiw_mr *mr, u64 va, u64 len, u32 flags,
-		     struct xiw_qp_dp *dp);
+int xiw_commit_flush(struct xiw_mr *mr, const struct xiw_mem_grant *g,
+		     u64 va, u64 len, u32 flags, struct xiw_qp_dp *dp);
 int xiw_commit_awrite(struct xiw_mr *mr, u64 va, u64 data);
-int xiw_commit_verify(struct xiw_mr *mr, u64 va, u32 len, u8 *out,
-		      struct xiw_qp_dp *dp);
+int xiw_commit_verify(struct xiw_mr *mr, const struct xiw_mem_grant *g,
+		      u64 va, u32 len, u8 *out, struct xiw_qp_dp *dp);
 void xiw_commit_verify_mismatch(void);
 
 #endif /* XIW_COMMIT_H */

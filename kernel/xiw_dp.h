@@ -200,6 +200,9 @@ enum xiw_tx_kind {
 #define XIW_TX_BATCH_FPDU	4352	/* longest FPDU that is batched */
 #define XIW_TX_BATCH_MAX	32	/* FPDUs per batch */
 #define XIW_TX_PAGES		64	/* TX pages per QP (xiw_tx_pages.c) */
+/* bounce pages: the longest FPDU MPA can frame (xiw_tx_pages.c) */
+#define XIW_TX_BOUNCE_PAGES	DIV_ROUND_UP(XIW_MPA_HDR_LEN + U16_MAX + 3 + \
+					     XIW_MPA_CRC_LEN, PAGE_SIZE)
 #define XIW_TX_BACKOFF_MIN_MS	2	/* TCP short of memory: first wait */
 #define XIW_TX_BACKOFF_MAX_MS	128	/* ... doubling up to this */
 
@@ -223,6 +226,7 @@ struct xiw_tx_pages {
 	struct page *page[XIW_TX_PAGES];
 	u32 idx;
 	u32 off;
+	struct page *bounce[XIW_TX_BOUNCE_PAGES];
 };
 
 /*
@@ -261,6 +265,7 @@ struct xiw_tx_ctx {
 	bool last_was_irq;		/* fairness between SQ and IRQ */
 	bool zcopy;			/* send this FPDU's payload by reference */
 	bool from_rx;			/* RX runs TX (xiw_sched_from_rx) */
+	bool no_sleep;			/* framing inside an access section */
 	bool more;			/* RX: another response follows at once */
 	u32 backoff_ms;			/* next memory-pressure wait, 0: none */
 	bool bulk;			/* more to send than a run: xiw_sched_wq() */
@@ -276,6 +281,7 @@ struct xiw_tx_ctx {
 	bool fpdu_active;
 	bool fpdu_last;			/* completes the message */
 	bool spliced;			/* bv[] are TX pages: MSG_SPLICE_PAGES */
+	bool bounced;			/* bv[] are the bounce pages */
 	struct xiw_tx_pages pages;
 
 	/*
@@ -317,6 +323,7 @@ struct xiw_rx_ctx {
 	/* Tagged segment target. */
 	struct xiw_mr *tmr;
 	u64 tto;
+	int taccess;			/* rights tmr is placed into with */
 
 	/*
 	 * Read, Atomic or Atomic Write Request being received: its region,

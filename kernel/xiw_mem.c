@@ -513,6 +513,68 @@ struct xiw_mr *xiw_mr_cached(struct xiw_device *xdev,
 	return mr;
 }
 
+/*
+ * The access fence. A region's STag is checked when a request or a
+ * tagged message starts, but its bytes are read or written later, FPDU
+ * by FPDU and chunk by chunk, over as many TX runs and RX passes as a
+ * peer cares to stretch them. A consumer that is told an invalidation
+ * completed (its LOCAL_INV completion, or the receive that carried the
+ * peer's Invalidate STag) may reuse the memory at once: from then on no
+ * byte of it may be read or written on behalf of any peer.
+ *
+ * So every touch of a region's memory by the data path is one section,
+ * xiw_mr_access_begin() .. xiw_mr_access_end(), that checks the STag
+ * again (the region's own, or the window that named it: xiw_mw_grants())
+ * after announcing itself in mr->accessing; and an invalidation marks the
+ * STag invalid, then waits until no section is open on the region
+ * (xiw_mr_fence()) before it reports its completion. Either the section
+ * sees the STag invalid, or the invalidation sees the section and waits
+ * for it: both sides order their store before their load with a full
+ * barrier. A section copies at most an FPDU or a chunk, never sleeps and
+ * runs with bottom halves off, so the wait is short, and an invalidation
+ * that runs in softirq never waits for a section it interrupted.
+ */
+enum xiw_mem_err xiw_mr_access_begin(struct xiw_device *xdev,
+				     const struct xiw_mem_user *who,
+				     struct xiw_mr *mr, u32 stag, int access,
+				     u64 va, u64 len)
+{
+	enum xiw_mem_err err;
+
+	local_bh_disable();
+	atomic_inc(&mr->accessing);
+	/* pairs with the barrier in xiw_mr_fence() */
+	smp_mb__after_atomic();
+	if (READ_ONCE(mr->stag) == stag)
+		err = xiw_mr_check(mr, who->pd, access, va, len);
+	else
+		err = xiw_mw_grants(xdev, who, mr, stag, access, va, len);
+	if (err != XIW_MEM_OK)
+		xiw_mr_access_end(mr);
+	return err;
+}
+
+void xiw_mr_access_end(struct xiw_mr *mr)
+{
+	/* the section's accesses before the count the fence reads */
+	smp_mb__before_atomic();
+	atomic_dec(&mr->accessing);
+	local_bh_enable();
+}
+
+/*
+ * Wait until no data path section is open on @mr. The caller made the
+ * STag that grants the access invalid (the region's, or a window's over
+ * it) before: a section that begins from now on is refused.
+ */
+void xiw_mr_fence(struct xiw_mr *mr)
+{
+	/* the invalid state before the count (xiw_mr_access_begin()) */
+	smp_mb();
+	while (atomic_read_acquire(&mr->accessing))
+		cpu_relax();
+}
+
 static struct page *xiw_kva_page(u64 kva, u32 *off, u32 *avail)
 {
 	void *p = (void *)(uintptr_t)kva;
@@ -645,8 +707,10 @@ int xiw_mr_invalidate(struct xiw_device *xdev, const struct xiw_mem_user *who,
 		rv = xiw_mw_invalidate(mr, stag, who, remote);
 	} else {
 		rv = xiw_mr_inv_check(mr, stag, who, remote);
-		if (!rv)
+		if (!rv) {
 			WRITE_ONCE(mr->valid, false);
+			xiw_mr_fence(mr);
+		}
 	}
 	xiw_mr_put(mr);
 	return rv;

@@ -111,21 +111,42 @@ err_count:
 	return rv;
 }
 
-/* Unbind @mw, lock held: invalid, and the region lets go of it. */
-static void xiw_mw_unbind_locked(struct xiw_mw *mw)
+/*
+ * Unbind @mw, lock held: invalid, and the region lets go of it. Returns
+ * the region it was bound to with a reference of the caller's, or NULL:
+ * the caller fences it once the lock is dropped (xiw_mw_unbound()).
+ */
+static struct xiw_mr *xiw_mw_unbind_locked(struct xiw_mw *mw)
 {
+	struct xiw_mr *mr = mw->mr;
+
 	WRITE_ONCE(mw->stag->valid, false);
-	if (mw->mr) {
-		atomic_dec(&mw->mr->mw_bound);
+	if (mr) {
+		refcount_inc(&mr->ref);
+		atomic_dec(&mr->mw_bound);
 		mw->mr = NULL;
 	}
+	return mr;
+}
+
+/*
+ * After an unbind (lock dropped: a section checking the window takes
+ * it): wait out the data path's accesses to @mr that the window granted
+ * (xiw_mr_fence()), then drop the reference xiw_mw_unbind_locked() took.
+ */
+static void xiw_mw_unbound(struct xiw_mr *mr)
+{
+	if (!mr)
+		return;
+	xiw_mr_fence(mr);
+	xiw_mr_put(mr);
 }
 
 int xiw_dealloc_mw(struct ib_mw *ibmw)
 {
 	struct xiw_device *xdev = to_xiw_dev(ibmw->device);
 	struct xiw_mw *mw = to_xiw_mw(ibmw);
-	struct xiw_mr *stag = mw->stag;
+	struct xiw_mr *old, *stag = mw->stag;
 	unsigned long flags;
 
 	/*
@@ -135,8 +156,9 @@ int xiw_dealloc_mw(struct ib_mw *ibmw)
 	 */
 	xiw_mem_stag_remove(xdev, stag);
 	spin_lock_irqsave(&mw->lock, flags);
-	xiw_mw_unbind_locked(mw);
+	old = xiw_mw_unbind_locked(mw);
 	spin_unlock_irqrestore(&mw->lock, flags);
+	xiw_mw_unbound(old);
 	kfree_rcu(stag, rcu);
 	atomic_dec(&xdev->num_mw);
 	return 0;
@@ -185,7 +207,7 @@ static const char *xiw_mw_region_refuses(struct xiw_mr *mr, struct xiw_pd *pd,
 int xiw_mw_bind(struct xiw_device *xdev, struct xiw_qp *qp, u32 stag,
 		u32 mr_lkey, u64 addr, u64 len, int access)
 {
-	struct xiw_mr *wmr, *mr = NULL;
+	struct xiw_mr *wmr, *old = NULL, *mr = NULL;
 	const char *why = NULL;
 	unsigned long flags;
 	struct xiw_mw *mw;
@@ -222,7 +244,7 @@ int xiw_mw_bind(struct xiw_device *xdev, struct xiw_qp *qp, u32 stag,
 		goto out;
 	}
 	/* a type 1 window is rebound in one step: drop its old binding */
-	xiw_mw_unbind_locked(mw);
+	old = xiw_mw_unbind_locked(mw);
 	if (!unbind) {
 		mw->mr = mr;
 		mw->qpn = mw->base.type == IB_MW_TYPE_2 ? qp->base.qp_num : 0;
@@ -239,6 +261,8 @@ int xiw_mw_bind(struct xiw_device *xdev, struct xiw_qp *qp, u32 stag,
 	if (!unbind)
 		WRITE_ONCE(wmr->valid, true);
 	spin_unlock_irqrestore(&mw->lock, flags);
+	/* the bind completes once the old binding grants nothing more */
+	xiw_mw_unbound(old);
 out:
 	if (why)
 		xiw_dbg(&xdev->ibdev,
@@ -316,13 +340,50 @@ int xiw_mw_invalidate(struct xiw_mr *wmr, u32 stag,
 		      const struct xiw_mem_user *who, bool remote)
 {
 	struct xiw_mw *mw = wmr->mw;
+	struct xiw_mr *old = NULL;
 	unsigned long flags;
 	int rv;
 
 	spin_lock_irqsave(&mw->lock, flags);
 	rv = xiw_mw_inv_check(wmr, stag, who, remote);
 	if (!rv)
-		xiw_mw_unbind_locked(mw);
+		old = xiw_mw_unbind_locked(mw);
 	spin_unlock_irqrestore(&mw->lock, flags);
+	xiw_mw_unbound(old);
 	return rv;
+}
+
+/*
+ * Does the window STag @stag still grant @who @access to [@va, +@len)
+ * of the region @mr, which an earlier resolution of @stag gave
+ * (xiw_mw_resolve())? The check of an access section
+ * (xiw_mr_access_begin()): the window is looked up again, and checked as
+ * xiw_mw_resolve() checks it, under its lock, and must still be bound to
+ * @mr.
+ */
+enum xiw_mem_err xiw_mw_grants(struct xiw_device *xdev,
+			       const struct xiw_mem_user *who,
+			       struct xiw_mr *mr, u32 stag, int access,
+			       u64 va, u64 len)
+{
+	enum xiw_mem_err err = XIW_MEM_INV_STAG;
+	struct xiw_mr *wmr = xiw_mr_get(xdev, stag);
+	unsigned long flags;
+	struct xiw_mw *mw;
+
+	if (!wmr)
+		return err;
+	if (wmr->type != XIW_MR_MW || !who->qpn)
+		goto out;
+	mw = wmr->mw;
+	spin_lock_irqsave(&mw->lock, flags);
+	if (wmr->stag == stag && mw->mr == mr)
+		err = xiw_mr_check(wmr, who->pd, access, va, len);
+	if (err == XIW_MEM_OK && mw->base.type == IB_MW_TYPE_2 &&
+	    mw->qpn != who->qpn)
+		err = XIW_MEM_PD;
+	spin_unlock_irqrestore(&mw->lock, flags);
+out:
+	xiw_mr_put(wmr);
+	return err;
 }

@@ -468,6 +468,7 @@ static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
 		xiw_rx_term_tagged(dp, err);
 		return false;
 	}
+	rx->taccess = access;
 	return true;
 }
 
@@ -991,7 +992,26 @@ static int xiw_rx_place(struct xiw_qp_dp *dp, struct sk_buff *skb,
 	int rv, i;
 
 	if (rx->hdr.ctrl.ddp & XIW_DDP_T) {
+		const struct xiw_mem_user who = xiw_rx_mem_user(dp, rx->taccess);
+		enum xiw_mem_err err;
+
+		/*
+		 * The header's check is done again for every piece placed:
+		 * the STag may have been invalidated since (an access
+		 * section, xiw_mr_access_begin()). The Terminate names it
+		 * as the header's check would have.
+		 */
+		err = xiw_mr_access_begin(xiw_dp_dev(dp), &who, rx->tmr,
+					  be32_to_cpu(rx->hdr.tagged.stag),
+					  rx->taccess, rx->tto, n);
+		if (err != XIW_MEM_OK) {
+			xiw_dp_dbg(dp, "STag %#x revoked while placed\n",
+				   be32_to_cpu(rx->hdr.tagged.stag));
+			xiw_rx_term_tagged(dp, err);
+			return -EKEYREVOKED;
+		}
 		rv = xiw_rx_copy(dp, rx->tmr, rx->tto, skb, off, n);
+		xiw_mr_access_end(rx->tmr);
 		rx->tto += n;
 		return rv;
 	}
@@ -1187,7 +1207,9 @@ static bool xiw_rx_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 {
 	const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
 	bool atomic = e->type == XIW_RQ_ATOMIC;
+	int access = atomic ? IB_ACCESS_REMOTE_ATOMIC : IB_ACCESS_REMOTE_WRITE;
 	struct xiw_rx_ctx *rx = &dp->rx;
+	struct xiw_mem_grant grant;
 	enum xiw_mem_err err;
 	struct xiw_mr *mr;
 	int rv;
@@ -1195,9 +1217,7 @@ static bool xiw_rx_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 	if (xiw_rx_exec_held(dp))
 		return true;
 	mr = xiw_mr_reuse(xiw_dp_dev(dp), &who, rx->qmr, e->sink_stag,
-			  atomic ? IB_ACCESS_REMOTE_ATOMIC :
-				   IB_ACCESS_REMOTE_WRITE,
-			  e->sink_to, sizeof(u64), &err);
+			  access, e->sink_to, sizeof(u64), &err);
 	rx->qmr = NULL;
 	if (!mr) {
 		xiw_dp_dbg(dp, "IRQ type %u: STag %#x gone: %d\n", e->type,
@@ -1205,11 +1225,16 @@ static bool xiw_rx_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 		xiw_rx_term_prot(dp, err, XIW_HDRCT_MD);
 		return false;
 	}
-	if (atomic)
-		rv = xiw_tx_resp_atomic(mr, e) ? 0 : -EIO;
-	else
-		rv = xiw_commit_awrite(mr, e->sink_to, e->data);
+	grant = (struct xiw_mem_grant){
+		.xdev = xiw_dp_dev(dp), .who = who, .stag = e->sink_stag,
+		.access = access,
+	};
+	rv = xiw_tx_resp_exec_one(mr, &grant, e);
 	xiw_mr_put(mr);
+	if (rv == -EKEYREVOKED) {
+		xiw_rx_term_prot(dp, XIW_MEM_INV_STAG, XIW_HDRCT_MD);
+		return false;
+	}
 	if (rv) {
 		xiw_dp_dbg(dp, "IRQ type %u at %#llx failed: %d\n", e->type,
 			   e->sink_to, rv);
@@ -1706,6 +1731,7 @@ static int xiw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	struct xiw_rx_ctx *rx = &dp->rx;
 	size_t left = len;
 	u32 n;
+	int rv;
 
 	while (left) {
 		if (test_bit(XIW_DP_ERROR, &dp->flags))
@@ -1719,9 +1745,12 @@ static int xiw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			break;
 		case XIW_RX_DATA:
 			n = min_t(size_t, left, rx->data_left);
-			if (xiw_rx_place(dp, skb, off, n)) {
-				xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP,
-					    XIW_RDMAP_ET_CATASTROPHIC, 0, 0);
+			rv = xiw_rx_place(dp, skb, off, n);
+			if (rv) {
+				if (rv != -EKEYREVOKED)
+					xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP,
+						    XIW_RDMAP_ET_CATASTROPHIC,
+						    0, 0);
 				break;
 			}
 			rx->data_left -= n;

@@ -148,12 +148,18 @@ void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
 	tx->bv_off = 0;
 	tx->fpdu_active = true;
 	tx->batch_fpdu = 0;
+	tx->bounced = false;
 	if (xiw_tx_batch_fits(tx, fpdu_len)) {
 		xiw_tx_seal_batch(dp, hdr_len, pad, fpdu_len);
 		return;
 	}
-	/* too long to batch, copied anyway: into the QP's TX pages */
-	tx->spliced = !tx->zcopy && fpdu_len > XIW_TX_BATCH_FPDU &&
+	/*
+	 * Too long to batch, copied anyway: into the QP's TX pages. A Read
+	 * Response is copied there whatever its length, while its access
+	 * section is open (xiw_tx_resp_build()).
+	 */
+	tx->spliced = !tx->zcopy &&
+		      (fpdu_len > XIW_TX_BATCH_FPDU || tx->kind == XIW_TX_RRESP) &&
 		      xiw_tx_pages_frame(dp, hdr_len, pad, fpdu_len);
 	if (tx->spliced)
 		return;
@@ -176,6 +182,37 @@ void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
 	}
 	xiw_tx_bv_virt(&tx->bv[tx->nbv++], tx->trailer,
 		       pad + XIW_MPA_CRC_LEN);
+	/*
+	 * The ring had no room: a Read Response is still copied now, while
+	 * its access section is open, into the bounce pages it was given
+	 * (xiw_tx_pages_prepare()), so nothing is read from the responder's
+	 * memory once the section ends.
+	 */
+	if (tx->kind == XIW_TX_RRESP && tx->nbv > 2 &&
+	    !WARN_ON_ONCE(xiw_tx_pages_bounce(dp, GFP_ATOMIC)))
+		tx->bounced = true;
+}
+
+/*
+ * TCP did not take all of an FPDU whose payload pieces are still the
+ * consumer's memory (copy mode, not batched, the ring busy): the rest
+ * goes to the bounce pages. The WR's completion, which a Terminate or a
+ * flush may bring before this FPDU is all in TCP, then means that its
+ * buffer is free, as every completion does. Without memory for them the
+ * pieces stay as they are, and the consumer's buffer is read until the
+ * FPDU is sent.
+ */
+static void xiw_tx_unborrow(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	if (tx->spliced || tx->zcopy || tx->bounced || tx->nbv <= 2 ||
+	    tx->kind != XIW_TX_SQ)
+		return;
+	if (xiw_tx_pages_bounce(dp, tx->from_rx ? GFP_ATOMIC : GFP_KERNEL))
+		xiw_dp_dbg(dp, "no bounce pages: the FPDU stays in the WR's buffer\n");
+	else
+		tx->bounced = true;
 }
 
 /*
@@ -282,6 +319,7 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 			if (rv == -EAGAIN || rv == 0) {
 				if (xiw_tx_nospace(dp, &retried))
 					continue;
+				xiw_tx_unborrow(dp);
 				return -EAGAIN;
 			}
 			return rv;

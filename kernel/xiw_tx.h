@@ -128,6 +128,8 @@ int xiw_tx_resp_next_rx(struct xiw_qp_dp *dp);
 bool xiw_tx_resp_head_short(struct xiw_qp_dp *dp);
 /* also RX, which executes atomics where they are received */
 bool xiw_tx_resp_atomic(struct xiw_mr *mr, struct xiw_irqe *e);
+int xiw_tx_resp_exec_one(struct xiw_mr *mr, const struct xiw_mem_grant *g,
+			 struct xiw_irqe *e);
 
 /* An FPDU of the response in progress is in TCP (or in the batch). */
 static inline void xiw_tx_resp_sent(struct xiw_qp_dp *dp)
@@ -161,6 +163,8 @@ void xiw_tx_zc_finish(struct xiw_tx_zc *zc, u32 byte_len);
 /* xiw_tx_pages.c: the QP's own pages for copied FPDUs */
 bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 			u32 total);
+int xiw_tx_pages_prepare(struct xiw_qp_dp *dp, u32 total);
+int xiw_tx_pages_bounce(struct xiw_qp_dp *dp, gfp_t gfp);
 void xiw_tx_pages_free(struct xiw_qp_dp *dp);
 
 #endif /* XIW_TX_H */

@@ -92,6 +92,45 @@ static void xiw_tx_pages_copy(struct xiw_tx_pages *p, const void *src,
 }
 
 /*
+ * Room in the ring for an FPDU of @total bytes: the rest of the current
+ * page (the whole of it if TCP is done with it), then whole pages nobody
+ * references, allocated with @gfp where missing. True with its start in
+ * *@pidx, *@poff. Room only grows while nobody frames (TCP lets go of
+ * pages, never takes one back), so room found for @total is still there
+ * for an FPDU of at most @total framed later by the same TX runner.
+ */
+static bool xiw_tx_pages_room(struct xiw_qp_dp *dp, u32 total, gfp_t gfp,
+			      u32 *pidx, u32 *poff)
+{
+	struct xiw_tx_pages *p = &dp->tx.pages;
+	u32 idx = p->idx, off = 0, need, i;
+
+	if (total > (XIW_TX_PAGES - 1) * PAGE_SIZE)
+		return false;
+	if (!xiw_tx_pages_take(dp, idx, gfp)) {
+		if (!p->page[idx])
+			return false;
+		off = p->off;		/* in flight: only its unused tail */
+		if (off == PAGE_SIZE) {
+			idx = (idx + 1) % XIW_TX_PAGES;
+			off = 0;
+			if (!xiw_tx_pages_take(dp, idx, gfp))
+				return false;
+		}
+	}
+	need = total > PAGE_SIZE - off ?
+	       DIV_ROUND_UP(total - (PAGE_SIZE - off), PAGE_SIZE) : 0;
+	if (1 + need > ARRAY_SIZE(dp->tx.bv))
+		return false;
+	for (i = 1; i <= need; i++)
+		if (!xiw_tx_pages_take(dp, (idx + i) % XIW_TX_PAGES, gfp))
+			return false;
+	*pidx = idx;
+	*poff = off;
+	return true;
+}
+
+/*
  * Frame the FPDU in tx (header of @hdr_len bytes in tx->hdr, payload
  * pieces tx->bv[1..nbv), @pad bytes of pad; @total bytes with the CRC) in
  * the ring: on success tx->bv holds the ring pieces of the whole FPDU, CRC
@@ -103,39 +142,16 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_tx_pages *p = &tx->pages;
-	gfp_t gfp = tx->from_rx ? GFP_ATOMIC : GFP_KERNEL;
-	u32 idx, off, need, i, crc = XIW_CRC32C_SEED;
+	gfp_t gfp = tx->from_rx || tx->no_sleep ? GFP_ATOMIC : GFP_KERNEL;
+	u32 idx, off, i, crc = XIW_CRC32C_SEED;
 	u32 *crcp = dp->crc ? &crc : NULL;
 	__le32 trailer;
 	int nbv, k;
 
-	if (total > (XIW_TX_PAGES - 1) * PAGE_SIZE)
+	if (!xiw_tx_pages_room(dp, total, gfp, &idx, &off)) {
+		xiw_dp_stat_add(dp, XIW_STAT_TX_PAGES_BUSY, 1);
 		return false;
-
-	/*
-	 * Room: the rest of the current page (the whole of it if TCP is
-	 * done with it), then whole pages nobody references.
-	 */
-	idx = p->idx;
-	off = 0;
-	if (!xiw_tx_pages_take(dp, idx, gfp)) {
-		if (!p->page[idx])
-			goto busy;
-		off = p->off;		/* in flight: only its unused tail */
-		if (off == PAGE_SIZE) {
-			idx = (idx + 1) % XIW_TX_PAGES;
-			off = 0;
-			if (!xiw_tx_pages_take(dp, idx, gfp))
-				goto busy;
-		}
 	}
-	need = total > PAGE_SIZE - off ?
-	       DIV_ROUND_UP(total - (PAGE_SIZE - off), PAGE_SIZE) : 0;
-	if (1 + need > ARRAY_SIZE(tx->bv))
-		return false;
-	for (i = 1; i <= need; i++)
-		if (!xiw_tx_pages_take(dp, (idx + i) % XIW_TX_PAGES, gfp))
-			goto busy;
 
 	/* Copy; the CRC covers the copy, which is what goes out. */
 	p->idx = idx;
@@ -166,10 +182,104 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 	tx->nbv = nbv;
 	xiw_dp_stat_add(dp, XIW_STAT_TX_PAGE_FPDUS, 1);
 	return true;
+}
 
-busy:
-	xiw_dp_stat_add(dp, XIW_STAT_TX_PAGES_BUSY, 1);
-	return false;
+/*
+ * The bounce pages: where the unsent rest of a copied FPDU goes when it
+ * must not stay in the consumer's memory and the ring has no room. TCP
+ * copies them at sendmsg (no MSG_SPLICE_PAGES), so they are free again as
+ * soon as the FPDU is all in TCP; only the TX runner uses them, for the
+ * one FPDU in flight. Allocated on first need, released with the data
+ * path. -ENOMEM if they cannot be had.
+ */
+static int xiw_tx_pages_bounce_get(struct xiw_qp_dp *dp, u32 total, gfp_t gfp)
+{
+	struct xiw_tx_pages *p = &dp->tx.pages;
+	struct mem_cgroup *memcg;
+	u32 i, n = DIV_ROUND_UP(total, PAGE_SIZE);
+	int rv = 0;
+
+	if (n > XIW_TX_BOUNCE_PAGES)
+		return -EINVAL;
+	memcg = xiw_qp_memcg_enter(dp->qp);
+	for (i = 0; i < n && !rv; i++) {
+		if (p->bounce[i])
+			continue;
+		p->bounce[i] = alloc_page(xiw_qp_gfp(dp->qp, gfp) |
+					  __GFP_NOWARN);
+		if (!p->bounce[i])
+			rv = -ENOMEM;
+	}
+	xiw_qp_memcg_exit(memcg);
+	return rv;
+}
+
+/*
+ * Make sure the Read Response FPDU about to be framed, of up to @total
+ * bytes, can be copied out of the responder's memory when it is sealed
+ * without allocating anything then: it is sealed inside an access
+ * section (xiw_mr_access_begin()), where nothing may sleep. Room in the
+ * ring (allocated now), else the bounce pages. 0 or -ENOMEM.
+ */
+int xiw_tx_pages_prepare(struct xiw_qp_dp *dp, u32 total)
+{
+	gfp_t gfp = dp->tx.from_rx ? GFP_ATOMIC : GFP_KERNEL;
+	u32 idx, off;
+
+	if (total <= XIW_TX_BATCH_FPDU ||
+	    xiw_tx_pages_room(dp, total, gfp, &idx, &off))
+		return 0;
+	return xiw_tx_pages_bounce_get(dp, total, gfp);
+}
+
+/*
+ * Move the unsent rest of the current FPDU (tx->bv from bv_idx, bv_off on)
+ * into the bounce pages, so that nothing of it is read from the pieces it
+ * was framed from any more. 0, or -ENOMEM (pieces unchanged).
+ */
+int xiw_tx_pages_bounce(struct xiw_qp_dp *dp, gfp_t gfp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_tx_pages *p = &tx->pages;
+	struct bio_vec rest[XIW_TX_BOUNCE_PAGES];
+	u32 left = 0, dst = 0, n;
+	int i, rv;
+
+	for (i = tx->bv_idx; i < tx->nbv; i++)
+		left += tx->bv[i].bv_len;
+	left -= tx->bv_off;
+	rv = xiw_tx_pages_bounce_get(dp, left, gfp);
+	if (rv)
+		return rv;
+	for (i = tx->bv_idx; i < tx->nbv; i++) {
+		struct bio_vec *bv = &tx->bv[i];
+		u32 from = i == tx->bv_idx ? tx->bv_off : 0;
+		u8 *src = kmap_local_page(bv->bv_page);
+
+		while (from < bv->bv_len) {
+			u8 *d = kmap_local_page(p->bounce[dst / PAGE_SIZE]);
+
+			n = min_t(u32, bv->bv_len - from,
+				  PAGE_SIZE - dst % PAGE_SIZE);
+			memcpy(d + dst % PAGE_SIZE, src + bv->bv_offset + from,
+			       n);
+			kunmap_local(d);
+			from += n;
+			dst += n;
+		}
+		kunmap_local(src);
+	}
+	for (i = 0; dst; i++) {
+		n = min_t(u32, dst, PAGE_SIZE);
+		bvec_set_page(&rest[i], p->bounce[i], n, 0);
+		dst -= n;
+	}
+	memcpy(tx->bv, rest, i * sizeof(rest[0]));
+	tx->nbv = i;
+	tx->bv_idx = 0;
+	tx->bv_off = 0;
+	tx->spliced = false;
+	return 0;
 }
 
 void xiw_tx_pages_free(struct xiw_qp_dp *dp)
@@ -181,5 +291,10 @@ void xiw_tx_pages_free(struct xiw_qp_dp *dp)
 		if (p->page[i])
 			put_page(p->page[i]);
 		p->page[i] = NULL;
+	}
+	for (i = 0; i < XIW_TX_BOUNCE_PAGES; i++) {
+		if (p->bounce[i])
+			put_page(p->bounce[i]);
+		p->bounce[i] = NULL;
 	}
 }

@@ -82,6 +82,27 @@ bool xiw_tx_resp_atomic(struct xiw_mr *mr, struct xiw_irqe *e)
 }
 
 /*
+ * Execute the atomic or Atomic Write @e on @mr in an access section of
+ * @g: 0, -EKEYREVOKED (the STag no longer grants it) or -EIO (the target
+ * is not aligned memory of @mr).
+ */
+int xiw_tx_resp_exec_one(struct xiw_mr *mr, const struct xiw_mem_grant *g,
+			 struct xiw_irqe *e)
+{
+	int rv;
+
+	if (xiw_mr_access_begin(g->xdev, &g->who, mr, g->stag, g->access,
+				e->sink_to, sizeof(u64)) != XIW_MEM_OK)
+		return -EKEYREVOKED;
+	if (e->type == XIW_RQ_ATOMIC)
+		rv = xiw_tx_resp_atomic(mr, e) ? 0 : -EIO;
+	else
+		rv = xiw_commit_awrite(mr, e->sink_to, e->data);
+	xiw_mr_access_end(mr);
+	return rv;
+}
+
+/*
  * Execute the Flush or Verify in tx->irqe, or an atomic or Atomic Write
  * RX left unexecuted (held behind an earlier Flush or Verify), on the
  * responder's memory, right before its response. RX checked the request;
@@ -94,6 +115,7 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 {
 	const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
 	struct xiw_mr *mr, *kept = e->mr;
+	struct xiw_mem_grant grant;
 	enum xiw_mem_err err;
 	u8 dig[XIW_VERIFY_HASH_MAX];
 	u64 va = e->sink_to, len = e->len;
@@ -141,19 +163,22 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 	}
 	if (offloaded)
 		WRITE_ONCE(dp->exec_mr, mr);	/* xiw_dp_revoke_mr() looks */
+	grant = (struct xiw_mem_grant){
+		.xdev = xiw_dp_dev(dp), .who = who, .stag = e->sink_stag,
+		.access = access,
+	};
 	switch (e->type) {
 	case XIW_RQ_ATOMIC:
-		rv = xiw_tx_resp_atomic(mr, e) ? 0 : -EIO;
-		break;
 	case XIW_RQ_AWRITE:
-		rv = xiw_commit_awrite(mr, va, e->data);
+		rv = xiw_tx_resp_exec_one(mr, &grant, e);
 		break;
 	case XIW_RQ_FLUSH:
-		rv = xiw_commit_flush(mr, va, len, e->flags,
+		rv = xiw_commit_flush(mr, &grant, va, len, e->flags,
 				      offloaded ? dp : NULL);
 		break;
 	default:
-		rv = xiw_commit_verify(mr, va, len, dig, offloaded ? dp : NULL);
+		rv = xiw_commit_verify(mr, &grant, va, len, dig,
+				       offloaded ? dp : NULL);
 		if (rv < 0)
 			break;
 		if (e->hash_len && (e->hash_len != rv ||
@@ -405,6 +430,35 @@ static int xiw_tx_resp_build_qn3(struct xiw_qp_dp *dp)
 	return 1;
 }
 
+/*
+ * Open the access section of the next Read Response FPDU (@n bytes from
+ * rr_done on): a copy target that needs no allocation, then the source
+ * STag checked again (xiw_mr_access_begin()), so that an invalidation the
+ * consumer was told of stops the response here. 0 with the section open,
+ * -ENOMEM, or -EACCES after the Terminate.
+ */
+static int xiw_tx_resp_access(struct xiw_qp_dp *dp, u32 n)
+{
+	const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
+	struct xiw_tx_ctx *tx = &dp->tx;
+	enum xiw_mem_err err;
+	int rv;
+
+	rv = xiw_tx_pages_prepare(dp, xiw_mpa_fpdu_len(sizeof(struct xiw_ddp_tagged) -
+						       XIW_MPA_HDR_LEN + n));
+	if (rv)
+		return rv;
+	err = xiw_mr_access_begin(xiw_dp_dev(dp), &who, tx->rr_sge.mr,
+				  tx->irqe.src_stag, IB_ACCESS_REMOTE_READ,
+				  tx->irqe.src_to + tx->rr_done, n);
+	if (err == XIW_MEM_OK)
+		return 0;
+	xiw_dp_dbg(dp, "Read Response: STag %#x revoked after %u of %u bytes\n",
+		   tx->irqe.src_stag, tx->rr_done, tx->irqe.len);
+	xiw_tx_resp_prot_fail(dp, err);
+	return -EACCES;
+}
+
 static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
@@ -420,9 +474,17 @@ static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 		return xiw_tx_resp_build_qn3(dp);
 	n = min(len - tx->rr_done, xiw_ddp_max_payload(dp->mss, true));
 	if (n) {
+		rv = xiw_tx_resp_access(dp, n);
+		if (rv) {
+			tx->kind = XIW_TX_NONE;
+			return rv == -EACCES ? 0 : rv;
+		}
+		tx->no_sleep = true;
 		rv = xiw_tx_add_sges(tx, &tx->rr_sge, 1, tx->rr_done, n,
 				     &splice_ok);
 		if (rv < 0) {
+			tx->no_sleep = false;
+			xiw_mr_access_end(tx->rr_sge.mr);
 			tx->kind = XIW_TX_NONE;
 			return rv;
 		}
@@ -435,10 +497,15 @@ static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 		      tx->irqe.sink_to + tx->rr_done, tx->fpdu_last);
 	/*
 	 * The responder's memory may change right after the response and
-	 * nothing tells the responder when TCP is done with it: copy.
+	 * nothing tells the responder when TCP is done with it: copy, in
+	 * the section, so the peer gets nothing read after it.
 	 */
 	tx->zcopy = false;
 	xiw_tx_seal(dp, sizeof(struct xiw_ddp_tagged), n);
+	if (n) {
+		tx->no_sleep = false;
+		xiw_mr_access_end(tx->rr_sge.mr);
+	}
 	tx->rr_done += n;
 	return 1;
 }
