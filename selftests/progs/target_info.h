@@ -14,6 +14,7 @@ namespace target_info {
 
 constexpr uint32_t kMagic = 0x58495754;	// "XIWT"
 constexpr uint32_t kRegion = 4096;	// size of each region
+constexpr uint32_t kWindow = 1 << 20;	// xiw_target --window: its region
 
 struct Wire {
 	uint32_t magic;

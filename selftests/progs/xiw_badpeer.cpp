@@ -21,11 +21,14 @@
 //
 // Usage: xiw_badpeer ADDR PORT --case NAME [--crc] [--rtr write|send|read|none]
 //                    [--timeout MS] [--hold FILE] [--foreign STAG:ADDR]
+//                    [--foreign-file FILE]
 //   --case good     valid Send, Write into the RW region and Read of the RO region
 //   --hold FILE     (good) after one round, wait for FILE to exist, check that
 //                   nothing arrived meanwhile, do a second round, then close;
 //                   (midwrite) wait for FILE between the Write's two FPDUs
 //   --foreign       STag and address of another connection (case foreign)
+//   --foreign-file FILE   the same, read as STAG:ADDR from FILE once the
+//                   target wrote it (the window cases)
 //   --list          print the case names
 //   --fnv-zero      print the FNV-1a of an untouched (zero) RW region
 // Exit: 0 when the exchange ran (whatever xiw answered; the test judges the
@@ -71,6 +74,7 @@ namespace rdmap = rfc::rdmap;
 namespace term = rfc::rdmap::term;
 
 constexpr size_t kRegion = target_info::kRegion;
+constexpr size_t kWindow = target_info::kWindow;
 constexpr u32 kSinkStag = 0x12345601; // our "sink" STag for Read Requests
 constexpr u64 kSinkTo = 0x100000;
 
@@ -89,6 +93,10 @@ struct Peer : raw::Stream {
 	Bytes rw_model = Bytes(kRegion, 0); // what the RW region should hold
 	Bytes rw_placed;		// ... or this, if placed before the CRC check
 	Bytes last_hdr;			// header of the last FPDU sent
+	// Read Responses counted, not printed, by byte value (window cases):
+	// "RSUM bytes=N a5=N ee=N other=N" at the end of rx_loop()
+	bool rsum = false;
+	size_t rsum_a5 = 0, rsum_ee = 0, rsum_other = 0;
 };
 
 uint64_t fnv1a(const u8 *p, size_t n)
@@ -276,11 +284,18 @@ RxResult rx_loop(Peer &p, Clock::time_point end, int until_rresp = 0)
 			u32 stag = rfc::get32(&f[ddp::kOffStag]);
 			u64 to = rfc::get64(&f[ddp::kOffTo]);
 			bool ok = true;
-			for (u32 i = 0; i < n; i++)
-				ok &= f[ddp::kTaggedFpduHdr + i] == 0xa5;
-			std::printf("RRESP len=%u stag=0x%x to=0x%llx last=%d data=%s\n",
-				    n, stag, (unsigned long long)to,
-				    !!(dc & ddp::kL), ok ? "ok" : "bad");
+			for (u32 i = 0; i < n; i++) {
+				u8 b = f[ddp::kTaggedFpduHdr + i];
+
+				ok &= b == 0xa5;
+				if (p.rsum)
+					(b == 0xa5 ? p.rsum_a5 : b == 0xee ?
+					 p.rsum_ee : p.rsum_other)++;
+			}
+			if (!p.rsum)
+				std::printf("RRESP len=%u stag=0x%x to=0x%llx last=%d data=%s\n",
+					    n, stag, (unsigned long long)to,
+					    !!(dc & ddp::kL), ok ? "ok" : "bad");
 			res.rresps++;
 			if (dc & ddp::kL)
 				rresp_last++;
@@ -303,6 +318,10 @@ RxResult rx_loop(Peer &p, Clock::time_point end, int until_rresp = 0)
 			res.other++;
 		}
 	}
+	if (p.rsum)
+		std::printf("RSUM bytes=%zu a5=%zu ee=%zu other=%zu\n",
+			    p.rsum_a5 + p.rsum_ee + p.rsum_other, p.rsum_a5,
+			    p.rsum_ee, p.rsum_other);
 	if (p.eof)
 		std::printf("%s\n", p.reset ? "RESET" : "EOF");
 	else if (!until_rresp || rresp_last < until_rresp)
@@ -321,7 +340,20 @@ struct Opts {
 	std::string hold;
 	u32 foreign_stag = 0;
 	u64 foreign_addr = 0;
+	std::string foreign_file;	// STAG:ADDR, once the file exists
 };
+
+bool file_exists(const std::string &f);
+
+// Wait up to 60 s for @file (the test makes it), then print HOLD_DONE.
+void wait_hold(const std::string &file)
+{
+	auto hend = Clock::now() + std::chrono::seconds(60);
+
+	while (!file.empty() && !file_exists(file) && Clock::now() < hend)
+		usleep(20000);
+	std::printf("HOLD_DONE\n");
+}
 
 void send_fpdu(Peer &p, const Bytes &hdr, const Bytes &payload = {},
 	       bool crc_flip = false)
@@ -850,6 +882,35 @@ const Case kCases[] = {
 		send_fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag,
 					p.rw_addr + 1024), last);
 	}},
+	{"window-read-inv", "(4 KiB receive buffer, --foreign-file: a type 2 window of 1 MiB of 0xa5 bound through this QP) a Read Request of the whole window, left unread for 1 s; a Send with Invalidate of the window; once --hold FILE exists (the target wrote 0xee over the region when its receive told it), everything is read: Read Responses counted by byte value",
+	 [](Peer &p, const Opts &o) {
+		p.rsum = true;
+		send_fpdu(p, rreq_hdr(p, o.foreign_stag, o.foreign_addr,
+				      kWindow));
+		p.msn[rdmap::kQnReadReq]++;
+		sleep(1);
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kSendInv),
+				       rdmap::kQnSend, p.msn[rdmap::kQnSend]);
+		rfc::put32(&h[ddp::kOffInvStag], o.foreign_stag);
+		send_fpdu(p, h, pattern(16, 24));
+		p.msn[rdmap::kQnSend]++;
+		std::printf("STALLED\n");
+		std::fflush(stdout);
+		wait_hold(o.hold);
+	}},
+	{"window-write-split", "(--foreign-file: a type 1 window of 1 MiB) a Write FPDU of 4000 bytes of 0x77 into the window, header and 2000 bytes sent; once --hold FILE exists (the target unbound the window and wrote 0xee over the region), the other 2000",
+	 [](Peer &p, const Opts &o) {
+		Bytes d(4000, 0x77);
+		Bytes f = fpdu(p, tagged_hdr(rdmap::kWrite, o.foreign_stag,
+					     o.foreign_addr), d);
+		size_t half = ddp::kTaggedFpduHdr + 2000;
+
+		send_all(p.fd, f.data(), half);
+		std::printf("HALF\n");
+		std::fflush(stdout);
+		wait_hold(o.hold);
+		send_all(p.fd, f.data() + half, f.size() - half);
+	}},
 	{"stall-quiet", "(4 KiB receive buffer) never reads what xiw sends, silence for 15 s",
 	 [](Peer &, const Opts &) {
 		std::printf("STALLING\n");
@@ -915,7 +976,7 @@ int run(const Opts &o)
 	if (p.fd < 0)
 		die("socket");
 	if (o.name == "stall-read" || o.name == "stall-quiet" ||
-	    o.name == "stall-irq") {
+	    o.name == "stall-irq" || o.name == "window-read-inv") {
 		int rb = 4096;	// a small window that closes soon
 
 		setsockopt(p.fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));
@@ -1046,7 +1107,24 @@ int run(const Opts &o)
 		return rv;
 	}
 
-	c->fn(p, o);
+	Opts co = o;
+	if (!o.foreign_file.empty()) {
+		auto fend = Clock::now() + std::chrono::seconds(30);
+		FILE *ff = nullptr;
+		unsigned long long stag = 0, addr = 0;
+
+		while (Clock::now() < fend &&
+		       !(ff = std::fopen(o.foreign_file.c_str(), "r")))
+			usleep(20000);
+		if (!ff || std::fscanf(ff, "%lli:%lli", &stag, &addr) != 2) {
+			std::printf("NOFOREIGN %s\n", o.foreign_file.c_str());
+			return 2;
+		}
+		std::fclose(ff);
+		co.foreign_stag = stag;
+		co.foreign_addr = addr;
+	}
+	c->fn(p, co);
 	std::printf("SENT case=%s hdr=%s\n", c->name,
 		    hex(p.last_hdr.data(), p.last_hdr.size()).c_str());
 	std::printf("EXPECT rw_fnv=%016llx\n",
@@ -1108,6 +1186,8 @@ int main(int argc, char **argv)
 			o.timeout_ms = std::stoi(val());
 		} else if (a == "--hold") {
 			o.hold = val();
+		} else if (a == "--foreign-file") {
+			o.foreign_file = val();
 		} else if (a == "--foreign") {
 			std::string v = val();
 			size_t colon = v.find(':');

@@ -25,6 +25,7 @@
 // Usage: xiw_target --bind ADDR [--port 7174] [--conns N] [--timeout SEC]
 //                   [--dereg-on FILE] [--disconnect-on FILE] [--send-out]
 //                   [--stop-on FILE] [--priv] [--quiet]
+//                   [--window 1|2 FILE] [--unbind-on FILE]
 // With --send-out, every connection posts 8 unsignaled 16 KiB Sends (its
 // receive buffer, whatever it holds) once established, for peers that do
 // not read: "SENDING id=1".
@@ -43,6 +44,18 @@
 // stag=0x... addr=0x... len=N ms=T" (a raw peer aims at it with
 // xiw_badpeer --foreign). --dereg-on then deregisters it too, timed:
 // "DEREG big ms=... rc=0".
+// With --window TYPE FILE, every connection also registers a region of
+// target_info::kWindow bytes of 0xa5 and, once connected, binds a memory
+// window of TYPE (1 or 2) over all of it with remote read and write,
+// writes "STAG:ADDR" of the window to FILE and prints "WINDOW id=1 type=2
+// status=0 stag=0x... addr=0x...". A receive that reports the window's
+// STag invalidated (Send with Invalidate) makes the target overwrite the
+// region with 0xee at once, as a consumer reusing its memory would:
+// "MARKED id=1 after=INVALIDATED". With --unbind-on FILE, once FILE
+// exists, a type 1 window is unbound (a bind of length 0): "UNBOUND id=1
+// status=0", then the same overwrite ("MARKED id=1 after=UNBIND").
+// At disconnect the region's bytes are counted: "WIN id=1 a5=N ee=N
+// other=N".
 // With --quiet, completions (CQE lines) are counted, not printed, and the
 // counts by status come at the end: "CQES status=0:n status=5:n ...".
 #include <arpa/inet.h>
@@ -123,6 +136,13 @@ struct Conn {
 	std::vector<uint8_t> priv;
 	ibv_mr *rw_mr = nullptr, *ro_mr = nullptr, *rx_mr = nullptr;
 	ibv_mr *priv_mr = nullptr;
+	// --window: a region of kWindow bytes of 0xa5 and a memory window
+	// over all of it (type 1 or 2), bound once connected
+	int win_type = 0;
+	uint8_t *win = nullptr;
+	ibv_mr *win_mr = nullptr;
+	ibv_mw *mw = nullptr;
+	uint32_t win_rkey = 0;
 	bool connected = false;
 	bool own_pd = true;	// false: the PD of --big, shared
 
@@ -130,6 +150,12 @@ struct Conn {
 	{
 		if (cm && cm->qp)
 			rdma_destroy_qp(cm);
+		if (mw)
+			ibv_dealloc_mw(mw);
+		if (win_mr)
+			ibv_dereg_mr(win_mr);
+		if (win)
+			munmap(win, target_info::kWindow);
 		for (ibv_mr *mr : {rw_mr, ro_mr, rx_mr, priv_mr})
 			if (mr)
 				ibv_dereg_mr(mr);
@@ -149,6 +175,13 @@ struct Conn {
 		std::printf("MEM id=%u rw_fnv=%016llx ro_intact=%d\n", id,
 			    (unsigned long long)fnv1a(rw.data(), rw.size()),
 			    ro_ok ? 1 : 0);
+		if (win) {
+			size_t a5 = std::count(win, win + target_info::kWindow, 0xa5);
+			size_t ee = std::count(win, win + target_info::kWindow, 0xee);
+
+			std::printf("WIN id=%u a5=%zu ee=%zu other=%zu\n", id, a5,
+				    ee, target_info::kWindow - a5 - ee);
+		}
 		if (!priv.empty())
 			std::printf("PRIV id=%u intact=%d\n", id,
 				    std::all_of(priv.begin(), priv.end(),
@@ -186,13 +219,93 @@ struct Conn {
 				std::printf("CQE id=%u op=%s status=%d len=%u flags=%u\n",
 					    id, wc_op(wc[i].opcode), wc[i].status,
 					    wc[i].byte_len, wc[i].wc_flags);
+				// the receive that says the window is gone:
+				// its memory is the consumer's again
+				if (win && (wc[i].wc_flags & IBV_WC_WITH_INV) &&
+				    wc[i].invalidated_rkey == win_rkey)
+					mark_window("INVALIDATED");
 			}
+	}
+
+	// The window no longer grants anything: reuse its memory at once.
+	void mark_window(const char *why)
+	{
+		std::memset(win, 0xee, target_info::kWindow);
+		std::printf("MARKED id=%u after=%s\n", id, why);
+		std::fflush(stdout);
+	}
+
+	// Post a bind of the window (@len 0: unbind a type 1 window) and
+	// wait for its completion; its status, or -1.
+	int bind_window(uint64_t len)
+	{
+		ibv_mw_bind_info bi = {};
+		ibv_wc wc;
+		int n = 0;
+
+		bi.mr = win_mr;
+		bi.addr = (uintptr_t)win;
+		bi.length = len;
+		bi.mw_access_flags =
+			len ? IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE : 0;
+		if (win_type == 1) {
+			// ibv_bind_mw() moves mw->rkey itself
+			ibv_mw_bind b = {};
+
+			b.wr_id = 0xb1d;
+			b.send_flags = IBV_SEND_SIGNALED;
+			b.bind_info = bi;
+			if (ibv_bind_mw(cm->qp, mw, &b))
+				return -1;
+		} else {
+			ibv_send_wr wr = {}, *bad;
+
+			wr.wr_id = 0xb1d;
+			wr.opcode = IBV_WR_BIND_MW;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			wr.bind_mw.mw = mw;
+			wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+			wr.bind_mw.bind_info = bi;
+			if (ibv_post_send(cm->qp, &wr, &bad))
+				return -1;
+			mw->rkey = wr.bind_mw.rkey;
+		}
+		for (int tries = 0; tries < 5000 && n == 0; tries++) {
+			n = ibv_poll_cq(cq, 1, &wc);
+			if (n == 0)
+				usleep(1000);
+		}
+		if (n != 1 || wc.wr_id != 0xb1d)
+			return -1;
+		win_rkey = mw->rkey;
+		return wc.status;
+	}
+
+	// Connected: bind the window over its region, tell the peer where
+	// it is through @file ("STAG:ADDR").
+	void window_up(const std::string &file)
+	{
+		int st = bind_window(target_info::kWindow);
+		FILE *f;
+
+		std::printf("WINDOW id=%u type=%d status=%d stag=0x%x addr=0x%llx\n",
+			    id, win_type, st, win_rkey,
+			    (unsigned long long)(uintptr_t)win);
+		std::string tmp = file + ".tmp";
+		f = std::fopen(tmp.c_str(), "w");
+		if (!f)
+			return;
+		std::fprintf(f, "0x%x:0x%llx\n", win_rkey,
+			     (unsigned long long)(uintptr_t)win);
+		std::fclose(f);
+		rename(tmp.c_str(), file.c_str());
 	}
 
 	static inline bool quiet;
 	static inline std::map<int, unsigned long> cqe_counts;
 
-	int setup(rdma_cm_id *id_, bool with_priv, ibv_pd *shared_pd)
+	int setup(rdma_cm_id *id_, bool with_priv, ibv_pd *shared_pd,
+		  int window)
 	{
 		cm = id_;
 		own_pd = !shared_pd;
@@ -211,6 +324,24 @@ struct Conn {
 		rx_mr = ibv_reg_mr(pd, rx.data(), rx.size(), IBV_ACCESS_LOCAL_WRITE);
 		if (!rw_mr || !ro_mr || !rx_mr)
 			return -1;
+		if (window) {
+			win_type = window;
+			win = (uint8_t *)mmap(nullptr, target_info::kWindow,
+					      PROT_READ | PROT_WRITE,
+					      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (win == MAP_FAILED) {
+				win = nullptr;
+				return -1;
+			}
+			std::memset(win, 0xa5, target_info::kWindow);
+			win_mr = ibv_reg_mr(pd, win, target_info::kWindow,
+					    rw_acc | IBV_ACCESS_MW_BIND);
+			mw = win_mr ? ibv_alloc_mw(pd, window == 1 ?
+						   IBV_MW_TYPE_1 :
+						   IBV_MW_TYPE_2) : nullptr;
+			if (!mw)
+				return -1;
+		}
 		if (with_priv) {
 			priv.assign(kRegion, 0x5a);
 			priv_mr = ibv_reg_mr(pd, priv.data(), priv.size(),
@@ -269,6 +400,9 @@ int main(int argc, char **argv)
 	bool dereg_done = false, disc_done = false, send_out = false;
 	bool with_priv = false, stopping = false;
 	std::string stop_on, big;
+	std::string window_file, unbind_on;
+	int window = 0;
+	bool unbind_done = false;
 
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -297,6 +431,11 @@ int main(int argc, char **argv)
 			stop_on = val();
 		else if (a == "--priv")
 			with_priv = true;
+		else if (a == "--window") {
+			window = std::stoi(val());
+			window_file = val();
+		} else if (a == "--unbind-on")
+			unbind_on = val();
 		else if (a == "--quiet")
 			Conn::quiet = true;
 		else if (a == "--big")
@@ -404,6 +543,20 @@ int main(int argc, char **argv)
 				rdma_disconnect(id);
 			}
 		}
+		if (!unbind_on.empty() && !unbind_done &&
+		    !access(unbind_on.c_str(), F_OK)) {
+			unbind_done = true;
+			for (auto &[id, c] : live) {
+				if (!c->mw)
+					continue;
+				int st = c->bind_window(0);
+
+				std::printf("UNBOUND id=%u status=%d\n", c->id,
+					    st);
+				if (!st)
+					c->mark_window("UNBIND");
+			}
+		}
 		if (!dereg_on.empty() && !dereg_done &&
 		    !access(dereg_on.c_str(), F_OK)) {
 			dereg_done = true;
@@ -466,7 +619,8 @@ int main(int argc, char **argv)
 			auto c = std::make_unique<Conn>();
 
 			c->id = next_id++;
-			if (c->setup(id, with_priv, big_pd) || c->accept()) {
+			if (c->setup(id, with_priv, big_pd, window) ||
+			    c->accept()) {
 				std::printf("EVENT id=%u SETUP_FAILED errno=%d\n",
 					    c->id, errno);
 				// reject, then free the id and what was
@@ -490,6 +644,8 @@ int main(int argc, char **argv)
 
 				c.connected = true;
 				std::printf("CONNECTED id=%u\n", c.id);
+				if (window)
+					c.window_up(window_file);
 				for (int i = 0; send_out && i < 8; i++) {
 					ibv_sge sge{ (uintptr_t)c.rx.data(),
 						     16384, c.rx_mr->lkey };
