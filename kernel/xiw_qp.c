@@ -55,6 +55,10 @@ void xiw_qp_put(struct ib_qp *ibqp)
  * consumer still holds after its QP was destroyed names no other QP for a
  * long while (XIW_QPN_MAX allocations).
  *
+ * create_qp reserves its number first and stores the QP there only once
+ * nothing can fail any more (its response is in user space): a QP whose
+ * create fails was never visible to a lookup or a walk of qp_xa.
+ *
  * xiw_qp_lookup() takes a reference under the xarray's lock. destroy_qp
  * erases the entry before it drops the QP's own reference, so an entry
  * found under that lock always has a reference left: a lookup never
@@ -193,7 +197,16 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		qp->max_recv_sge = attr->cap.max_recv_sge;
 	}
 
-	rv = xa_alloc_cyclic(&xdev->qp_xa, &qpn, qp, XA_LIMIT(1, XIW_QPN_MAX),
+	/*
+	 * Reserve the number only (a NULL entry): xa_load() and
+	 * xa_for_each() see no QP at a reserved index, so neither a lookup
+	 * (iw_cm's get_qp) nor a walk of qp_xa reaches the QP yet. It is
+	 * stored there below, once nothing can fail any more: ib_core frees
+	 * a QP whose create failed at once, without the grace period and
+	 * the wait for references that xiw_destroy_qp() gives a published
+	 * one.
+	 */
+	rv = xa_alloc_cyclic(&xdev->qp_xa, &qpn, NULL, XA_LIMIT(1, XIW_QPN_MAX),
 			     &xdev->qp_next, GFP_KERNEL);
 	if (rv < 0)
 		goto err_rq;
@@ -218,6 +231,10 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		if (rv)
 			goto err_xa;
 	}
+	/* Publish. The reserved slot exists: storing into it allocates nothing. */
+	rv = xa_err(xa_store(&xdev->qp_xa, qpn, qp, GFP_KERNEL));
+	if (rv)
+		goto err_xa;
 	xiw_qp_dbg(qp, "created (%s), sq %u rq %u\n",
 		   udata ? "user" : "kernel", qp->sq.num,
 		   qp->srq ? 0 : qp->rq.num);
@@ -226,6 +243,7 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 err_xa:
 	mem_cgroup_put(qp->memcg);
 	put_pid(qp->owner);
+	/* the reservation; nothing found the QP there */
 	xa_erase(&xdev->qp_xa, qpn);
 err_rq:
 	if (!qp->srq)
