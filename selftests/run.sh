@@ -428,13 +428,36 @@ finish_group() {
 			elif [ -f "$d/peer-died" ] && [ ! -f "$d/done" ]; then
 				why+="${why:+; }${side}no result: stopped after the peer VM died"
 			else
-				why+="${why:+; }${side}no result: the VM crashed, hung or was killed"
+				why+="${why:+; }${side}no result: the VM crashed, hung or was killed$(crash_summary "$d")"
 			fi
 			[ -f "$d/done" ] || tails+=("$d/console.log")
 			[ -s "$d/tests/$n.log" ] && tails+=("$d/tests/$n.log")
 		done
 		emit "$n" fail 0 "$why" "${tails[@]}"
 	done
+}
+
+# crash_summary OUTDIR: what the console and qemu say of a VM that died
+# mid-suite, as " (...)" or nothing: the first Oops/BUG/panic line, the
+# function it hit, whether any frame of the trace is xiw's (or siw's),
+# and qemu's own assertion. A crash with no xiw frame and xiw idle, or a
+# qemu assertion, points at the emulator or another module rather than
+# at xiw; the console log stays the evidence.
+crash_summary() {
+	local con=$1/console.log first rip frames q
+
+	first=$(tr -d '\r' <"$con" 2>/dev/null | grep -v 'ommand line:' |
+		grep -m1 -E 'Oops|BUG|PANIC|Kernel panic|double fault|general protection' |
+		sed -E 's/^\[ *[0-9.]+\] //' | cut -c1-100)
+	rip=$(tr -d '\r' <"$con" 2>/dev/null | grep -m1 -E 'RIP: [0-9]+:' |
+		sed -E 's/.*RIP: [0-9]+://; s/ .*//')
+	frames=$(tr -d '\r' <"$con" 2>/dev/null |
+		grep -oE '\[(xiw|siw)\]' | sort -u | tr -d '[]' | tr '\n' ',')
+	q=$(grep -m1 -E 'Assertion' "$1/qemu.log" 2>/dev/null | cut -c1-100)
+	[ -n "$first$q" ] || return 0
+	printf ' (%s%s; module frames in the trace: %s%s)' "${first:-no kernel report}" \
+		"${rip:+ at $rip}" "${frames%,}" "${q:+; qemu: $q}" |
+		sed 's/trace: )/trace: none)/; s/trace: ;/trace: none;/'
 }
 
 plan_names() {

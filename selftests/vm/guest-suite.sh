@@ -44,7 +44,7 @@ mkdir -p "$out/tests"
 [ "$resume" -gt 0 ] || : >"$out/results"
 
 # Kernel log lines that fail a test (extended regex).
-bad_re='WARNING:|BUG:|Oops|KFENCE|refcount_t|list_add corruption|list_del corruption'
+bad_re='WARNING:|BUG:|BUG [^ ]+ \(|Oops|KFENCE|refcount_t|list_add corruption|list_del corruption'
 # User-space faults are the test's business (exit status), except inside
 # the provider: "general protection fault[,:]" and "invalid opcode: " are
 # the kernel's own oops forms ("traps: PROG[PID] general protection fault
@@ -56,6 +56,19 @@ bad_re+='|segfault at .* in (lib)?xiw|traps: .* in (lib)?xiw'
 # Taint bits that fail a test when they appear: B bad page (5), D die (7),
 # W warning (9), L soft lockup (14).
 bad_taint_mask=$(( (1 << 5) | (1 << 7) | (1 << 9) | (1 << 14) ))
+
+# With slab debugging on the kernel command line (XIW_VM_APPEND=
+# "slab_debug=FZP ..."), every cache is validated after each test, so a
+# corruption is reported ("BUG <cache> (...)", taint B) against the test
+# that made it rather than the one that later trips over it.
+slab_validate() {
+	local v
+
+	grep -qE '(^| )(slab|slub)_debug' /proc/cmdline || return 0
+	for v in /sys/kernel/slab/*/validate; do
+		echo 1 >"$v" 2>/dev/null || true
+	done
+}
 
 # A sleep without fork: read from a fifo nobody writes.
 mkfifo /run/xiw-suite.fifo
@@ -416,6 +429,7 @@ run_test() {
 		fi
 		rm -f "$out/peer-ended"
 	fi
+	slab_validate
 	log_since_mark "$out/tests/$name.dmesg"
 	secs=$(( (t1 - t0) / 1000000 )).$(( (t1 - t0) / 100000 % 10 ))
 	case $killed:$rc in
