@@ -14,7 +14,13 @@
 // than a quarter of the Verify's duration (a stall for its length would).
 // Prints B's median/p99/max before and during the Verify.
 //
-//   xiw_verifybg ADDR PORT [--mib N]
+// With --unbind, A verifies through a type 1 memory window over the
+// region, and the responder's consumer unbinds the window (a bind of
+// length 0) while the Verify runs: the Verify must then end with
+// IBV_WC_REM_ACCESS_ERR, no digest, since no byte may be read through the
+// window once its unbind completed; B is unaffected.
+//
+//   xiw_verifybg ADDR PORT [--mib N] [--unbind]
 //
 // Exit 0 ok, 1 a check failed, 2 setup error.
 #include "digests.h"
@@ -64,16 +70,48 @@ Stats stats(std::vector<double> v)
 	return s;
 }
 
+// Bytes all Verifies of the module digested so far (debugfs).
+uint64_t verify_bytes()
+{
+	FILE *f = std::fopen("/sys/kernel/debug/xiw/commit_stats", "r");
+	char name[64];
+	unsigned long long v, got = 0;
+
+	if (!f)
+		die("open /sys/kernel/debug/xiw/commit_stats");
+	while (std::fscanf(f, "%63s %llu", name, &v) == 2)
+		if (!std::strcmp(name, "verify_bytes"))
+			got = v;
+	std::fclose(f);
+	return got;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, nullptr, _IOLBF, 0);
-	if (argc != 3 && argc != 5) {
-		std::fprintf(stderr, "usage: %s ADDR PORT [--mib N]\n", argv[0]);
+	size_t mib = 64;
+	bool unbind = false;
+
+	for (int i = 3; i < argc; i++) {
+		std::string a = argv[i];
+
+		if (a == "--mib" && i + 1 < argc) {
+			mib = std::stoul(argv[++i]);
+		} else if (a == "--unbind") {
+			unbind = true;
+		} else {
+			std::fprintf(stderr, "usage: %s ADDR PORT [--mib N] [--unbind]\n",
+				     argv[0]);
+			return 2;
+		}
+	}
+	if (argc < 3) {
+		std::fprintf(stderr, "usage: %s ADDR PORT [--mib N] [--unbind]\n",
+			     argv[0]);
 		return 2;
 	}
-	size_t mib = argc == 5 ? std::stoul(argv[4]) : 64;
 	size_t big = mib << 20;
 	cm_pair::Pair pair(argv[1], argv[2]);
 	cm_pair::SideT<uint8_t> a_cli, a_srv, b_cli, b_srv;
@@ -109,9 +147,33 @@ int main(int argc, char **argv)
 	uint32_t want = crc32c(region.data(), big);
 	ibv_mr *region_mr = ibv_reg_mr(a_srv.pd, region.data(), big,
 				       IBV_ACCESS_LOCAL_WRITE |
-				       IBV_ACCESS_REMOTE_READ);
+				       IBV_ACCESS_REMOTE_READ |
+				       (unbind ? IBV_ACCESS_MW_BIND : 0));
 	if (!region_mr)
 		die("register the verified region");
+	uint32_t rkey = region_mr->rkey;
+	ibv_mw *mw = nullptr;
+	// the responder's consumer binds (len > 0) or unbinds its window
+	auto bind = [&](uint64_t len) {
+		ibv_mw_bind b{};
+
+		b.wr_id = 11;
+		b.send_flags = IBV_SEND_SIGNALED;
+		b.bind_info.mr = region_mr;
+		b.bind_info.addr = (uintptr_t)region.data();
+		b.bind_info.length = len;
+		b.bind_info.mw_access_flags = len ? IBV_ACCESS_REMOTE_READ : 0;
+		if (ibv_bind_mw(a_srv.id->qp, mw, &b))
+			die("ibv_bind_mw");
+		return a_srv.poll_ok(60000);
+	};
+	if (unbind) {
+		mw = ibv_alloc_mw(a_srv.pd, IBV_MW_TYPE_1);
+		if (!mw)
+			die("ibv_alloc_mw");
+		bind(big);
+		rkey = mw->rkey;
+	}
 
 	auto read_once = [&]() {
 		auto t0 = Clock::now();
@@ -128,10 +190,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 200; i++)
 		before.push_back(read_once());
 
+	uint64_t vb0 = verify_bytes();
 	ibv_wr_start(a_cli.qpx);
 	a_cli.qpx->wr_id = 7;
 	a_cli.qpx->wr_flags = IBV_SEND_SIGNALED;
-	xiwdv_wr_verify(a_cli.qpx, region_mr->rkey, (uintptr_t)region.data(),
+	xiwdv_wr_verify(a_cli.qpx, rkey, (uintptr_t)region.data(),
 			(uint32_t)big, nullptr, 0);
 	ibv_wr_set_sge(a_cli.qpx, a_cli.mr->lkey,
 		       (uintptr_t)a_cli.mem.data(), 32);
@@ -141,6 +204,25 @@ int main(int argc, char **argv)
 
 	ibv_wc vwc{};
 	bool done = false;
+	if (unbind) {
+		// the responder is digesting: 4 MiB of it counted already
+		// (debugfs commit_stats), so the unbind lands mid-way
+		auto v_start = Clock::now();
+		while (verify_bytes() - vb0 < (4u << 20) &&
+		       Clock::now() - v_start < std::chrono::seconds(60))
+			during.push_back(read_once());
+		std::printf("DIGESTED %llu bytes before the unbind\n",
+			    (unsigned long long)(verify_bytes() - vb0));
+		done = ibv_poll_cq(a_cli.cq, 1, &vwc) == 1;
+		check(!done, "the Verify was still running when the window was unbound");
+		ibv_wc uwc = bind(0);
+		double ums = std::chrono::duration<double, std::milli>(Clock::now() -
+								       v0).count();
+
+		check(uwc.status == IBV_WC_SUCCESS,
+		      std::string("unbind status ") + ibv_wc_status_str(uwc.status));
+		std::printf("UNBOUND after %.1f ms\n", ums);
+	}
 	while (!done) {
 		during.push_back(read_once());
 		int n = ibv_poll_cq(a_cli.cq, 1, &vwc);
@@ -156,6 +238,26 @@ int main(int argc, char **argv)
 	// the last Read overlapped the completion: it does not count
 	during.pop_back();
 
+	if (unbind) {
+		// nothing is read through the window once its unbind completed
+		check(vwc.status == IBV_WC_REM_ACCESS_ERR,
+		      std::string("Verify through the unbound window: ") +
+		      ibv_wc_status_str(vwc.status));
+		std::printf("VERIFY mib=%zu ended after %.1f ms\n", mib,
+			    std::chrono::duration<double, std::milli>(Clock::now() -
+								      v0).count());
+		check(b_cli.post(IBV_WR_RDMA_READ, 1, b_cli.mem.data(), 8, true,
+				 (uintptr_t)b_srv.mem.data(), b_srv.mr->rkey) == 0 &&
+		      b_cli.poll_ok(60000).status == IBV_WC_SUCCESS,
+		      "the other QP still reads");
+		std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "ok",
+			    failures);
+		rdma_disconnect(a_cli.id);
+		rdma_disconnect(b_cli.id);
+		ibv_dealloc_mw(mw);
+		ibv_dereg_mr(region_mr);
+		return failures ? 1 : 0;
+	}
 	check(vwc.status == IBV_WC_SUCCESS, std::string("Verify status ") +
 	      ibv_wc_status_str(vwc.status));
 	check(vwc.opcode == XIWDV_WC_VERIFY && vwc.byte_len == 4,
