@@ -165,13 +165,34 @@ static void xiw_sched_note_load(struct xiw_qp_dp *dp, int rv)
 }
 
 /*
+ * Passes of the TX loop one run makes while kicks keep coming (TX_MORE
+ * set again during each pass that left nothing it could send) before it
+ * hands on to the TX work. Each pass is bounded (XIW_TX_BURST FPDUs), but
+ * a steady poster or a peer pacing its requests just below what a pass
+ * drains would keep one run going for as long as they last: a doorbell's
+ * syscall would not return, and the TX work would hold its CPU without
+ * its load ever being accounted (xiw_sched_cpu_account() runs when a work
+ * item ends), so it would never move to the nice 0 queue. A requeued work
+ * goes to the queue its CPU's load calls for.
+ */
+#define XIW_SCHED_RUN_PASSES	8
+
+/*
  * A resume of TX can hold a split FPDU, so an RTR or Terminate arriving
  * mid-FPDU waits until the FPDU is out: they are framed only when
  * !fpdu_active (xiw_tx_next).
+ *
+ * Runs in process context where it may sleep: the TX work, or a kick
+ * whose caller may (xiw_sched_kick()); RX runs TX through
+ * xiw_sched_from_rx() instead, which never comes here. Between two passes
+ * it owns nothing (TX_BUSY released), so it offers the CPU there
+ * (cond_resched()): on a kernel without preemption a nice -20 worker
+ * would otherwise keep it from every other task for a whole run.
  */
 static void xiw_sched_run(struct xiw_qp_dp *dp)
 {
 	bool user = dp->qp->user && dp->qp->sq.ctrl;
+	int passes = XIW_SCHED_RUN_PASSES;
 	int rv;
 
 	for (;;) {
@@ -196,6 +217,12 @@ static void xiw_sched_run(struct xiw_qp_dp *dp)
 		}
 		if (!test_bit(XIW_DP_TX_MORE, &dp->flags))
 			return;
+		if (!--passes) {
+			/* TX_MORE stays set: the TX work looks again */
+			xiw_sched_queue(dp);
+			return;
+		}
+		cond_resched();
 	}
 }
 
