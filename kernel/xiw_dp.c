@@ -632,7 +632,12 @@ void xiw_dp_put_lsges(struct xiw_lsge *sge, int n)
 	}
 }
 
-/* Take a reference on the QP's data path, NULL if it has none. */
+/*
+ * Take a reference on the QP's data path, NULL if it has none. Once
+ * xiw_dp_llp_stop() unpublished it, a lookup that still sees it gets no
+ * reference after the count reached zero; the count stays readable for
+ * such a lookup because the structure is freed after a grace period.
+ */
 struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp)
 {
 	struct xiw_qp_dp *dp;
@@ -714,7 +719,8 @@ static void xiw_dp_free(struct xiw_qp_dp *dp)
 	kvfree(dp->cmpl);
 	kfree(dp->orq);
 	kfree(dp->irq);
-	kfree(dp);
+	/* a lookup that found it before llp_stop unpublished it (xiw_dp_get) */
+	kfree_rcu(dp, rcu);
 }
 
 int xiw_dp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
@@ -918,12 +924,11 @@ void xiw_dp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep)
 	mutex_unlock(&qp->state_lock);
 
 	/*
-	 * Expedited: the CM sends its FIN only after this returns, and a
-	 * connection's teardown passes three grace periods in series (this
-	 * one at each end, then xiw_destroy_qp()'s): normal grace periods
-	 * would make up most of a disconnect's latency.
+	 * No grace period here: a lookup that still finds dp (xiw_dp_get())
+	 * either took its reference before the count reached zero, and is
+	 * waited for, or fails to take one; the structure it read the count
+	 * from is freed only after a grace period (xiw_dp_free()).
 	 */
-	synchronize_rcu_expedited();
 	xiw_dp_put(dp);
 	wait_for_completion(&dp->users_done);
 	cancel_work_sync(&dp->tx_work);

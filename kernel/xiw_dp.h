@@ -366,6 +366,7 @@ struct xiw_qp_dp {
 	unsigned long flags;
 	refcount_t users;		/* kickers and socket callbacks */
 	struct completion users_done;
+	struct rcu_head rcu;		/* xiw_dp_get() may still read users */
 	bool crc;
 	u8 mpa_rev;			/* for restrack */
 	enum xiw_rtr rtr;
