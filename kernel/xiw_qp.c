@@ -317,13 +317,56 @@ static bool xiw_queue_flush(struct xiw_queue *q, struct xiw_qp *qp,
 }
 
 /* The completion handler runs after the queue lock is dropped. */
+/*
+ * Flush the SQ ring: WR_FLUSH_ERR completions, or none (@discard). Not
+ * while older WRs the data path took wait for their zero-copy pages
+ * (sq_flush_held): the ring's WRs complete after them.
+ */
 static void xiw_sq_flush(struct xiw_qp *qp, bool discard)
 {
 	unsigned long flags;
-	bool notify;
+	bool notify = false;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	notify = xiw_queue_flush(&qp->sq, qp, discard ? NULL : qp->scq, true);
+	if (discard)
+		qp->sq_flush_held = false;
+	if (!qp->sq_flush_held)
+		notify = xiw_queue_flush(&qp->sq, qp, discard ? NULL : qp->scq,
+					 true);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (notify)
+		xiw_cq_notify(qp->scq);
+}
+
+/*
+ * The data path's flush left WRs to their zero-copy pages: hold the SQ
+ * ring's flush until xiw_qp_sq_flush_release(). The QP is in ERROR and
+ * leaves it only through RESET, whose discarding flush ends the hold.
+ */
+void xiw_qp_sq_flush_hold(struct xiw_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	qp->sq_flush_held = true;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/*
+ * Those WRs completed: flush the SQ ring now, unless a RESET discarded it
+ * meanwhile. Any context but hard IRQ (the last page's release may come
+ * from softirq).
+ */
+void xiw_qp_sq_flush_release(struct xiw_qp *qp)
+{
+	unsigned long flags;
+	bool notify = false;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (qp->sq_flush_held) {
+		qp->sq_flush_held = false;
+		notify = xiw_queue_flush(&qp->sq, qp, qp->scq, true);
+	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (notify)
 		xiw_cq_notify(qp->scq);
