@@ -157,6 +157,7 @@ struct xiw_qp {
 	struct ib_qp base;
 	refcount_t ref;			/* iw_cm add_ref/rem_ref, data path */
 	struct completion free;
+	atomic_t iw_handoff;		/* get_qp references for add_ref */
 
 	struct mutex state_lock;	/* serialises state changes */
 	enum xiw_qp_state state;
@@ -176,6 +177,7 @@ struct xiw_qp {
 
 	spinlock_t sq_lock;		/* SQ consumer side */
 	struct xiw_queue sq;
+	bool sq_flush_held;		/* under sq_lock: xiw_qp_sq_flush_hold() */
 	u32 max_send_sge;
 	u32 max_inline;
 	enum ib_sig_type sq_sig_type;
@@ -579,6 +581,9 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 void xiw_qp_get(struct ib_qp *ibqp);
 void xiw_qp_put(struct ib_qp *ibqp);
 struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn);
+void xiw_qp_iw_add_ref(struct ib_qp *ibqp);
+void xiw_qp_sq_flush_hold(struct xiw_qp *qp);
+void xiw_qp_sq_flush_release(struct xiw_qp *qp);
 struct xiw_qp *xiw_qp_lookup(struct xiw_device *xdev, u32 qpn);
 void xiw_qp_dev_to_error(struct xiw_device *xdev);
 

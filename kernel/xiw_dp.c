@@ -182,6 +182,30 @@ bool xiw_dp_cmpl_zc_hold(struct xiw_qp_dp *dp, u32 cidx)
 }
 
 /*
+ * The flush could not take every zero-copy page back in time
+ * (xiw_tx_zc_reclaim()): the WRs it left hold their slots, which keep
+ * every later slot from being reaped, and the SQ ring's WRs, later still,
+ * are not flushed either until they completed (xiw_qp_sq_flush_hold()).
+ * XIW_DP_ZC_HELD marks that; whoever clears it once zc_pending is zero,
+ * the last release or the flush itself, flushes the SQ ring.
+ */
+static void xiw_dp_zc_unhold(struct xiw_qp_dp *dp)
+{
+	if (test_and_clear_bit(XIW_DP_ZC_HELD, &dp->flags))
+		xiw_qp_sq_flush_release(dp->qp);
+}
+
+static void xiw_dp_zc_hold(struct xiw_qp_dp *dp)
+{
+	xiw_qp_sq_flush_hold(dp->qp);
+	set_bit(XIW_DP_ZC_HELD, &dp->flags);
+	/* pairs with atomic_dec_and_test() in xiw_dp_cmpl_zc_release() */
+	smp_mb__after_atomic();
+	if (!atomic_read(&dp->zc_pending))
+		xiw_dp_zc_unhold(dp);
+}
+
+/*
  * TCP and TX let go of the pages of the WR of completion index @cidx:
  * its slot may be reaped, as a success of @byte_len if @complete (TX
  * handed all of it to TCP), TCP let go because the peer acknowledged it
@@ -212,8 +236,10 @@ void xiw_dp_cmpl_zc_release(struct xiw_qp_dp *dp, u32 cidx, bool complete,
 		notify = xiw_dp_cmpl_reap_wake(dp, &wake);
 	}
 	spin_unlock_bh(&dp->lock);
-	if (atomic_dec_and_test(&dp->zc_pending))
+	if (atomic_dec_and_test(&dp->zc_pending)) {
+		xiw_dp_zc_unhold(dp);
 		wake_up_var(&dp->zc_pending);
+	}
 	xiw_dp_cmpl_kick(dp, wake, notify);
 }
 
@@ -372,13 +398,15 @@ static void xiw_dp_put_kept_mrs(struct xiw_qp_dp *dp, struct xiw_mr *mr)
  * return RX executes nothing more: no placement, no Read Response, no
  * atomic. Zero-copy pages TCP still holds are taken back first
  * (xiw_tx_zc_reclaim(): a completion, also WR_FLUSH_ERR, means the buffer
- * is free); a discard completes nothing and need not wait.
+ * is free); WRs whose pages do not come back in time complete later, and
+ * the SQ ring's flush waits for them (xiw_dp_zc_hold()). A discard
+ * completes nothing and need not wait.
  */
 void xiw_dp_cmpl_flush(struct xiw_qp *qp, bool discard)
 {
 	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
 				lockdep_is_held(&qp->state_lock));
-	bool notify = false;
+	bool notify = false, held = false;
 	u32 i;
 
 	if (!dp)
@@ -389,7 +417,7 @@ void xiw_dp_cmpl_flush(struct xiw_qp *qp, bool discard)
 	xiw_rx_flush(dp);
 	release_sock(dp->sk);
 	if (!discard && !test_bit(XIW_DP_FLUSHED, &dp->flags))
-		xiw_tx_zc_reclaim(dp);
+		held = !xiw_tx_zc_reclaim(dp);
 	spin_lock_bh(&dp->lock);
 	if (!test_and_set_bit(XIW_DP_FLUSHED, &dp->flags)) {
 		for (i = dp->cmpl_head; i != dp->cmpl_tail; i++) {
@@ -414,6 +442,10 @@ void xiw_dp_cmpl_flush(struct xiw_qp *qp, bool discard)
 		WRITE_ONCE(dp->irq_head, dp->irq_tail);	/* xiw_rx_ird_full() */
 	}
 	spin_unlock_bh(&dp->lock);
+	if (held)
+		xiw_dp_zc_hold(dp);
+	else if (discard && test_and_clear_bit(XIW_DP_ZC_HELD, &dp->flags))
+		wake_up_var(&dp->zc_pending);	/* xiw_tx_zc_wait_held() */
 	if (notify)
 		xiw_cq_notify(qp->scq);
 }
@@ -632,7 +664,12 @@ void xiw_dp_put_lsges(struct xiw_lsge *sge, int n)
 	}
 }
 
-/* Take a reference on the QP's data path, NULL if it has none. */
+/*
+ * Take a reference on the QP's data path, NULL if it has none. Once
+ * xiw_dp_llp_stop() unpublished it, a lookup that still sees it gets no
+ * reference after the count reached zero; the count stays readable for
+ * such a lookup because the structure is freed after a grace period.
+ */
 struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp)
 {
 	struct xiw_qp_dp *dp;
@@ -714,7 +751,8 @@ static void xiw_dp_free(struct xiw_qp_dp *dp)
 	kvfree(dp->cmpl);
 	kfree(dp->orq);
 	kfree(dp->irq);
-	kfree(dp);
+	/* a lookup that found it before llp_stop unpublished it (xiw_dp_get) */
+	kfree_rcu(dp, rcu);
 }
 
 int xiw_dp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
@@ -918,12 +956,11 @@ void xiw_dp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep)
 	mutex_unlock(&qp->state_lock);
 
 	/*
-	 * Expedited: the CM sends its FIN only after this returns, and a
-	 * connection's teardown passes three grace periods in series (this
-	 * one at each end, then xiw_destroy_qp()'s): normal grace periods
-	 * would make up most of a disconnect's latency.
+	 * No grace period here: a lookup that still finds dp (xiw_dp_get())
+	 * either took its reference before the count reached zero, and is
+	 * waited for, or fails to take one; the structure it read the count
+	 * from is freed only after a grace period (xiw_dp_free()).
 	 */
-	synchronize_rcu_expedited();
 	xiw_dp_put(dp);
 	wait_for_completion(&dp->users_done);
 	cancel_work_sync(&dp->tx_work);
@@ -942,6 +979,7 @@ void xiw_dp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep)
 	xiw_dp_put_kept_mrs(dp, NULL);
 	spin_unlock_bh(&dp->lock);
 	xiw_rx_release(dp);
+	xiw_tx_zc_wait_held(dp);
 	xiw_dp_dbg(dp, "stopped\n");
 	xiw_dp_free(dp);
 	xiw_qp_put(&qp->base);

@@ -59,6 +59,7 @@ enum {
 	XIW_DP_EXEC_DONE,	/* exec_work executed it: TX answers */
 	XIW_DP_ORD_WAIT,	/* an SQ WR waits for ORD or a fence */
 	XIW_DP_ZC_RECLAIM,	/* the flush took zero-copy pages back */
+	XIW_DP_ZC_HELD,		/* the flush left WRs to their pages */
 };
 
 /* Completion-order ring: SQ WRs complete in posting order. */
@@ -373,6 +374,7 @@ struct xiw_qp_dp {
 	unsigned long flags;
 	refcount_t users;		/* kickers and socket callbacks */
 	struct completion users_done;
+	struct rcu_head rcu;		/* xiw_dp_get() may still read users */
 	bool crc;
 	u8 mpa_rev;			/* for restrack */
 	enum xiw_rtr rtr;

@@ -79,12 +79,15 @@ struct xiw_qp *xiw_qp_lookup(struct xiw_device *xdev, u32 qpn)
 }
 
 /*
- * iw_cm's get_qp: iwcm.c calls it and then add_ref in one section under
- * its cm_id spinlock with interrupts off, which is an RCU read-side
- * critical section. It returns no reference of its own (add_ref takes
- * it); destroy_qp waits a grace period between erasing the QP and
- * dropping the QP's own reference, so a QP returned here is still
- * referenced when iw_cm's add_ref runs.
+ * iw_cm's get_qp and add_ref: iwcm.c calls get_qp and, when it returns a
+ * QP, add_ref right after it, in one section under its cm_id spinlock.
+ * get_qp returns with the lookup's reference (taken under the xarray's
+ * lock) and counts it in iw_handoff; the add_ref that follows takes that
+ * reference over instead of taking one of its own. So the QP is
+ * referenced from the lookup to iw_cm's rem_ref without a gap, and
+ * destroy_qp, which erases the QP before it drops the QP's own reference,
+ * needs no grace period to let such a connect or accept finish. An
+ * add_ref with no get_qp before it takes a reference of its own.
  */
 struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn)
 {
@@ -95,9 +98,16 @@ struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn)
 	qp = xiw_qp_lookup(to_xiw_dev(ibdev), qpn);
 	if (!qp)
 		return NULL;
-	/* ours goes, iw_cm's add_ref follows in the same RCU section */
-	xiw_qp_put(&qp->base);
+	atomic_inc(&qp->iw_handoff);
 	return &qp->base;
+}
+
+void xiw_qp_iw_add_ref(struct ib_qp *ibqp)
+{
+	struct xiw_qp *qp = to_xiw_qp(ibqp);
+
+	if (!atomic_add_unless(&qp->iw_handoff, -1, 0))
+		refcount_inc(&qp->ref);
 }
 
 static int xiw_qp_check_caps(struct ib_device *ibdev,
@@ -325,13 +335,56 @@ static bool xiw_queue_flush(struct xiw_queue *q, struct xiw_qp *qp,
 }
 
 /* The completion handler runs after the queue lock is dropped. */
+/*
+ * Flush the SQ ring: WR_FLUSH_ERR completions, or none (@discard). Not
+ * while older WRs the data path took wait for their zero-copy pages
+ * (sq_flush_held): the ring's WRs complete after them.
+ */
 static void xiw_sq_flush(struct xiw_qp *qp, bool discard)
 {
 	unsigned long flags;
-	bool notify;
+	bool notify = false;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	notify = xiw_queue_flush(&qp->sq, qp, discard ? NULL : qp->scq, true);
+	if (discard)
+		qp->sq_flush_held = false;
+	if (!qp->sq_flush_held)
+		notify = xiw_queue_flush(&qp->sq, qp, discard ? NULL : qp->scq,
+					 true);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (notify)
+		xiw_cq_notify(qp->scq);
+}
+
+/*
+ * The data path's flush left WRs to their zero-copy pages: hold the SQ
+ * ring's flush until xiw_qp_sq_flush_release(). The QP is in ERROR and
+ * leaves it only through RESET, whose discarding flush ends the hold.
+ */
+void xiw_qp_sq_flush_hold(struct xiw_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	qp->sq_flush_held = true;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/*
+ * Those WRs completed: flush the SQ ring now, unless a RESET discarded it
+ * meanwhile. Any context but hard IRQ (the last page's release may come
+ * from softirq).
+ */
+void xiw_qp_sq_flush_release(struct xiw_qp *qp)
+{
+	unsigned long flags;
+	bool notify = false;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (qp->sq_flush_held) {
+		qp->sq_flush_held = false;
+		notify = xiw_queue_flush(&qp->sq, qp, qp->scq, true);
+	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (notify)
 		xiw_cq_notify(qp->scq);
@@ -729,13 +782,11 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	xa_erase(&xdev->qp_xa, ibqp->qp_num);
 	/*
-	 * An iw_cm connect or accept that found the QP before the erase
-	 * takes its reference in the same RCU section (xiw_get_qp()): let
-	 * it, then wait for the connection manager and the data path to
-	 * let go. Expedited, as in xiw_dp_llp_stop(): a teardown waits for
-	 * it.
+	 * Lookups take their reference under the xarray's lock, iw_cm's
+	 * get_qp included (xiw_get_qp()): none can find the QP from here
+	 * on, and what found it before holds a reference. Wait for the
+	 * connection manager and the data path to let go.
 	 */
-	synchronize_rcu_expedited();
 	xiw_qp_put(ibqp);
 	wait_for_completion(&qp->free);
 

@@ -22,6 +22,7 @@
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/mm.h>
 #include <net/sock.h>
 
 #include "xiw_sched.h"
@@ -165,13 +166,59 @@ static void xiw_sched_note_load(struct xiw_qp_dp *dp, int rv)
 }
 
 /*
+ * One pass of the TX loop from a runner that may sleep. A kernel QP's TX
+ * is part of its consumer's I/O path: a storage ULP's writeback, swap-out
+ * or reclaim may be waiting for the very WRs this pass sends. Reclaim
+ * entered from an allocation here (the QP's TX pages, the skbs and page
+ * fragments sendmsg allocates with the socket's GFP_KERNEL) must then not
+ * start I/O and wait for it, which may queue behind those WRs: the pass
+ * runs with NOIO semantics (memalloc_noio_save()), which every allocation
+ * in it, TCP's included, honours. User QPs allocate with GFP_KERNEL,
+ * charged to their creator's memory cgroup (xiw_qp_gfp()): the process
+ * is not in the kernel's I/O path.
+ */
+static int xiw_sched_tx_pass(struct xiw_qp_dp *dp)
+{
+	unsigned int noio;
+	int rv;
+
+	if (dp->qp->user)
+		return xiw_tx_loop(dp);
+	noio = memalloc_noio_save();
+	rv = xiw_tx_loop(dp);
+	memalloc_noio_restore(noio);
+	return rv;
+}
+
+/*
+ * Passes of the TX loop one run makes while kicks keep coming (TX_MORE
+ * set again during each pass that left nothing it could send) before it
+ * hands on to the TX work. Each pass is bounded (XIW_TX_BURST FPDUs), but
+ * a steady poster or a peer pacing its requests just below what a pass
+ * drains would keep one run going for as long as they last: a doorbell's
+ * syscall would not return, and the TX work would hold its CPU without
+ * its load ever being accounted (xiw_sched_cpu_account() runs when a work
+ * item ends), so it would never move to the nice 0 queue. A requeued work
+ * goes to the queue its CPU's load calls for.
+ */
+#define XIW_SCHED_RUN_PASSES	8
+
+/*
  * A resume of TX can hold a split FPDU, so an RTR or Terminate arriving
  * mid-FPDU waits until the FPDU is out: they are framed only when
  * !fpdu_active (xiw_tx_next).
+ *
+ * Runs in process context where it may sleep: the TX work, or a kick
+ * whose caller may (xiw_sched_kick()); RX runs TX through
+ * xiw_sched_from_rx() instead, which never comes here. Between two passes
+ * it owns nothing (TX_BUSY released), so it offers the CPU there
+ * (cond_resched()): on a kernel without preemption a nice -20 worker
+ * would otherwise keep it from every other task for a whole run.
  */
 static void xiw_sched_run(struct xiw_qp_dp *dp)
 {
 	bool user = dp->qp->user && dp->qp->sq.ctrl;
+	int passes = XIW_SCHED_RUN_PASSES;
 	int rv;
 
 	for (;;) {
@@ -181,7 +228,7 @@ static void xiw_sched_run(struct xiw_qp_dp *dp)
 		if (user)
 			xiw_sched_sq_active(dp->qp);
 		dp->tx.sq_empty_seen = false;
-		rv = xiw_tx_loop(dp);
+		rv = xiw_sched_tx_pass(dp);
 		/* the flush took zero-copy pages back: let go of the WR's */
 		xiw_tx_zc_abandon(dp);
 		xiw_sched_note_load(dp, rv);
@@ -196,6 +243,12 @@ static void xiw_sched_run(struct xiw_qp_dp *dp)
 		}
 		if (!test_bit(XIW_DP_TX_MORE, &dp->flags))
 			return;
+		if (!--passes) {
+			/* TX_MORE stays set: the TX work looks again */
+			xiw_sched_queue(dp);
+			return;
+		}
+		cond_resched();
 	}
 }
 

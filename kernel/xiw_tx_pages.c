@@ -25,7 +25,8 @@
  * tx_pages_busy counts it.
  *
  * Only the TX runner (owner of XIW_DP_TX_BUSY) uses the ring; RX runs TX
- * with GFP_ATOMIC (xiw_sched_from_rx()). A user QP's pages are charged to
+ * with GFP_ATOMIC (xiw_sched_from_rx()), and a kernel QP's TX work with
+ * NOIO semantics, as it may be in a storage ULP's writeback path. A user QP's pages are charged to
  * the memory cgroup of the process that created it, also when the TX work
  * or softirq RX allocates them (xiw_qp_memcg_enter()); the charge goes
  * with the page. The pages are released with the data path; skbs still
@@ -142,6 +143,7 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_tx_pages *p = &tx->pages;
+	/* a kernel QP's TX runs with NOIO semantics (xiw_sched_tx_pass()) */
 	gfp_t gfp = tx->from_rx || tx->no_sleep ? GFP_ATOMIC : GFP_KERNEL;
 	u32 idx, off, i, crc = XIW_CRC32C_SEED;
 	u32 *crcp = dp->crc ? &crc : NULL;

@@ -238,6 +238,15 @@ void xiw_tx_zc_abandon(struct xiw_qp_dp *dp)
 }
 
 /*
+ * How long the flush waits for the network stack to let go of zero-copy
+ * pages once TCP freed its skbs. It holds the QP's state mutex, and RTNL
+ * when the netdev goes down (xiw_qp_dev_to_error()), so it must not wait
+ * for a stalled qdisc or driver TX ring: that one may only be emptied
+ * once the netdev is down, after the notifier that waits here returned.
+ */
+#define XIW_TX_ZC_RECLAIM_WAIT	HZ
+
+/*
  * The flush (xiw_dp_cmpl_flush(), QP to ERROR, process context, state
  * mutex held) is about to complete the WRs the data path took: first
  * every zero-copy page must be back. TCP holds them until acknowledged,
@@ -246,29 +255,46 @@ void xiw_tx_zc_abandon(struct xiw_qp_dp *dp)
  * aborted instead: tcp_abort() sends a reset and frees every skb of the
  * socket (tcp_done_with_error() purges the write and retransmit queues),
  * and a closed socket takes no new data. What may remain are clones
- * below TCP (a qdisc, a driver's TX ring), which the network stack frees
- * in bounded time. A graceful close first waits for the notifiers on a
- * live connection (xiw_dp_drain_tx(), xiw_tx_idle()), so only a close
- * that could not finish loses its data, which is the QP's error anyway.
+ * below TCP (a qdisc, a driver's TX ring), usually freed at once; the
+ * wait for them is bounded (XIW_TX_ZC_RECLAIM_WAIT). True if every page
+ * is back; otherwise the WRs still held complete when their pages come
+ * back, and every later WR after them (xiw_dp_cmpl_zc_release(), the SQ
+ * ring's flush held meanwhile). A graceful close first waits for the
+ * notifiers on a live connection (xiw_dp_drain_tx(), xiw_tx_idle()), so
+ * only a close that could not finish loses its data, which is the QP's
+ * error anyway.
  */
-void xiw_tx_zc_reclaim(struct xiw_qp_dp *dp)
+bool xiw_tx_zc_reclaim(struct xiw_qp_dp *dp)
 {
-	unsigned int secs = 0;
 	int n;
 
 	spin_lock_bh(&dp->lock);
 	n = atomic_read(&dp->zc_pending);
 	spin_unlock_bh(&dp->lock);
 	if (!n)
-		return;
+		return true;
 	xiw_dp_dbg(dp, "%d zero-copy WRs held: aborting the connection\n", n);
 	set_bit(XIW_DP_ZC_RECLAIM, &dp->flags);
 	/* -ENOENT: closed already, its queues purged then */
 	tcp_abort(dp->sk, ECONNABORTED);
 	/* TX drops its own reference (xiw_tx_zc_abandon()) */
 	xiw_sched_kick(dp, false);
+	return wait_var_event_timeout(&dp->zc_pending,
+				      !atomic_read(&dp->zc_pending),
+				      XIW_TX_ZC_RECLAIM_WAIT);
+}
+
+/*
+ * xiw_dp_llp_stop(), no lock held: the flush left WRs to their zero-copy
+ * pages (XIW_DP_ZC_HELD). Only the data path completes them, when the
+ * network stack frees the pages, so it is freed only after that.
+ */
+void xiw_tx_zc_wait_held(struct xiw_qp_dp *dp)
+{
+	unsigned int secs = 0;
+
 	while (!wait_var_event_timeout(&dp->zc_pending,
-				       !atomic_read(&dp->zc_pending),
+				       !test_bit(XIW_DP_ZC_HELD, &dp->flags),
 				       10 * HZ)) {
 		secs += 10;
 		ibdev_warn(dp->qp->base.device,

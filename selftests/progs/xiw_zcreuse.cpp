@@ -31,8 +31,18 @@
 // never a scribble byte (TCP retransmitting from pages a completion
 // released), and the WR must not complete successfully (nothing arrived).
 //
+// --flush DROP RESTORE SIZE CLOSE: the QP fails under the shell command
+// CLOSE instead of rdma_disconnect (the netdev going down), while DROP
+// keeps the Write's segments queued below TCP, so that the network stack
+// holds its pages. Printed: "# close command took MS ms". Then, before
+// RESTORE: no completion may come (the pages are still held), and an
+// 8-byte Write posted now (the QP in ERROR) must not complete either,
+// since it is later. After RESTORE (which must free the queued segments)
+// both complete with IBV_WC_WR_FLUSH_ERR, the held Write first; the
+// buffer is scribbled over and the peer's sink watched as above.
+//
 // Usage: xiw_zcreuse ADDR PORT [ROUNDS [SIZE]]
-//        xiw_zcreuse ADDR PORT --flush DROP RESTORE [SIZE]
+//        xiw_zcreuse ADDR PORT --flush DROP RESTORE [SIZE [CLOSE]]
 #include "verbs_side.h"
 
 #include <infiniband/verbs.h>
@@ -74,9 +84,55 @@ void run_cmd(const char *what, const char *cmd)
 	}
 }
 
+// --flush with CLOSE, after the Write was posted: see the head of the file.
+int flush_close_case(Side &cli, const char *close_cmd, const char *restore)
+{
+	auto t0 = std::chrono::steady_clock::now();
+	run_cmd("CLOSE", close_cmd);
+	std::printf("# close command took %.0f ms\n",
+		    std::chrono::duration<double, std::milli>(
+			    std::chrono::steady_clock::now() - t0).count());
+	std::fflush(stdout);
+	auto wc = cli.poll(1, 300);
+	if (!wc.empty()) {
+		std::printf("FAIL wr_id %" PRIu64 " completed (%s) before RESTORE freed the segments holding the Write's pages\n",
+			    wc[0].wr_id, ibv_wc_status_str(wc[0].status));
+		return 1;
+	}
+	uint64_t *later = reinterpret_cast<uint64_t *>(cli.mem.data());
+	if (cli.post(IBV_WR_RDMA_WRITE, 2, later, 8, true, 0, 0))
+		die("ibv_post_send in ERROR");
+	wc = cli.poll(1, 300);
+	if (!wc.empty()) {
+		std::printf("FAIL wr_id %" PRIu64 " completed (%s) before the Write posted ahead of it\n",
+			    wc[0].wr_id, ibv_wc_status_str(wc[0].status));
+		return 1;
+	}
+	run_cmd("RESTORE", restore);
+	wc = cli.poll(2, 10000);
+	if (wc.size() != 2) {
+		std::printf("FAIL %zu of 2 completions within 10 s of RESTORE\n",
+			    wc.size());
+		return 1;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		if (wc[i].wr_id != i + 1 ||
+		    wc[i].status != IBV_WC_WR_FLUSH_ERR) {
+			std::printf("FAIL completion %zu: wr_id %" PRIu64 " %s, expected wr_id %zu %s\n",
+				    i + 1, wc[i].wr_id,
+				    ibv_wc_status_str(wc[i].status), i + 1,
+				    ibv_wc_status_str(IBV_WC_WR_FLUSH_ERR));
+			return 1;
+		}
+	}
+	std::printf("ok the held Write and the later one completed after RESTORE, in order, %s\n",
+		    ibv_wc_status_str(IBV_WC_WR_FLUSH_ERR));
+	return 0;
+}
+
 // --flush: see the head of the file.
 int flush_case(const char *addr, const char *port, const char *drop,
-	       const char *restore, uint32_t size)
+	       const char *restore, uint32_t size, const char *close_cmd)
 {
 	const size_t words = size / sizeof(uint64_t);
 	Side srv, cli;
@@ -105,24 +161,34 @@ int flush_case(const char *addr, const char *port, const char *drop,
 		     (uintptr_t)srv.mem.data(), srv.mr->rkey))
 		die("ibv_post_send");
 	std::this_thread::sleep_for(std::chrono::milliseconds(300));
-	if (!cli.poll(1, 0).empty()) {
+	if (!cli.poll(1, 1).empty()) {
 		std::printf("FAIL the Write completed while every segment was dropped\n");
 		return 1;
 	}
 	auto t0 = std::chrono::steady_clock::now();
-	if (rdma_disconnect(cli.id))
-		die("rdma_disconnect");
-	auto wc = cli.poll(1, 60000);
-	if (wc.empty()) {
-		std::printf("FAIL no completion within 60 s of the disconnect\n");
-		return 1;
+	std::vector<ibv_wc> wc;
+	if (close_cmd) {
+		if (flush_close_case(cli, close_cmd, restore))
+			return 1;
+		wc.push_back(ibv_wc{});
+		wc[0].status = IBV_WC_WR_FLUSH_ERR;
+		wc[0].wr_id = 1;
+	} else {
+		if (rdma_disconnect(cli.id))
+			die("rdma_disconnect");
+		wc = cli.poll(1, 60000);
+		if (wc.empty()) {
+			std::printf("FAIL no completion within 60 s of the disconnect\n");
+			return 1;
+		}
 	}
 	// The buffer is free: reuse it at once.
 	for (size_t w = 0; w < words; w++)
 		src[w] = kScribble;
 	double ms = std::chrono::duration<double, std::milli>(
 			    std::chrono::steady_clock::now() - t0).count();
-	run_cmd("RESTORE", restore);
+	if (!close_cmd)
+		run_cmd("RESTORE", restore);
 
 	size_t old = 0, scribbled = 0, other = 0, first = words;
 	auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -179,12 +245,13 @@ int main(int argc, char **argv)
 	}
 	if (argc > 3 && !std::strcmp(argv[3], "--flush")) {
 		if (argc < 6) {
-			std::fprintf(stderr, "usage: %s ADDR PORT --flush DROP RESTORE [SIZE]\n",
+			std::fprintf(stderr, "usage: %s ADDR PORT --flush DROP RESTORE [SIZE [CLOSE]]\n",
 				     argv[0]);
 			return 2;
 		}
 		return flush_case(argv[1], argv[2], argv[4], argv[5],
-				  argc > 6 ? std::atoi(argv[6]) : 65536);
+				  argc > 6 ? std::atoi(argv[6]) : 65536,
+				  argc > 7 ? argv[7] : nullptr);
 	}
 	const uint32_t rounds = argc > 3 ? std::atoi(argv[3]) : 64;
 	const uint32_t size = argc > 4 ? std::atoi(argv[4]) : 65536;
