@@ -177,7 +177,7 @@ static int xiw_commit_yield(struct xiw_qp_dp *dp, struct xiw_mr *mr,
 		return 0;
 	*since = 0;
 	cond_resched();
-	if (test_bit(XIW_DP_ERROR, &dp->flags))
+	if (!xiw_dp_answering(dp))
 		return -ECANCELED;
 	if (!READ_ONCE(mr->valid) || READ_ONCE(mr->stag) != stag)
 		return -EKEYREVOKED;
