@@ -175,7 +175,7 @@ static int xiw_commit_yield(struct xiw_qp_dp *dp, u32 *since, u32 done)
 		return 0;
 	*since = 0;
 	cond_resched();
-	if (test_bit(XIW_DP_ERROR, &dp->flags))
+	if (!xiw_dp_answering(dp))
 		return -ECANCELED;
 	return 0;
 }

@@ -18,7 +18,10 @@
  * The error path, in order: xiw_dp_fatal() (any context) sets
  * XIW_DP_ERROR, records the Terminate and kicks TX; TX sends it at the next
  * FPDU boundary (or xiw_dp_term_timeout() gives up after 1 s) and queues
- * err_work; err_work asks xiw_qp.c to move the QP to ERROR (which calls
+ * err_work. When RX refused a request of the peer (xiw_dp_refuse()), TX
+ * first answers the requests the peer sent before it (the IRQ), as an
+ * InfiniBand responder does, and only then sends the Terminate. Then
+ * err_work asks xiw_qp.c to move the QP to ERROR (which calls
  * back xiw_dp_cmpl_flush() under the state mutex, before the rings are
  * flushed) and tells the CM, which closes the connection and finally
  * calls xiw_dp_llp_stop().
@@ -326,7 +329,7 @@ static bool xiw_dp_term_names(const struct xiw_dp_cmpl *c, u32 qn, u32 msn)
  * working on (the ORQ head, or the WR being sent). The WRs before the
  * named one keep what their responses made of them; every other WR
  * still pending is flushed by the QP's move to ERROR that follows (also
- * a WR before the named one whose response never came: the peer does
+ * a WR before the named one whose response never came: a peer need
  * not answer earlier requests once it stopped, Documentation/wire-format.md).
  * If the named WR completed already, or the header names nothing of
  * ours, no WR takes the error (the QP's asynchronous event tells).
@@ -412,6 +415,8 @@ void xiw_dp_cmpl_flush(struct xiw_qp *qp, bool discard)
 	if (!dp)
 		return;
 	set_bit(XIW_DP_ERROR, &dp->flags);
+	/* nothing is answered any more, not even before a refused request */
+	xiw_dp_drain_stop(dp);
 	/* RX runs under the socket lock: stop it before its RQE is flushed. */
 	lock_sock(dp->sk);
 	xiw_rx_flush(dp);
@@ -472,14 +477,52 @@ static void xiw_dp_err_work(struct work_struct *w)
 	xiw_cm_llp_error(dp->cep, dp->err_reason);
 }
 
-/* The Terminate did not leave in time: go to ERROR without it. */
+/*
+ * Stop answering the requests before a refused one (XIW_DP_TERM_DRAIN):
+ * TX sends the pending Terminate at its next FPDU boundary. True if a
+ * drain was running; the caller kicks TX if TX is not the caller. Under
+ * dp->lock, which orders it with xiw_dp_resp_fatal(): the Terminate is
+ * replaced only while the drain runs. The release pairs with TX's
+ * test_bit_acquire() before it reads dp->term.
+ */
+bool xiw_dp_drain_stop(struct xiw_qp_dp *dp)
+{
+	bool was;
+
+	spin_lock_bh(&dp->lock);
+	was = test_bit(XIW_DP_TERM_DRAIN, &dp->flags);
+	if (was)
+		clear_bit_unlock(XIW_DP_TERM_DRAIN, &dp->flags);
+	spin_unlock_bh(&dp->lock);
+	return was;
+}
+
+/*
+ * The Terminate did not leave in time: go to ERROR without it. While TX
+ * answers the requests before a refused one, the time runs from its last
+ * progress: TX framed another FPDU of them since the last look (so TCP
+ * took the one before), or the exec work is executing one. A peer that
+ * does not read stops that within a period; one that reads slowly gets
+ * the answers it is owed, a finite amount.
+ */
 static void xiw_dp_term_timeout(struct work_struct *w)
 {
 	struct xiw_qp_dp *dp = container_of(to_delayed_work(w),
 					    struct xiw_qp_dp, term_work);
+	u32 drained = READ_ONCE(dp->term_drained);
 
+	if (test_bit(XIW_DP_TERM_DRAIN, &dp->flags) &&
+	    test_bit(XIW_DP_TERM_PENDING, &dp->flags) &&
+	    (drained != dp->term_drained_seen ||
+	     test_bit(XIW_DP_EXEC_BUSY, &dp->flags))) {
+		dp->term_drained_seen = drained;
+		queue_delayed_work(xiw_dp_wq, &dp->term_work,
+				   msecs_to_jiffies(XIW_TERM_TIMEOUT_MS));
+		return;
+	}
 	if (!test_and_clear_bit(XIW_DP_TERM_PENDING, &dp->flags))
 		return;
+	xiw_dp_drain_stop(dp);
 	ibdev_warn_ratelimited(dp->qp->base.device,
 			       "QP%u: Terminate not sent in %u ms (peer not reading): closing without it\n",
 			       dp->qp->base.qp_num, XIW_TERM_TIMEOUT_MS);
@@ -488,17 +531,19 @@ static void xiw_dp_term_timeout(struct work_struct *w)
 	queue_work(xiw_dp_wq, &dp->err_work);
 }
 
-/*
- * The data path cannot go on: stop TX and RX, send the Terminate @tc (if
- * any) at the next FPDU boundary, then move the QP to ERROR and tell the
- * CM (err_work). @hdr/@hdr_len: the offending FPDU from its MPA length on,
- * for the Terminate's copied headers. Any context; first caller wins.
- */
-void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
-		  const void *hdr, u32 hdr_len, int reason)
+/* xiw_dp_fatal(), xiw_dp_refuse(): @drain, the IRQ is answered first */
+static void xiw_dp_fail(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
+			const void *hdr, u32 hdr_len, int reason, bool drain)
 {
-	if (test_and_set_bit(XIW_DP_ERROR, &dp->flags))
+	if (test_and_set_bit(XIW_DP_ERROR, &dp->flags)) {
+		/*
+		 * A later failure (TX's, a revocation) while TX answers the
+		 * requests before a refused one: answer no more of them.
+		 */
+		if (xiw_dp_drain_stop(dp))
+			xiw_sched_kick(dp, false);
 		return;
+	}
 	dp->err_reason = reason;
 	if (tc) {
 		ibdev_warn_ratelimited(dp->qp->base.device,
@@ -510,7 +555,12 @@ void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		if (hdr)
 			memcpy(dp->term_hdr, hdr, hdr_len);
 		dp->term_hdr_len = hdr ? hdr_len : 0;
-		/* TX reads term* after test_bit_acquire(TERM_PENDING) */
+		if (drain)
+			set_bit(XIW_DP_TERM_DRAIN, &dp->flags);
+		/*
+		 * TX reads term* and TERM_DRAIN after
+		 * test_bit_acquire(TERM_PENDING)
+		 */
 		smp_mb__before_atomic();
 		set_bit(XIW_DP_TERM_PENDING, &dp->flags);
 		/* Order the Terminate before the kick that sends it. */
@@ -527,6 +577,70 @@ void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		xiw_dp_dbg(dp, "fatal error %d\n", reason);
 		queue_work(xiw_dp_wq, &dp->err_work);
 	}
+}
+
+/*
+ * The data path cannot go on: stop TX and RX, send the Terminate @tc (if
+ * any) at the next FPDU boundary, then move the QP to ERROR and tell the
+ * CM (err_work). @hdr/@hdr_len: the offending FPDU from its MPA length on,
+ * for the Terminate's copied headers. Any context; first caller wins.
+ */
+void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
+		  const void *hdr, u32 hdr_len, int reason)
+{
+	xiw_dp_fail(dp, tc, hdr, hdr_len, reason, false);
+}
+
+/*
+ * RX refused a message of the peer (@tc, @hdr, @hdr_len, @reason as for
+ * xiw_dp_fatal()): nothing after it is placed, executed or answered, but
+ * the requests the peer sent before it are answered before the Terminate
+ * goes (XIW_DP_TERM_DRAIN, xiw_tx.c), the way an InfiniBand responder
+ * executes requests in order and NAKs only the bad one: RFC 5040's
+ * Terminate reports the offending message, not the valid ones before it.
+ * Those requests are the whole IRQ: RX queues each one once its FPDU is
+ * complete and checked, and nothing more after the refusal. The SQ
+ * stops at once. Called by RX only.
+ */
+void xiw_dp_refuse(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
+		   const void *hdr, u32 hdr_len, int reason)
+{
+	xiw_dp_fail(dp, tc, hdr, hdr_len, reason, true);
+}
+
+/*
+ * The responder (TX or the exec work) cannot execute or answer the IRQ
+ * head: xiw_dp_fatal() with the Terminate @tc, no header copied. If that
+ * request is one a refused request left before it (XIW_DP_TERM_DRAIN),
+ * it is the first request of the stream that failed: its Terminate
+ * replaces the refused one's and no later request is answered. TX frames
+ * nothing of the Terminate while the drain runs, so dp->term may change
+ * until the drain stops (both under dp->lock).
+ */
+void xiw_dp_resp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
+		       int reason)
+{
+	bool replaced = false;
+
+	spin_lock_bh(&dp->lock);
+	if (test_bit(XIW_DP_TERM_DRAIN, &dp->flags)) {
+		dp->term = *tc;
+		dp->term_hdr_len = 0;
+		dp->err_reason = reason;
+		/* TX reads term* after test_bit_acquire(TERM_DRAIN) */
+		clear_bit_unlock(XIW_DP_TERM_DRAIN, &dp->flags);
+		replaced = true;
+	}
+	spin_unlock_bh(&dp->lock);
+	if (!replaced) {
+		xiw_dp_fatal(dp, tc, NULL, 0, reason);
+		return;
+	}
+	ibdev_warn_ratelimited(dp->qp->base.device,
+			       "QP%u: Terminate layer %u type %u code %#x instead (an earlier request failed)\n",
+			       dp->qp->base.qp_num, tc->layer, tc->etype,
+			       tc->ecode);
+	xiw_sched_kick(dp, false);
 }
 
 /* Does @dp hold a reference on @mr? A racy look: the caller retries. */

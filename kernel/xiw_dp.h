@@ -23,8 +23,9 @@
  * - Errors found in softirq never take the QP state mutex: they set
  *   XIW_DP_ERROR (an atomic bit, checked by TX, RX and posters), record
  *   the Terminate to send and kick TX, which sends it at an FPDU boundary
- *   and then queues err_work; err_work moves the QP to ERROR under the
- *   state mutex (flushing everything) and notifies the CM.
+ *   (after answering the requests queued before it, when RX refused one:
+ *   xiw_dp_refuse()) and then queues err_work; err_work moves the QP to
+ *   ERROR under the state mutex (flushing everything) and notifies the CM.
  */
 #ifndef XIW_DP_H
 #define XIW_DP_H
@@ -51,6 +52,7 @@ enum {
 	XIW_DP_TX_NOSPACE,	/* TX waits for sk_write_space */
 	XIW_DP_RTR_WAIT,	/* passive side: RTR not yet received */
 	XIW_DP_TERM_PENDING,	/* a Terminate is to be sent */
+	XIW_DP_TERM_DRAIN,	/* ... after the IRQ is answered (xiw_dp_refuse) */
 	XIW_DP_ERROR,		/* fatal: no more TX/RX, QP going to ERROR */
 	XIW_DP_FLUSHED,		/* completion ring flushed, nothing completes */
 	XIW_DP_STOPPED,		/* xiw_dp_llp_stop() in progress */
@@ -409,6 +411,13 @@ struct xiw_qp_dp {
 	u8 term_hdr[XIW_DDP_UNTAGGED_HDR_LEN + XIW_RDMAP_RREQ_LEN +
 		    XIW_MPA_HDR_LEN];
 	u32 term_hdr_len;
+	/*
+	 * FPDUs TX framed while it answered the IRQ before the Terminate
+	 * (written by TX only), and the count xiw_dp_term_timeout() saw last
+	 * (term_work only): the timeout waits on while it moves.
+	 */
+	u32 term_drained;
+	u32 term_drained_seen;
 
 	/*
 	 * Zero-copy notifiers alive (xiw_tx_zc.c): counted from
@@ -447,6 +456,11 @@ void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
 			    const struct xiw_term_code *tc, u32 qn, u32 msn);
 void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		  const void *hdr, u32 hdr_len, int reason);
+void xiw_dp_refuse(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
+		   const void *hdr, u32 hdr_len, int reason);
+void xiw_dp_resp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
+		       int reason);
+bool xiw_dp_drain_stop(struct xiw_qp_dp *dp);
 void xiw_dp_put_lsges(struct xiw_lsge *sge, int n);
 struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp);
 struct xiw_qp_dp *xiw_dp_get_sk(struct sock *sk);
@@ -470,6 +484,17 @@ void xiw_dp_rtr_received(struct xiw_qp_dp *dp);
 
 /* xiw_dp.c: TX work of a QP with more to send than one run (nice 0) */
 extern struct workqueue_struct *xiw_dp_bulk_wq;
+
+/*
+ * May the responder still execute and answer the peer's requests? Until
+ * the data path fails; after that only while TX answers those a refused
+ * request left before it (XIW_DP_TERM_DRAIN, xiw_dp_refuse()).
+ */
+static inline bool xiw_dp_answering(struct xiw_qp_dp *dp)
+{
+	return !test_bit(XIW_DP_ERROR, &dp->flags) ||
+	       test_bit(XIW_DP_TERM_DRAIN, &dp->flags);
+}
 
 /* Are inbound requests waiting for their response (TX's IRQ)? */
 static inline bool xiw_dp_irq_pending(struct xiw_qp_dp *dp)

@@ -19,8 +19,9 @@
  * Requests queued in the IRQ are answered, and a TX waiting for ORD is
  * kicked, once per pass, after tcp_read_sock() (xiw_rx_data_ready()).
  *
- * Any error: xiw_dp_fatal() with the Terminate RFC 5040/5041/5044
- * prescribe (Documentation/wire-format.md); RX then drops everything.
+ * Any error: xiw_dp_refuse() with the Terminate RFC 5040/5041/5044
+ * prescribe (Documentation/wire-format.md); RX then drops everything,
+ * and TX answers the requests queued before the Terminate.
  */
 #include <linux/highmem.h>
 #include <linux/skbuff.h>
@@ -69,7 +70,8 @@ static void xiw_rx_fail(struct xiw_qp_dp *dp, const struct xiw_term_code *tc)
 		return;
 	}
 	xiw_qp_event(dp->qp, xiw_dp_term_event(tc));
-	xiw_dp_fatal(dp, tc, &dp->rx.hdr, dp->rx.hdr_got, -EPROTO);
+	/* the requests before this message are answered first */
+	xiw_dp_refuse(dp, tc, &dp->rx.hdr, dp->rx.hdr_got, -EPROTO);
 }
 
 static void xiw_rx_term(struct xiw_qp_dp *dp, u8 layer, u8 etype, u8 ecode,

@@ -10,7 +10,9 @@
  *
  * Work sources, in priority order at every FPDU boundary: a Terminate, the
  * RTR frame, then the SQ and the IRQ (inbound Read Requests) alternating
- * message by message so neither starves the other.
+ * message by message so neither starves the other. A Terminate for a
+ * request RX refused waits for the answers to the requests before it
+ * (xiw_tx_term_next()).
  *
  * Every sendmsg is MSG_DONTWAIT: when TCP is full, TX records its
  * position inside the FPDU, sets XIW_DP_TX_NOSPACE and sk_write_space
@@ -572,6 +574,57 @@ static int xiw_tx_batch_push(struct xiw_qp_dp *dp)
 }
 
 /*
+ * A Terminate is pending. If it is for a request RX refused
+ * (XIW_DP_TERM_DRAIN, xiw_dp_refuse()), the requests the peer sent
+ * before that one are answered first, oldest first, as usual: every IRQ
+ * entry (RX queued none after the refusal), including the one whose
+ * response is half sent or with the exec work. An SQ message of ours
+ * that is half sent is finished first, so that no response goes between
+ * two of its FPDUs; no other SQ WR is started. A response that cannot be
+ * given replaces the Terminate with its own and ends the drain
+ * (xiw_dp_resp_fatal()), as does any later failure, the flush or the
+ * timeout (xiw_dp_drain_stop()). Before the RTR exchange is done nothing
+ * is answered. Then the Terminate: framed only once the responses before
+ * it are framed and pushed, behind them on the wire. Same returns as
+ * xiw_tx_next(); 0 also while the exec work has the IRQ head (it kicks
+ * TX when done).
+ */
+static int xiw_tx_term_next(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	int rv;
+
+	while (test_bit_acquire(XIW_DP_TERM_DRAIN, &dp->flags)) {
+		bool rtr = dp->rtr != XIW_RTR_NONE ||
+			   test_bit(XIW_DP_RTR_WAIT, &dp->flags);
+
+		if (!rtr && tx->sq_active && tx->done) {
+			/* 0: the WR failed, and its failure ends the drain */
+			rv = xiw_tx_sq_next(dp) > 0;
+		} else if (!rtr && (tx->rr_active || xiw_dp_irq_pending(dp))) {
+			rv = xiw_tx_resp_next(dp, false);
+		} else {
+			xiw_dp_drain_stop(dp);	/* nothing (more) to answer */
+			break;
+		}
+		if (rv) {
+			/* xiw_dp_term_timeout() waits on while this moves */
+			if (rv > 0)
+				WRITE_ONCE(dp->term_drained,
+					   dp->term_drained + 1);
+			return rv;
+		}
+		if (test_bit(XIW_DP_TERM_DRAIN, &dp->flags))
+			return 0;	/* the exec work kicks TX */
+	}
+	/* the timeout gave up meanwhile */
+	if (!test_bit(XIW_DP_TERM_PENDING, &dp->flags))
+		return 0;
+	xiw_tx_build_term(dp);
+	return 1;
+}
+
+/*
  * Choose and frame the next FPDU. Returns 1 if there is one, 0 if TX has
  * nothing to do, or a negative error. A message in progress is finished
  * before another starts; at message boundaries Read Responses and SQ
@@ -584,10 +637,8 @@ static int xiw_tx_next(struct xiw_qp_dp *dp)
 	bool waiting;
 	int rv;
 
-	if (test_bit_acquire(XIW_DP_TERM_PENDING, &dp->flags)) {
-		xiw_tx_build_term(dp);
-		return 1;
-	}
+	if (test_bit_acquire(XIW_DP_TERM_PENDING, &dp->flags))
+		return xiw_tx_term_next(dp);
 	if (test_bit(XIW_DP_ERROR, &dp->flags))
 		return 0;
 	if (dp->rtr != XIW_RTR_NONE) {
@@ -651,6 +702,7 @@ static void xiw_tx_push_failed(struct xiw_qp_dp *dp, int rv)
 	dp->tx.fpdu_active = false;
 	xiw_tx_batch_reset(&dp->tx);
 	clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
+	xiw_dp_drain_stop(dp);
 	if (!test_and_set_bit(XIW_DP_ERROR, &dp->flags))
 		dp->err_reason = rv;
 	queue_work(xiw_dp_wq, &dp->err_work);

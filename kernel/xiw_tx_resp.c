@@ -32,7 +32,7 @@ static void xiw_tx_resp_fail(struct xiw_qp_dp *dp, u8 etype, u8 ecode,
 	/* the consumer learns it as from RX: the peer's request failed */
 	if (!test_bit(XIW_DP_ERROR, &dp->flags))
 		xiw_qp_event(dp->qp, xiw_dp_term_event(&tc));
-	xiw_dp_fatal(dp, &tc, NULL, 0, reason);
+	xiw_dp_resp_fatal(dp, &tc, reason);
 }
 
 static void xiw_tx_resp_prot_fail(struct xiw_qp_dp *dp, enum xiw_mem_err err)
@@ -251,7 +251,7 @@ void xiw_tx_resp_exec_work(struct work_struct *w)
 {
 	struct xiw_qp_dp *dp = container_of(w, struct xiw_qp_dp, exec_work);
 
-	if (!test_bit(XIW_DP_ERROR, &dp->flags) &&
+	if (xiw_dp_answering(dp) &&
 	    xiw_tx_resp_exec(dp, &dp->exec_irqe, true))
 		set_bit(XIW_DP_EXEC_DONE, &dp->flags);
 	/* the result before the kick that takes it */
@@ -278,8 +278,7 @@ static bool xiw_tx_resp_offload(struct xiw_qp_dp *dp)
 		return true;
 	}
 	/* the work's reference; none once llp_stop dropped the last one */
-	if (test_bit(XIW_DP_ERROR, &dp->flags) ||
-	    !refcount_inc_not_zero(&dp->users))
+	if (!xiw_dp_answering(dp) || !refcount_inc_not_zero(&dp->users))
 		return false;
 	dp->exec_irqe = tx->irqe;
 	set_bit(XIW_DP_EXEC_BUSY, &dp->flags);

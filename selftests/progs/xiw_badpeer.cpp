@@ -12,6 +12,7 @@
 //   SENT case=oob hdr=<hex of the offending header, from the MPA length>
 //   TERM layer=1 type=1 code=0x01 hdrct=0xc0 qn=2 msn=1 mo=0 last=1 len=ok seglen=82 copied=match
 //   RRESP len=64 stag=0x... to=0x... data=ok     (good case)
+//   ARESP msn=1 id=0x... orig=0x...               (an Atomic Response)
 //   FPDU op=0x.. len=N                           (anything else received)
 //   BADCRC                                        (a frame from xiw with a wrong CRC, by
 //                                                  rfc_wire.h's own CRC32c: fails the good case)
@@ -187,6 +188,24 @@ Bytes rreq_hdr(Peer &p, u32 src_stag, u64 src_to, u32 size)
 	return b;
 }
 
+// Atomic Request (RFC 7306 section 5.2.1, laid out by rfc_wire.h): a
+// FetchAdd of @add (Add Mask 0: a plain add) to the u64 at @to of @stag.
+Bytes fadd_hdr(Peer &p, u32 req_id, u32 stag, u64 to, u64 add)
+{
+	Bytes b = untagged_hdr(rdmap::ctrl(rdmap::kAtomicReq),
+			       rdmap::kQnReadReq, p.msn[rdmap::kQnReadReq]);
+
+	rfc::append32(b, rdmap::atomic_req::kFetchAdd);
+	rfc::append32(b, req_id);
+	rfc::append32(b, stag);
+	rfc::append64(b, to);
+	rfc::append64(b, add);	// Add Data
+	rfc::append64(b, 0);	// Add Mask
+	rfc::append64(b, 0);	// Compare Data, Compare Mask: unused
+	rfc::append64(b, 0);
+	return b;
+}
+
 Bytes pattern(size_t n, u8 seed)
 {
 	Bytes b(n);
@@ -306,6 +325,16 @@ RxResult rx_loop(Peer &p, Clock::time_point end, int until_rresp = 0)
 			std::printf("%s msn=%u len=%u\n",
 				    op == rdmap::kFlushResp ? "FLRESP" : "VRESP",
 				    rfc::get32(&f[ddp::kOffMsn]), ulpdu);
+			res.other++;
+		} else if (!(dc & ddp::kT) && op == rdmap::kAtomicResp &&
+			   ulpdu == ddp::kUntaggedHdrLen + rdmap::atomic_resp::kLen &&
+			   rfc::get32(&f[ddp::kOffQn]) == rdmap::kQnAtomicResp) {
+			const u8 *r = &f[ddp::kUntaggedFpduHdr];
+
+			std::printf("ARESP msn=%u id=0x%x orig=0x%016llx\n",
+				    rfc::get32(&f[ddp::kOffMsn]),
+				    rfc::get32(r + rdmap::atomic_resp::kReqId),
+				    (unsigned long long)rfc::get64(r + rdmap::atomic_resp::kOrig));
 			res.other++;
 		} else if (!(dc & ddp::kT) && op == rdmap::kAtomicWriteResp &&
 			   ulpdu == ddp::kUntaggedHdrLen &&
@@ -750,12 +779,59 @@ const Case kCases[] = {
 		h.insert(h.end(), c, c + term::kMin);
 		send_fpdu(p, h, {}, true);
 	}},
-	{"rreq-mid", "a valid Read Request and one of an STag that does not exist, in one segment: xiw stops at the bad one and answers neither",
+	// ---- A refused request after valid ones, all in one segment: xiw
+	// answers the requests before it (the IBA responder's order), then
+	// sends the Terminate for it; nothing after it is answered.
+	{"rreq-mid", "a valid Read Request (64 bytes of the RO region) and one of an STag that does not exist, in one segment: xiw answers the valid one, then the Terminate",
 	 [](Peer &p, const Opts &) {
 		Bytes all = fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr, 64), {});
 		p.msn[rdmap::kQnReadReq]++;
 		Bytes bad = fpdu(p, rreq_hdr(p, p.ro_stag ^ 0x7fffff00,
 					     p.ro_addr, 64), {});
+		all.insert(all.end(), bad.begin(), bad.end());
+		send_all(p.fd, all);
+	}},
+	{"rreq-mid3", "Read Request of 64 bytes, one of an STag that does not exist, one of 128 bytes, in one segment: the first answered, the Terminate, the third never",
+	 [](Peer &p, const Opts &) {
+		Bytes all = fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr, 64), {});
+		p.msn[rdmap::kQnReadReq]++;
+		Bytes bad = fpdu(p, rreq_hdr(p, p.ro_stag ^ 0x7fffff00,
+					     p.ro_addr, 64), {});
+		Bytes bad_hdr = p.last_hdr;
+		p.msn[rdmap::kQnReadReq]++;
+		Bytes third = fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr + 256,
+					       128), {});
+		all.insert(all.end(), bad.begin(), bad.end());
+		all.insert(all.end(), third.begin(), third.end());
+		p.last_hdr = bad_hdr;	// the one the Terminate copies
+		send_all(p.fd, all);
+	}},
+	{"fadd-mid", "(xiw_target --atomic) a Write of 0x1111222233334444 to the RW region's u64 at 64, a FetchAdd of 0x0101010101010101 to it, a FetchAdd to an STag that does not exist, in one segment: the Atomic Response carries the written value, the u64 holds the sum, then the Terminate",
+	 [](Peer &p, const Opts &) {
+		const u64 v = 0x1111222233334444ULL, add = 0x0101010101010101ULL;
+		Bytes w(8);
+
+		std::memcpy(w.data(), &v, 8);	// the target's CPU order (this host)
+		Bytes all = fpdu(p, tagged_hdr(rdmap::kWrite, p.rw_stag,
+					       p.rw_addr + 64), w);
+		Bytes f = fpdu(p, fadd_hdr(p, 0x5a01, p.rw_stag, p.rw_addr + 64,
+					   add), {});
+		p.msn[rdmap::kQnReadReq]++;
+		all.insert(all.end(), f.begin(), f.end());
+		Bytes bad = fpdu(p, fadd_hdr(p, 0x5a02, p.rw_stag ^ 0x7fffff00,
+					     p.rw_addr + 64, add), {});
+		all.insert(all.end(), bad.begin(), bad.end());
+		const u64 sum = v + add;
+		std::memcpy(p.rw_model.data() + 64, &sum, 8);
+		send_all(p.fd, all);
+	}},
+	{"flush-mid", "a Flush (G) of 64 bytes of the RW region and a Read Request past the end of the RO region, in one segment: the Flush Response, then the Terminate",
+	 [](Peer &p, const Opts &) {
+		Bytes all = fpdu(p, commit_hdr(p, rdmap::kFlushReq, p.rw_stag, 64,
+					       p.rw_addr, be32_bytes(rdmap::commit::kFlushG)), {});
+		p.msn[rdmap::kQnReadReq]++;
+		Bytes bad = fpdu(p, rreq_hdr(p, p.ro_stag,
+					     p.ro_addr + p.ro_len - 32, 64), {});
 		all.insert(all.end(), bad.begin(), bad.end());
 		send_all(p.fd, all);
 	}},

@@ -3,14 +3,17 @@
 //
 //   xiw_badresp pair ADDR PORT SEQ
 //       xiw against xiw in one process (rdma_cm listener and client on
-//       ADDR:PORT). SEQ: read-fadd-read (Read, FetchAdd with a bad rkey,
-//       Read) or read-read-fadd (Read, Read with a bad rkey, FetchAdd),
-//       posted as one list. The WR with the bad rkey completes with the
-//       error its Terminate names (REM_ACCESS_ERR, vendor_err 0x0100), the
-//       one after it WR_FLUSH_ERR; the Read before it either was answered
-//       (SUCCESS, its data exact) or was still queued at the responder when
-//       the bad request arrived: the responder stops, so it is flushed
-//       (WR_FLUSH_ERR, sink untouched). Prints "FIRST answered|flushed".
+//       ADDR:PORT). SEQ, posted as one list: read-fadd-read (Read,
+//       FetchAdd with a bad rkey, Read), read-read-fadd (Read, Read with a
+//       bad rkey, FetchAdd), read-fadd-badread-read (Read, FetchAdd, Read
+//       with a bad rkey, Read), read-fadd-oobread-read (the same with
+//       Read 2 crossing the region's end). The responder answers every
+//       request before the one it refuses: those WRs complete SUCCESS
+//       (a Read's data exact, a FetchAdd's original value, the target
+//       holding the sum); the refused one with the error its Terminate
+//       names (REM_ACCESS_ERR, vendor_err 0x0100 invalid STag, 0x0101
+//       base and bounds); every WR after it WR_FLUSH_ERR, its sink
+//       untouched.
 //
 //   xiw_badresp listen ADDR PORT --case NAME
 //       A raw iWARP responder on a TCP socket (MPA rev 2 and every frame by
@@ -607,9 +610,28 @@ int do_req(const char *host, const char *port, const CaseDesc &cd)
 }
 
 // xiw against xiw: see the header.
-int do_pair(const char *host, const char *port, std::string_view seq)
+struct PairSeq {
+	const char *name;
+	const char *ops;	// per WR: r read, R refused read (bad rkey),
+				// O read out of bounds, f FetchAdd, F refused
+				// FetchAdd (bad rkey)
+};
+
+const PairSeq kPairSeqs[] = {
+	{"read-fadd-read", "rFr"},
+	{"read-read-fadd", "rRf"},
+	{"read-fadd-badread-read", "rfRr"},
+	{"read-fadd-oobread-read", "rfOr"},
+};
+
+int do_pair(const char *host, const char *port, std::string_view seqname)
 {
-	if (seq != "read-fadd-read" && seq != "read-read-fadd") {
+	const PairSeq *seq = nullptr;
+
+	for (const PairSeq &q : kPairSeqs)
+		if (seqname == q.name)
+			seq = &q;
+	if (!seq) {
 		std::fprintf(stderr, "unknown sequence\n");
 		return 2;
 	}
@@ -632,73 +654,91 @@ int do_pair(const char *host, const char *port, std::string_view seq)
 			      &pass);
 	for (size_t i = 0; i < srv.mem.size(); i++)
 		srv.mem[i] = pat(i);
-	std::memset(&srv.mem[4096], 0, 8);	// the FetchAdd target
+	const u64 orig = 0x1122334455667788ULL, add = 5;
+	std::memcpy(&srv.mem[4096], &orig, 8);	// the FetchAdd target
 	std::fill(cli.mem.begin(), cli.mem.end(), kGuard);
 	const u64 rbase = (uintptr_t)srv.mem.data();
-	const bool fadd_mid = seq == "read-fadd-read";
 	auto sink = [&](int i) { return kSinkOff + size_t(i) * 256; };
-	auto read = [&](int i, u32 rkey) {
-		cli.qpx->wr_id = u64(i + 1);
-		ibv_wr_rdma_read(cli.qpx, rkey, rbase + u64(i) * 512);
-		ibv_wr_set_sge(cli.qpx, cli.mr->lkey,
-			       (uintptr_t)&cli.mem[sink(i)], kReadLen);
-	};
-	auto fadd = [&](int i, u32 rkey) {
-		cli.qpx->wr_id = u64(i + 1);
-		ibv_wr_atomic_fetch_add(cli.qpx, rkey, rbase + 4096, 5);
-		ibv_wr_set_sge(cli.qpx, cli.mr->lkey,
-			       (uintptr_t)&cli.mem[sink(i)], 8);
-	};
 	const u32 bad = srv.mr->rkey ^ 0x80;
+	const std::string what(seq->name), ops(seq->ops);
+	const int n = int(ops.size());
 
 	ibv_wr_start(cli.qpx);
 	cli.qpx->wr_flags = IBV_SEND_SIGNALED;
-	read(0, srv.mr->rkey);
-	if (fadd_mid) {
-		fadd(1, bad);
-		read(2, srv.mr->rkey);
-	} else {
-		read(1, bad);
-		fadd(2, srv.mr->rkey);
+	for (int i = 0; i < n; i++) {
+		char op = ops[i];
+
+		cli.qpx->wr_id = u64(i + 1);
+		if (op == 'f' || op == 'F') {
+			ibv_wr_atomic_fetch_add(cli.qpx, op == 'F' ? bad : srv.mr->rkey,
+						rbase + 4096, add);
+			ibv_wr_set_sge(cli.qpx, cli.mr->lkey,
+				       (uintptr_t)&cli.mem[sink(i)], 8);
+			continue;
+		}
+		// 'O': 64 bytes ending 32 past the region's end
+		u64 ra = op == 'O' ? rbase + kMem - kReadLen / 2 :
+				     rbase + u64(i) * 512;
+		ibv_wr_rdma_read(cli.qpx, op == 'R' ? bad : srv.mr->rkey, ra);
+		ibv_wr_set_sge(cli.qpx, cli.mr->lkey,
+			       (uintptr_t)&cli.mem[sink(i)], kReadLen);
 	}
 	if (ibv_wr_complete(cli.qpx))
 		die("post");
-	const std::string what(seq);
-	auto wc = cli.poll(3, 20000);
-	check(wc.size() == 3, what + ": 3 completions (got " +
-	      std::to_string(wc.size()) + ")");
+	auto wc = cli.poll(n, 20000);
+	check(int(wc.size()) == n, what + ": " + std::to_string(n) +
+	      " completions (got " + std::to_string(wc.size()) + ")");
+	// Every WR before the refused one is answered: SUCCESS with its
+	// data (a responder answers the requests before the one it refuses,
+	// as InfiniBand's does); the refused one REM_ACCESS_ERR with its
+	// Terminate's code; every WR after it WR_FLUSH_ERR.
 	std::vector<std::pair<size_t, size_t>> keep;
-	if (wc.size() == 3) {
-		char b[200];
-		bool answered = wc[0].status == IBV_WC_SUCCESS;
+	bool after = false, fadd_done = false;
+	for (int i = 0; i < n && i < int(wc.size()); i++) {
+		char op = ops[i];
+		bool refused = op == 'R' || op == 'O' || op == 'F';
+		ibv_wc_status want = after ? IBV_WC_WR_FLUSH_ERR :
+				     refused ? IBV_WC_REM_ACCESS_ERR :
+				     IBV_WC_SUCCESS;
+		u32 vendor = after || !refused ? 0 : op == 'O' ? 0x0101 : 0x0100;
+		char b[240];
 
-		std::printf("FIRST %s\n", answered ? "answered" : "flushed");
-		std::snprintf(b, sizeof(b), "%s: WR 1 (Read before the bad one): %s vendor_err %#x (SUCCESS with its data, or WR_FLUSH_ERR)",
-			      what.c_str(), st_name(wc[0].status), wc[0].vendor_err);
-		check(wc[0].wr_id == 1 && wc[0].vendor_err == 0 &&
-		      ((answered && sink_holds_read(cli, sink(0), kReadLen)) ||
-		       wc[0].status == IBV_WC_WR_FLUSH_ERR), b);
-		if (answered) {
-			bool same = true;
+		std::snprintf(b, sizeof(b), "%s: WR %d (%c): %s vendor_err %#06x (want %s %#06x)",
+			      what.c_str(), i + 1, op, st_name(wc[i].status),
+			      wc[i].vendor_err, st_name(want), vendor);
+		check(wc[i].wr_id == u64(i + 1) && wc[i].status == want &&
+		      wc[i].vendor_err == vendor, b);
+		if (!after && !refused && wc[i].status == IBV_WC_SUCCESS) {
+			if (op == 'f') {
+				u64 got;
 
-			for (u32 i = 0; i < kReadLen; i++)
-				same &= cli.mem[sink(0) + i] == pat(i);
-			check(same, what + ": Read 1's data");
-			keep.push_back({sink(0), kReadLen});
+				std::memcpy(&got, &cli.mem[sink(i)], 8);
+				std::snprintf(b, sizeof(b), "%s: WR %d: FetchAdd's original value %#llx (want %#llx)",
+					      what.c_str(), i + 1,
+					      (unsigned long long)got,
+					      (unsigned long long)orig);
+				check(got == orig, b);
+				keep.push_back({sink(i), 8});
+				fadd_done = true;
+			} else {
+				bool same = true;
+
+				for (u32 k = 0; k < kReadLen; k++)
+					same &= cli.mem[sink(i) + k] ==
+						pat(size_t(i) * 512 + k);
+				check(same, what + ": WR " + std::to_string(i + 1) +
+				      ": the Read's data");
+				keep.push_back({sink(i), kReadLen});
+			}
 		}
-		std::snprintf(b, sizeof(b), "%s: WR 2 (bad rkey): %s vendor_err %#06x (want REM_ACCESS_ERR 0x0100)",
-			      what.c_str(), st_name(wc[1].status), wc[1].vendor_err);
-		check(wc[1].wr_id == 2 && wc[1].status == IBV_WC_REM_ACCESS_ERR &&
-		      wc[1].vendor_err == 0x0100, b);
-		std::snprintf(b, sizeof(b), "%s: WR 3 (after the bad one): %s (want WR_FLUSH_ERR)",
-			      what.c_str(), st_name(wc[2].status));
-		check(wc[2].wr_id == 3 && wc[2].status == IBV_WC_WR_FLUSH_ERR, b);
+		after |= refused;
 	}
-	check(guard_ok(cli, keep), what + ": nothing written outside the answered sink");
+	check(guard_ok(cli, keep), what + ": nothing written outside the answered sinks");
 	u64 target;
 	std::memcpy(&target, &srv.mem[4096], 8);
-	check(target == 0, what + ": the FetchAdd target untouched (" +
-	      std::to_string(target) + ")");
+	const u64 want_target = fadd_done ? orig + add : orig;
+	check(target == want_target, what + ": the FetchAdd target " +
+	      std::to_string(target) + " (want " + std::to_string(want_target) + ")");
 	rdma_disconnect(cli.id);
 	cli.teardown();
 	srv.teardown();
@@ -710,7 +750,8 @@ int do_pair(const char *host, const char *port, std::string_view seq)
 void usage()
 {
 	std::fprintf(stderr,
-		     "usage: xiw_badresp pair ADDR PORT read-fadd-read|read-read-fadd\n"
+		     "usage: xiw_badresp pair ADDR PORT read-fadd-read|read-read-fadd|\n"
+		     "                  read-fadd-badread-read|read-fadd-oobread-read\n"
 		     "       xiw_badresp listen|req ADDR PORT --case NAME\n"
 		     "       xiw_badresp --list\n");
 	std::exit(2);

@@ -24,7 +24,7 @@
 //
 // Usage: xiw_target --bind ADDR [--port 7174] [--conns N] [--timeout SEC]
 //                   [--dereg-on FILE] [--disconnect-on FILE] [--send-out]
-//                   [--stop-on FILE] [--priv] [--quiet]
+//                   [--stop-on FILE] [--priv] [--quiet] [--atomic]
 //                   [--window 1|2 FILE] [--unbind-on FILE]
 // With --send-out, every connection posts 8 unsignaled 16 KiB Sends (its
 // receive buffer, whatever it holds) once established, for peers that do
@@ -34,6 +34,8 @@
 // With --stop-on FILE (and --conns 0: no limit), once FILE exists it stops
 // accepting, destroys the connections still live (reporting them like a
 // disconnect) and ends with "DONE n".
+// With --atomic, the RW region also takes remote atomics
+// (IBV_ACCESS_REMOTE_ATOMIC).
 // With --priv, every connection also registers a third 4 KiB region with
 // local rights only (filled with 0x5a, its STag never told to the peer)
 // and reports at disconnect whether it is intact: "PRIV id=1 intact=1".
@@ -302,6 +304,7 @@ struct Conn {
 	}
 
 	static inline bool quiet;
+	static inline bool atomic_rw;
 	static inline std::map<int, unsigned long> cqe_counts;
 
 	int setup(rdma_cm_id *id_, bool with_priv, ibv_pd *shared_pd,
@@ -314,7 +317,8 @@ struct Conn {
 		if (!cq)
 			return -1;
 		int rw_acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			     IBV_ACCESS_REMOTE_READ;
+			     IBV_ACCESS_REMOTE_READ |
+			     (atomic_rw ? IBV_ACCESS_REMOTE_ATOMIC : 0);
 		// the global Flush right (IBV_ACCESS_FLUSH_GLOBAL, 1 << 8)
 		// where the device has it (xiw); siw refuses the flag
 		rw_mr = ibv_reg_mr(pd, rw.data(), rw.size(), rw_acc | (1 << 8));
@@ -438,6 +442,8 @@ int main(int argc, char **argv)
 			unbind_on = val();
 		else if (a == "--quiet")
 			Conn::quiet = true;
+		else if (a == "--atomic")
+			Conn::atomic_rw = true;
 		else if (a == "--big")
 			big = val();
 		else {
@@ -445,7 +451,7 @@ int main(int argc, char **argv)
 				     "[--port P] [--conns N] [--timeout SEC] "
 				     "[--dereg-on FILE] [--disconnect-on FILE] "
 				     "[--send-out] [--stop-on FILE] [--priv] "
-				     "[--quiet] [--big DAX:MIB]\n");
+				     "[--quiet] [--atomic] [--big DAX:MIB]\n");
 			return 2;
 		}
 	}

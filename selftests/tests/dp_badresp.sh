@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 180
-# description: xiw as requester: a Terminate completes the WR it names (xiw vs xiw: Read, FetchAdd or Read with a bad rkey, then a WR behind; a raw responder answering Read 1 then naming Read 2, Read 3 or nothing), earlier answered WRs keep their data, the rest flushed; hostile responses (Read Response with wrong STag/offset/length/too many bytes, atomic with wrong id or type, Flush/Verify with the wrong response): exact Terminate from xiw, the WR BAD_RESP_ERR, nothing written outside the posted sink; the bytes of a region Flush, an Atomic Write and a range Flush as xiw puts them on the wire
+# description: xiw as requester: a Terminate completes the WR it names (xiw vs xiw: Read, FetchAdd or Read with a bad rkey, then a WR behind; Read, FetchAdd, Read with a bad rkey or out of bounds, Read: the responder answers every request before the refused one, SUCCESS with the Read's data and the FetchAdd's original value and sum, the refused one REM_ACCESS_ERR 0x0100/0x0101, the rest flushed; a raw responder answering Read 1 then naming Read 2, Read 3 or nothing), earlier answered WRs keep their data, the rest flushed; hostile responses (Read Response with wrong STag/offset/length/too many bytes, atomic with wrong id or type, Flush/Verify with the wrong response): exact Terminate from xiw, the WR BAD_RESP_ERR, nothing written outside the posted sink; the bytes of a region Flush, an Atomic Write and a range Flush as xiw puts them on the wire
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 B=$(need_prog xiw_badresp)
@@ -26,10 +26,12 @@ pair_seq() {
 	run_timeout 60 "$B" pair $addr "$port" "$seq" >"pair-$seq.log" 2>&1 || rc=$?
 	sed 's/^/# /' "pair-$seq.log"
 	[ "$rc" = 0 ] || fail "$seq: $(grep -m3 -E '^FAIL|usage|rdma' "pair-$seq.log" | tr '\n' '|')"
-	log "$seq: the bad WR REM_ACCESS_ERR 0x0100, the next flushed; the Read before it $(sed -n 's/^FIRST //p' "pair-$seq.log")"
+	log "$seq: the WRs before the refused one SUCCESS with their data, it REM_ACCESS_ERR with its code, the rest flushed"
 }
 judge pair_seq read-fadd-read 7401
 judge pair_seq read-read-fadd 7402
+judge pair_seq read-fadd-badread-read 7403
+judge pair_seq read-fadd-oobread-read 7404
 
 # --- a raw responder ----------------------------------------------------------
 # case | the Terminate xiw must send ("layer=L type=T code=0xCC hdrct=0xHH")

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 180
-# description: data path vs a hostile raw peer: bad CRC (wrong, zero after CRC was agreed, zero after xiw insisted on CRC)/versions/opcode/QN/MSN/MO/STag/bounds/rights, stray Read Response, oversized and truncated FPDUs, bounds to the byte (Write, Read, Flush, Verify; Atomic Write past the end) after the same request ending exactly at the end was answered, CRC errors on tagged Write and Read Response frames: exact Terminate, QP to ERROR, regions intact, other QPs unaffected
+# description: data path vs a hostile raw peer: bad CRC (wrong, zero after CRC was agreed, zero after xiw insisted on CRC)/versions/opcode/QN/MSN/MO/STag/bounds/rights, stray Read Response, oversized and truncated FPDUs, bounds to the byte (Write, Read, Flush, Verify; Atomic Write past the end) after the same request ending exactly at the end was answered, CRC errors on tagged Write and Read Response frames, a refused request behind valid ones in one segment (Read, FetchAdd, Flush: those answered first, with their data, original value and sum, nothing after it): exact Terminate, QP to ERROR, regions intact, other QPs unaffected
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 B=$(need_prog xiw_badpeer)
@@ -63,7 +63,8 @@ cases=(
 	"rreq-badstag||QP_ACCESS_ERR|layer=0 type=1 code=0x00 hdrct=0xe0"
 	"rreq-oob|--rtr read|QP_ACCESS_ERR|layer=0 type=1 code=0x01 hdrct=0xe0"
 	"rreq-foreign||QP_ACCESS_ERR|layer=0 type=1 code=0x03 hdrct=0xe0"
-	"irdovf||QP_REQ_ERR|layer=1 type=2 code=0x03 hdrct=0xe0"
+	# the 4 Read Requests within IRD are answered, then the Terminate
+	"irdovf||QP_REQ_ERR|layer=1 type=2 code=0x03 hdrct=0xe0|^RRESP len=1024 .* last=1 data=ok$;;^RRESP len=1024 .* last=1 data=ok$;;^RRESP len=1024 .* last=1 data=ok$;;^RRESP len=1024 .* last=1 data=ok$"
 	"sendinv||QP_ACCESS_ERR|layer=0 type=1 code=0x09 hdrct=0xc0"
 	"bigsend||QP_REQ_ERR|layer=1 type=2 code=0x05 hdrct=0xc0"
 	"bigsend2|--crc|QP_REQ_ERR|layer=1 type=2 code=0x05 hdrct=0xc0"
@@ -73,7 +74,6 @@ cases=(
 	"term||QP_FATAL|NOTERM"
 	# malformed Terminates: never answered with a Terminate (RFC 5040
 	# 7.2), the stream torn down; RTRs of the wrong type (RFC 6581)
-	"rreq-mid||QP_ACCESS_ERR|layer=0 type=1 code=0x00 hdrct=0xe0"
 	"term-short||QP_FATAL|NOTERM"
 	"term-long||QP_FATAL|NOTERM"
 	"term-msn||QP_FATAL|NOTERM"
@@ -102,6 +102,14 @@ cases=(
 	# arrives (RDMAP unexpected opcode), before its CRC is in; a Read
 	# Response with a bad CRC to a Read xiw sent needs xiw as requester
 	"badcrc-rresp|--crc|QP_REQ_ERR|layer=0 type=2 code=0x06 hdrct=0xc0"
+	# A refused request after valid ones in the same segment: the valid
+	# ones are answered (Read data checked, the FetchAdd's original value
+	# and the sum in the region), then the Terminate names the refused
+	# one; nothing after it is answered (rreq-mid3's 128-byte Read)
+	"rreq-mid||QP_ACCESS_ERR|layer=0 type=1 code=0x00 hdrct=0xe0|^RRESP len=64 .* last=1 data=ok$"
+	"rreq-mid3||QP_ACCESS_ERR|layer=0 type=1 code=0x00 hdrct=0xe0|^RRESP len=64 .* last=1 data=ok$"
+	"fadd-mid||QP_ACCESS_ERR|layer=0 type=1 code=0x00 hdrct=0xc0|^ARESP msn=1 id=0x5a01 orig=0x1111222233334444$"
+	"flush-mid||QP_ACCESS_ERR|layer=0 type=1 code=0x01 hdrct=0xe0|^FLRESP msn=1 len=18$"
 )
 # XIW_HOSTILE_CASES="name ...": run only those (debugging)
 if [ -n "${XIW_HOSTILE_CASES:-}" ]; then
@@ -117,7 +125,7 @@ nbatch=$(( (${#cases[@]} + batch - 1) / batch ))
 # connections: the held one, the cases, a good one before and after every
 # batch, crc-ignored
 nconn=$(( 1 + ${#cases[@]} + nbatch + 1 + 1 ))
-"$T" --bind $addr --port $port --conns $nconn --timeout 100 >tgt.log 2>&1 &
+"$T" --bind $addr --port $port --conns $nconn --timeout 100 --atomic >tgt.log 2>&1 &
 tgt=$!
 defer eval 'kill $tgt 2>/dev/null || true'
 wait_for 20 grep -q LISTENING tgt.log || fail "xiw_target does not listen: $(cat tgt.log)"
@@ -196,8 +204,9 @@ run_case() {
 }
 
 # check_case NAME EVENT WANT [ANSWER]: judge what the peer and the target
-# saw; ANSWER: an ERE a line before the Terminate must match (the answer
-# to a valid request the case sent first).
+# saw; ANSWER: EREs separated by ";;" that lines before the Terminate must
+# match, in this order (the answers to valid requests the case sent
+# first).
 check_case() {
 	local name=$1 event=$2 want=$3 answer=${4:-} out closed other flushed rw_want
 	grab "case-$name.log" "*"
@@ -214,16 +223,25 @@ check_case() {
 	[[ $out =~ EXPECT\ rw_fnv=([0-9a-f]+) ]] || fail "$name: no EXPECT"
 	rw_want=${BASH_REMATCH[1]}
 	case $name in
-	oob1|awrite-oob) expect_ne "$rw_want" "$zero_fnv" "$name: the peer's model holds its valid write" ;;
+	oob1|awrite-oob|fadd-mid) expect_ne "$rw_want" "$zero_fnv" "$name: the peer's model holds its valid write" ;;
 	*) expect_eq "$rw_want" "$zero_fnv" "$name: the peer's model is the zero region" ;;
 	esac
 	if [ -n "$answer" ]; then
-		expect_line "$out" "$answer" "$name: the answer to the valid request"
-		# the answer is not the "anything else" below
-		local l rest=
+		# each answer once, in order, before the Terminate; the
+		# answers are not the "anything else" below
+		local l rest= a=0 term= answers=()
+		mapfile -t answers <<<"${answer//;;/$'\n'}"
 		while IFS= read -r l; do
-			[[ $l =~ $answer ]] || rest+=$l$'\n'
+			if [ $a -lt ${#answers[@]} ] && [[ $l =~ ${answers[a]} ]]; then
+				[ -z "$term" ] || fail "$name: answer after the Terminate: $l"
+				a=$((a + 1))
+				continue
+			fi
+			[[ $l != TERM\ * ]] || term=1
+			rest+=$l$'\n'
 		done <<<"$out"
+		[ "$a" = ${#answers[@]} ] ||
+			fail "$name: no answer /${answers[a]}/ before the Terminate: ${out:0:2000}"
 		out=$rest
 	fi
 	if [ "$want" = NOTERM ]; then
@@ -245,9 +263,7 @@ check_case() {
 	[ "$name" != bigsend ] || closed='^(EOF|RESET)$'
 	[[ $name != term-* ]] || closed='^(EOF|RESET)$'
 	expect_line "$out" "$closed" "$name: xiw closes the connection"
-	other='^(FPDU|BADCRC|RRESP|TIMEOUT|SENDFAIL)'
-	# irdovf: the Read Requests within IRD may be answered (correctly)
-	[ "$name" != irdovf ] || other='^(FPDU|BADCRC|TIMEOUT|SENDFAIL|RRESP .*data=bad)'
+	other='^(FPDU|BADCRC|RRESP|ARESP|TIMEOUT|SENDFAIL)'
 	expect_noline "$out" "$other" "$name: nothing else on the wire"
 	target_wait "$id"
 	expect_line "$tout" "EVENT id=$id RDMA_CM_EVENT_DISCONNECTED" "$name: target disconnect"
