@@ -334,11 +334,11 @@ static bool xiw_queue_flush(struct xiw_queue *q, struct xiw_qp *qp,
 	return notify;
 }
 
-/* The completion handler runs after the queue lock is dropped. */
 /*
  * Flush the SQ ring: WR_FLUSH_ERR completions, or none (@discard). Not
  * while older WRs the data path took wait for their zero-copy pages
- * (sq_flush_held): the ring's WRs complete after them.
+ * (sq_flush_held): the ring's WRs complete after them. The completion
+ * handler runs after the queue lock is dropped.
  */
 static void xiw_sq_flush(struct xiw_qp *qp, bool discard)
 {

@@ -8,12 +8,7 @@
 B=$(need_prog xiw_badpeer)
 T=$(need_prog xiw_target)
 need_cmd ss
-xiw_load
-xiw_need_provider
-dummy_add d0
-ip addr add 10.77.5.1/24 dev d0
-xiw_link_add xiw0 d0
-wait_port_state xiw0 PORT_ACTIVE 5
+xiw_loopback 10.77.5.1
 addr=10.77.5.1
 
 # target TAG PORT [ARGS...]: start xiw_target on PORT, killed at exit; its
