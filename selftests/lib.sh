@@ -470,11 +470,14 @@ slab_grown() {
 		"$1" "$2" | sort -rn | cut -d' ' -f2 | tr '\n' ' '
 }
 
-# slab_top BASE NOW: the three caches that grew most ("cache:+n").
+# slab_top BASE NOW: the three caches that grew most ("cache:+n"). sed
+# reads all of sort's output (head would close the pipe early, and sort
+# die of SIGPIPE under pipefail once the cache list outgrows a pipe's
+# buffer, as with slab_debug's unmerged caches).
 slab_top() {
 	awk 'NR == FNR { b[$1] = $2; next }
 		{ printf "%d %s:%+d\n", $2 - b[$1], $1, $2 - b[$1] }' "$1" "$2" |
-		sort -rn | head -n 3 | cut -d' ' -f2 | tr '\n' ' '
+		sort -rn | sed -n '1,3p' | cut -d' ' -f2 | tr '\n' ' '
 }
 
 # tcp_socks: TCP sockets allocated (inuse + orphans, /proc/net/sockstat's
