@@ -268,7 +268,6 @@ struct xiw_tx_ctx {
 	bool last_was_irq;		/* fairness between SQ and IRQ */
 	bool zcopy;			/* send this FPDU's payload by reference */
 	bool from_rx;			/* RX runs TX (xiw_sched_from_rx) */
-	bool no_sleep;			/* framing inside an access section */
 	bool more;			/* RX: another response follows at once */
 	u32 backoff_ms;			/* next memory-pressure wait, 0: none */
 	bool bulk;			/* more to send than a run: xiw_sched_wq() */

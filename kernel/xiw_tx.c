@@ -87,7 +87,7 @@ int xiw_tx_add_sges(struct xiw_tx_ctx *tx, struct xiw_lsge *sge,
  * "The batch" below)? A copied FPDU of an SQ WR not sent zero-copy, or
  * of a response, that fits.
  */
-static bool xiw_tx_batch_fits(struct xiw_tx_ctx *tx, u32 fpdu_len)
+bool xiw_tx_batch_fits(struct xiw_tx_ctx *tx, u32 fpdu_len)
 {
 	return !tx->zcopy && fpdu_len <= XIW_TX_BATCH_FPDU &&
 	       (tx->kind == XIW_TX_RRESP ||

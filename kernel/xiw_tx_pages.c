@@ -143,8 +143,13 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_tx_pages *p = &tx->pages;
-	/* a kernel QP's TX runs with NOIO semantics (xiw_sched_tx_pass()) */
-	gfp_t gfp = tx->from_rx || tx->no_sleep ? GFP_ATOMIC : GFP_KERNEL;
+	/*
+	 * A kernel QP's TX runs with NOIO semantics (xiw_sched_tx_pass()).
+	 * A Read Response is framed inside its access section, which may
+	 * not sleep; its room was found before (xiw_tx_pages_prepare()).
+	 */
+	gfp_t gfp = tx->from_rx || tx->kind == XIW_TX_RRESP ?
+		    GFP_ATOMIC : GFP_KERNEL;
 	u32 idx, off, i, crc = XIW_CRC32C_SEED;
 	u32 *crcp = dp->crc ? &crc : NULL;
 	__le32 trailer;
@@ -228,7 +233,7 @@ int xiw_tx_pages_prepare(struct xiw_qp_dp *dp, u32 total)
 	gfp_t gfp = dp->tx.from_rx ? GFP_ATOMIC : GFP_KERNEL;
 	u32 idx, off;
 
-	if (total <= XIW_TX_BATCH_FPDU ||
+	if (xiw_tx_batch_fits(&dp->tx, total) ||
 	    xiw_tx_pages_room(dp, total, gfp, &idx, &off))
 		return 0;
 	return xiw_tx_pages_bounce_get(dp, total, gfp);

@@ -471,6 +471,13 @@ static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 	tx->kind = XIW_TX_RRESP;	/* before xiw_tx_seal() */
 	if (tx->irqe.type != XIW_RQ_READ)
 		return xiw_tx_resp_build_qn3(dp);
+	/*
+	 * The responder's memory may change right after the response and
+	 * nothing tells the responder when TCP is done with it: copy, in
+	 * the section, so the peer gets nothing read after it. Set before
+	 * the section: the copy target is chosen then (xiw_tx_batch_fits()).
+	 */
+	tx->zcopy = false;
 	n = min(len - tx->rr_done, xiw_ddp_max_payload(dp->mss, true));
 	if (n) {
 		rv = xiw_tx_resp_access(dp, n);
@@ -478,11 +485,9 @@ static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 			tx->kind = XIW_TX_NONE;
 			return rv == -EACCES ? 0 : rv;
 		}
-		tx->no_sleep = true;
 		rv = xiw_tx_add_sges(tx, &tx->rr_sge, 1, tx->rr_done, n,
 				     &splice_ok);
 		if (rv < 0) {
-			tx->no_sleep = false;
 			xiw_mr_access_end(tx->rr_sge.mr);
 			tx->kind = XIW_TX_NONE;
 			return rv;
@@ -494,17 +499,9 @@ static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 		xiw_tx_resp_irq_pop(dp);
 	xiw_tx_tagged(dp, XIW_RDMAP_OP_READ_RESP, tx->irqe.sink_stag,
 		      tx->irqe.sink_to + tx->rr_done, tx->fpdu_last);
-	/*
-	 * The responder's memory may change right after the response and
-	 * nothing tells the responder when TCP is done with it: copy, in
-	 * the section, so the peer gets nothing read after it.
-	 */
-	tx->zcopy = false;
 	xiw_tx_seal(dp, sizeof(struct xiw_ddp_tagged), n);
-	if (n) {
-		tx->no_sleep = false;
+	if (n)
 		xiw_mr_access_end(tx->rr_sge.mr);
-	}
 	tx->rr_done += n;
 	return 1;
 }
