@@ -440,9 +440,8 @@ finish_group() {
 # crash_summary OUTDIR: what the console and qemu say of a VM that died
 # mid-suite, as " (...)" or nothing: the first Oops/BUG/panic line, the
 # function it hit, whether any frame of the trace is xiw's (or siw's),
-# and qemu's own assertion. A crash with no xiw frame and xiw idle, or a
-# qemu assertion, points at the emulator or another module rather than
-# at xiw; the console log stays the evidence.
+# qemu's own assertion, and a class (crash_class) that tells whose the
+# crash most likely is. The console log stays the evidence.
 crash_summary() {
 	local con=$1/console.log first rip frames q
 
@@ -455,9 +454,39 @@ crash_summary() {
 		grep -oE '\[(xiw|siw)\]' | sort -u | tr -d '[]' | tr '\n' ',')
 	q=$(grep -m1 -E 'Assertion' "$1/qemu.log" 2>/dev/null | cut -c1-100)
 	[ -n "$first$q" ] || return 0
-	printf ' (%s%s; module frames in the trace: %s%s)' "${first:-no kernel report}" \
-		"${rip:+ at $rip}" "${frames%,}" "${q:+; qemu: $q}" |
+	printf ' (%s%s; module frames in the trace: %s%s; class: %s)' \
+		"${first:-no kernel report}" "${rip:+ at $rip}" "${frames%,}" \
+		"${q:+; qemu: $q}" "$(crash_class "$1" "$frames" "$q")" |
 		sed 's/trace: )/trace: none)/; s/trace: ;/trace: none;/'
+}
+
+# crash_class OUTDIR FRAMES QEMU_ASSERTION: whose crash it most likely is.
+#   emulator   qemu asserted, or the first register dump holds an RFLAGS
+#              no x86 CPU can push (bit 1 clear, or a reserved bit set:
+#              3, 5, 15, 22-63), as a double fault from TCG does
+#   stack      the kernel saw a stack guard page hit (a stack overflow)
+#   xiw, siw   a frame of that module is in the trace (xiw first)
+#   kernel     none of these (sysrq, another subsystem)
+crash_class() {
+	local con=$1/console.log fl
+	if [ -n "$3" ]; then
+		echo emulator
+		return
+	fi
+	fl=$(tr -d '\r' <"$con" 2>/dev/null | grep -m1 -oE 'EFLAGS: [0-9a-f]+' |
+		sed 's/EFLAGS: //')
+	if [ -n "$fl" ] && [ ${#fl} -le 16 ] &&
+		(( (0x$fl & 0x2) == 0 || (0x$fl & 0xffffffffffc08028) != 0 )); then
+		echo "emulator (RFLAGS $fl)"
+	elif grep -q 'stack guard page was hit' "$con" 2>/dev/null; then
+		echo stack
+	elif [[ ",$2" == *,xiw,* ]]; then
+		echo xiw
+	elif [[ ",$2" == *,siw,* ]]; then
+		echo siw
+	else
+		echo kernel
+	fi
 }
 
 plan_names() {

@@ -3,7 +3,7 @@
 # topology: 1vm
 # timeout: 60
 # expect: fail
-# expect-reason: no result: the VM crashed
+# expect-reason: no result: the VM crashed.*; class: kernel\)
 # description: a kernel crash fails this test; the tests after it run in a new boot (zzz_after_crash)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
