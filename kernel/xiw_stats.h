@@ -32,6 +32,7 @@ enum xiw_stat {
 	XIW_STAT_TX_PAGE_FPDUS,		/* FPDUs copied into the QP's TX pages */
 	XIW_STAT_TX_PAGES_BUSY,		/* ... not: all TX pages in flight */
 	XIW_STAT_TX_ZCOPY_SENDS,	/* payload handed to TCP by reference */
+	XIW_STAT_TX_ZCOPY_KBYTES,	/* ... of kernel consumers, bytes */
 	XIW_STAT_NUM,
 };
 

@@ -19,17 +19,17 @@
  * requeues the work; when TCP is short of memory, a backoff timer does
  * too (xiw_tx_backoff()).
  *
- * Zero copy: payload pages of a user MR are handed to TCP by reference
- * (MSG_ZEROCOPY with xiw's own ubuf_info, xiw_tx_zc.c) when the message
- * is at least a page and every page passes sendpage_ok(). Such a WR is done
+ * Zero copy: payload pages of registered memory, a user's or a kernel
+ * consumer's, are handed to TCP by reference (MSG_ZEROCOPY with xiw's own
+ * ubuf_info, xiw_tx_zc.c) when the message is at least a page and every
+ * page may be lent (xiw_tx_page_lendable()). Such a WR is done
  * only when TCP has released every page (acknowledged, no skb left), so a
  * completion - its own or any later one - always means the buffer is free.
  * The FPDU header and trailer live in the QP's own (slab) memory and are
  * always copied, in separate sendmsg calls. Copied FPDUs of up to a page
  * of payload go whole into a batch that one sendmsg hands to TCP (see
- * "The batch" below). Kernel buffers (DMA MRs, fast-reg pages) and Read
- * Responses (nothing tells the responder when its memory may change) are
- * copied.
+ * "The batch" below). Read Responses (nothing tells the responder when
+ * its memory may change) and inline data are copied.
  */
 #include <linux/highmem.h>
 #include <linux/net.h>
@@ -44,6 +44,20 @@
 /* ------------------------------------------------------------------------
  * FPDU framing
  */
+/*
+ * May TCP hold @page of @mr by reference until it is acknowledged? Pages
+ * of a user MR, of the DMA MR and of fast-registered MRs (a kernel
+ * consumer's page cache, bio or page-allocator pages) that TCP may take a
+ * reference on: not slab (sendpage_ok()) and not device memory, whose
+ * references mean something else to its driver (ZONE_DEVICE: pmem,
+ * device-dax).
+ */
+static bool xiw_tx_page_lendable(struct xiw_mr *mr, struct page *page)
+{
+	return mr->type != XIW_MR_MW && sendpage_ok(page) &&
+	       !is_zone_device_page(page);
+}
+
 /*
  * Add payload bytes [@from, @from + @n) of the current message to the
  * FPDU as page pieces. Returns the bytes added (less than @n if the piece
@@ -69,7 +83,7 @@ int xiw_tx_add_sges(struct xiw_tx_ctx *tx, struct xiw_lsge *sge,
 		if (!page)
 			return -EFAULT;
 		chunk = min3(avail, sge[i].len - from, n - added);
-		if (sge[i].mr->type != XIW_MR_USER || !sendpage_ok(page))
+		if (!xiw_tx_page_lendable(sge[i].mr, page))
 			*splice_ok = false;
 		bvec_set_page(&tx->bv[tx->nbv++], page, chunk, off);
 		added += chunk;

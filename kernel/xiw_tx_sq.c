@@ -500,7 +500,7 @@ static int xiw_tx_sq_build(struct xiw_qp_dp *dp)
 	struct xiw_sqe *s = &tx->sqe;
 	bool tagged = s->opcode == XIW_OP_WRITE ||
 		      s->opcode == XIW_OP_WRITE_IMM;
-	bool splice_ok = dp->qp->user && tx->len >= PAGE_SIZE &&
+	bool splice_ok = tx->len >= PAGE_SIZE &&
 			 !(s->flags & XIW_WQE_INLINE) &&
 			 (tx->zc || xiw_tx_zc_enabled());
 	u32 n, hlen;
@@ -575,6 +575,8 @@ static int xiw_tx_sq_build(struct xiw_qp_dp *dp)
 	if (splice_ok && n && !tx->zc)
 		tx->zc = xiw_tx_zc_get(dp, tx->cidx);	/* NULL: copy */
 	tx->zcopy = splice_ok && n && tx->zc;
+	if (tx->zcopy && !dp->qp->user)
+		xiw_dp_stat_add(dp, XIW_STAT_TX_ZCOPY_KBYTES, n);
 	xiw_tx_seal(dp, hlen, n);
 	tx->done += n;
 	return 0;

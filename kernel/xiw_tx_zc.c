@@ -62,7 +62,7 @@
 static bool tx_zcopy;
 module_param(tx_zcopy, bool, 0644);
 MODULE_PARM_DESC(tx_zcopy,
-		 "send user payload pages by reference, completing WRs once TCP no longer needs them (default off: copy)");
+		 "send payload pages of registered memory (user and kernel) by reference, completing WRs once TCP no longer needs them (default off: copy)");
 
 struct xiw_zc_owner {
 	refcount_t ref;

@@ -29,6 +29,12 @@
  *	disconnect	its graceful close reaches both ends
  *	flush_no_right	on a third connection, Flush of an MR without the
  *			flush right: IB_WC_REM_ACCESS_ERR, vendor_err 0x01xx
+ *	zc_reuse	(@zc_rounds > 0) on a fourth connection, per round a
+ *			signaled RDMA Write of three pages of the buffer,
+ *			the buffer overwritten with 0xee the moment it
+ *			completes, a Flush: the target holds the bytes of
+ *			the Write, none of the overwrite (with xiw's
+ *			tx_zcopy=1 the pages went to TCP by reference)
  *
  * @role "loopback" (default) runs both ends in module init (two xiw
  * devices, or one) and looks at the server's memory directly. Across two
@@ -88,6 +94,10 @@ MODULE_PARM_DESC(port, "TCP port of the listener");
 static uint idle_qpn;
 module_param(idle_qpn, uint, 0444);
 MODULE_PARM_DESC(idle_qpn, "role idle: the number of the idle kernel QP (output)");
+
+static uint zc_rounds;
+module_param(zc_rounds, uint, 0444);
+MODULE_PARM_DESC(zc_rounds, "loopback and client: rounds of zc_reuse (0: not run)");
 
 static uint timeout_ms = 10000;
 module_param(timeout_ms, uint, 0444);
@@ -1389,6 +1399,67 @@ out:
 }
 
 /*
+ * A completion means the buffer is free: once a Write completed, writing
+ * over its source changes nothing the peer receives, even when TCP still
+ * had to send or resend those bytes (zero-copy TX, a delaying or lossy
+ * path set up by the test).
+ */
+static void kt_run_zc(struct kt_ctx *ctx)
+{
+	const char *name = "zc_reuse";
+	const u32 len = KT_READ_MAX;
+	struct kt_target *t;
+	struct kt_conn *c;
+	struct ib_wc wc;
+	const u8 *got;
+	u32 i, j, ee;
+
+	c = kt_conn_alloc();
+	if (!c) {
+		kt_fail(ctx, name, "no memory");
+		return;
+	}
+	if (kt_conn_up(ctx, c))
+		goto out;
+	t = &c->t[KT_T_CRC];
+	for (i = 0; i < zc_rounds; i++) {
+		kt_fill(c->lbuf, len, 0x2c000000 + i);
+		if (kt_post_write(c, t, 0, len, IB_SEND_SIGNALED)) {
+			kt_fail(ctx, name, "round %u: ib_post_send(RDMA Write)", i);
+			goto out;
+		}
+		if (kt_expect_wc(ctx, &c->cli, name, KT_WRID_WRITE,
+				 IB_WC_RDMA_WRITE, IB_WC_SUCCESS, &wc))
+			goto out;
+		/* the buffer is ours again: its old bytes are gone */
+		memset(c->lbuf, 0xee, len);
+		kt_lbuf_dev(c);
+		if (xiw_post_flush(c->cli.id->qp, KT_WRID_FLUSH, t->rkey,
+				   t->addr, len, IB_FLUSH_GLOBAL, IB_FLUSH_RANGE,
+				   IB_SEND_SIGNALED)) {
+			kt_fail(ctx, name, "round %u: xiw_post_flush", i);
+			goto out;
+		}
+		if (kt_expect_wc(ctx, &c->cli, name, KT_WRID_FLUSH, IB_WC_FLUSH,
+				 IB_WC_SUCCESS, &wc) ||
+		    kt_read(ctx, c, t, 0, len, name, &got))
+			goto out;
+		if (!memcmp(got, t->shadow, len))
+			continue;
+		for (j = 0, ee = 0; j < len; j++)
+			ee += got[j] != t->shadow[j] && got[j] == 0xee;
+		kt_fail(ctx, name,
+			"round %u: the target differs from the Write's bytes, %u bytes of them the overwrite after its completion",
+			i, ee);
+		goto out;
+	}
+	pr_info("%s: %u rounds of %u bytes\n", name, zc_rounds, len);
+	kt_pass(ctx, name);
+out:
+	kt_conn_down(ctx, c);
+}
+
+/*
  * The server role's thread: one connection after the other until
  * kthread_stop(). The next connection's end is ready (kt_listen_for())
  * as soon as the current one is established, so a client that
@@ -1613,6 +1684,8 @@ static int __init xiw_ktest_init(void)
 	kt_run_ops(ctx);
 	kt_run_commit(ctx);
 	kt_run_access(ctx);
+	if (zc_rounds)
+		kt_run_zc(ctx);
 	pr_info("%d passed, %d failed\n", ctx->passed, ctx->failed);
 	rv = ctx->failed ? -EIO : 0;
 	kt_ctx_free(ctx);
