@@ -4,8 +4,9 @@
 # from linux-source-6.12) and rxe side by side in one VM, and the TCP
 # floors measured in the same rounds (xiw_tcp_pingpong's busy-polled
 # 8-byte round trip, pipelined echo of FetchAdd-sized FPDUs and 64 KiB
-# stream; iperf3), then the goals (Documentation/performance.md) with their ratios against
-# those floors and xiw.ko's instruction budgets (from insn_profile below);
+# stream; iperf3), then the goals (Documentation/performance.md) with
+# their ratios against those floors and xiw.ko's instruction budgets
+# (from insn_profile below);
 # then the curves (bandwidth and latency vs message size, the latency
 # distribution of 8-byte Reads and FetchAdds: PNGs under build/, drawn by
 # scripts/bench_plot.sh), NVMe-oF with fio on each device and on
