@@ -1017,7 +1017,7 @@ void xiw_qp_sq_doorbell(struct xiw_qp *qp, bool burst)
 /*
  * Off by default: handing kernel posts to the TX work on another CPU
  * multiplies a loaded ULP's IOPS but makes a lone request wait for the
- * hop, which sending inline avoids (Documentation/performance.md, "Kernel
+ * hop, which sending inline avoids (NEWS, "Kernel
  * posts on the next CPU"; Documentation/architecture.md, "Kernel posts").
  */
 static bool kernel_tx_inline;

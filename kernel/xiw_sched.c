@@ -436,7 +436,7 @@ static void xiw_sched_queue_on(struct xiw_qp_dp *dp, unsigned int cpu)
  * completion batch (nvmet answers up to 16 commands per CQ poll, each
  * with a Write and a Send) or of its queue_rq calls. That buys a loaded
  * ULP far more I/O per CPU second, but a lone request waits for the hop
- * (Documentation/performance.md, "Kernel posts on the next CPU"): the
+ * (NEWS, "Kernel posts on the next CPU"): the
  * kernel_tx_inline module parameter (xiw_qp.c) keeps kernel posts inline.
  * siw and rxe also hand kernel posts to a worker. A runner that owns TX
  * already just gets TX_MORE.
@@ -475,7 +475,7 @@ void xiw_sched_defer(struct xiw_qp_dp *dp)
  * requester's RX that they trigger there, at the cost of one work item
  * per burst. A lone request (a latency test, a pass of fewer than
  * resp_handoff_min) is still answered right here, without the hop
- * (Documentation/performance.md, "Responses of a burst on the next
+ * (NEWS, "Responses of a burst on the next
  * CPU"). Long Reads, Flush and Verify go to the TX work anyway.
  */
 void xiw_sched_answer(struct xiw_qp_dp *dp, u32 n, bool all_short)

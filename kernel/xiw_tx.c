@@ -488,7 +488,7 @@ static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp, bool batched)
  * again (xiw_sched_from_rx()). A page is batched too: a kernel ULP's
  * 4 KiB Write and the Send that follows it (an NVMe-oF read's data and
  * response) cost one sendmsg instead of two, which is worth more than
- * the page's second copy (Documentation/performance.md, "TX batches and
+ * the page's second copy (NEWS, "TX batches and
  * the burst doorbell").
  *
  * Completion stays exact: a WR that completes when it is sent completes
@@ -695,7 +695,7 @@ static int xiw_tx_next(struct xiw_qp_dp *dp)
  * connection). The requests one RX pass brought are answered in one
  * segment. TX in process context does not cork: holding FPDUs back until
  * the end of a pass leaves the receiver idle meanwhile, which costs
- * bandwidth and gains nothing (Documentation/performance.md, "Corking in
+ * bandwidth and gains nothing (NEWS, "Corking in
  * process context"). @burst: FPDUs left in the pass's budget.
  */
 static bool xiw_tx_more(struct xiw_qp_dp *dp, int burst)

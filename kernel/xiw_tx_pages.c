@@ -8,7 +8,7 @@
  * when no skb references it any more; with responses in flight it never
  * is, so TCP allocates a fresh one every 32 KiB, and a kernel with
  * CONFIG_INIT_ON_ALLOC_DEFAULT_ON (Debian's) zeroes every page it
- * allocates, to be overwritten right after (Documentation/performance.md,
+ * allocates, to be overwritten right after (NEWS,
  * "TX pages").
  *
  * Here TX copies header, payload, pad and CRC of such an FPDU into a ring

@@ -56,7 +56,7 @@
  * Off by default: where the peer is on the same host, copying is the
  * faster correct choice, because loopback delivery copies zero-copy pages
  * anyway (skb_orphan_frags_rx) and a WR waits for the peer's ACK before it
- * completes (Documentation/performance.md, "Zero copy against copy";
+ * completes (NEWS, "Zero copy against copy";
  * Documentation/architecture.md, "Zero copy and completion semantics").
  */
 static bool tx_zcopy;

@@ -4,8 +4,9 @@
 # from linux-source-6.12) and rxe side by side in one VM, and the TCP
 # floors measured in the same rounds (xiw_tcp_pingpong's busy-polled
 # 8-byte round trip, pipelined echo of FetchAdd-sized FPDUs and 64 KiB
-# stream; iperf3), then the goals of issue 37 with their ratios against
-# those floors and xiw.ko's instruction budgets (from insn_profile below);
+# stream; iperf3), then the goals (Documentation/performance.md) with
+# their ratios against those floors and xiw.ko's instruction budgets
+# (from insn_profile below);
 # then the curves (bandwidth and latency vs message size, the latency
 # distribution of 8-byte Reads and FetchAdds: PNGs under build/, drawn by
 # scripts/bench_plot.sh), NVMe-oF with fio on each device and on
@@ -88,7 +89,7 @@ gtable=$run/1vm/tests/bench-goals.md
 if [ -f "$gtable" ]; then
 	{
 		echo
-		echo "Goals (issue 37), each against the floor of the same run (TCP) or"
+		echo "Goals, each against the floor of the same run (TCP) or"
 		echo "the budget (xiw.ko's own instructions per op, insn_profile):"
 		echo
 		cat "$gtable"

@@ -20,7 +20,7 @@ host)
 		need "the test bench boots an x86-64 Debian kernel under qemu; this is $(uname -m)"
 	if ! command -v apt-get >/dev/null || ! command -v dpkg-query >/dev/null; then
 		need "scripts/deps.sh installs the tools with apt-get on Debian 12 (bookworm);" \
-			"this system has no apt-get/dpkg. Install by hand what README 'Requirements' lists"
+			"this system has no apt-get/dpkg. Install by hand what scripts/deps.sh lists"
 	elif [ -r /etc/os-release ] && ! grep -qE '^(ID|ID_LIKE)=.*debian' /etc/os-release; then
 		need "scripts/deps.sh expects Debian 12 (bookworm); /etc/os-release says" \
 			"'$(. /etc/os-release; echo "${PRETTY_NAME:-?}")'"

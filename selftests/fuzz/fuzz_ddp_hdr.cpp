@@ -24,7 +24,8 @@
 //  - the opcode mask is honoured: a narrower mask accepts a subset, and
 //    removing the accepted opcode turns it into Unexpected OpCode;
 //  - the verdict and the exact Terminate code equal an independent
-//    reference written from the design brief's opcode list and the RFCs,
+//    reference written from the RFCs' opcode lists (RFC 5040, RFC 7306,
+//    draft-talpey-rdma-commit; Documentation/wire-format.md),
 //    checking in the order xiw_rx_check_hdr()'s kernel-doc promises;
 //  - what RX reads of an accepted header (the structure of its opcode:
 //    struct xiw_rdmap_rreq, xiw_rdmap_atomic_req, ...) lies inside what
@@ -72,8 +73,9 @@ size_t struct_read(unsigned op)
 	}
 }
 
-// Independent reference: the rules as the design brief (section 3) and
-// RFC 5040/5041/7306 state them, checked in the order the kernel-doc of
+// Independent reference: the rules as RFC 5040/5041/7306 and
+// draft-talpey-rdma-commit state them (Documentation/wire-format.md,
+// "RDMAP opcodes"), checked in the order the kernel-doc of
 // xiw_rx_check_hdr() promises. Exact Terminate codes are compared.
 struct Spec {
 	bool tagged;

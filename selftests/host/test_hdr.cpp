@@ -173,7 +173,8 @@ TEST(Rdmap, ControlByteDecodingAllBytes)
 	EXPECT_EQ(xiw_rdmap_opcode(0xf1), 0x11);
 }
 
-// The opcode table: T flag and QN per the design brief.
+// The opcode table: T flag and QN per RFC 5040, RFC 7306 and
+// draft-talpey-rdma-commit (Documentation/wire-format.md, "RDMAP opcodes").
 TEST(Rdmap, OpcodeTable)
 {
 	struct {

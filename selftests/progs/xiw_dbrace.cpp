@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //
 // xiw_dbrace: lifetime races of the QP doorbell object
-// (kernel/xiw_doorbell.c, issue 12 defect 1).
+// (kernel/xiw_doorbell.c: the doorbell is allocated once, replaced
+// only when closed, and gone with its QP).
 //
 //   xiw_dbrace DEV [--rounds N] [--threads T]
 //                  [--connect ADDR PORT [--conn-rounds M]]

@@ -384,7 +384,7 @@ int do_srqpd(cm_pair::Pair &pair)
 	return 0;
 }
 
-// QP access flags are enforced at the responder (issue 13, item 1): the
+// QP access flags are enforced at the responder: the
 // passive QP's flags are narrowed after the connection is up, then the
 // active side tries what they no longer allow.
 int do_qpaccess(cm_pair::Pair &pair)
@@ -473,7 +473,7 @@ int do_qpaccess(cm_pair::Pair &pair)
 	return 0;
 }
 
-// Issue 34 item 3: SGE limits of the QP, not the device's, at post time.
+// SGE limits of the QP, not the device's, at post time.
 // Both ends are created with one SGE per WR (the active one as an
 // ibv_qp_ex QP). A send WR, a receive WR and an SRQ receive with two
 // SGEs must fail their post with EINVAL and bad_wr at that WR (in a
@@ -648,7 +648,7 @@ void lock_memory()
 		die("mlockall");
 }
 
-// Issue 34 item 7: connections one after the other, for a test that
+// Memory cgroup charge: connections one after the other, for a test that
 // watches the memory cgroup this process runs in. After connection i
 // prints "CONN i" and, with @step, waits for a line on stdin (the test
 // reads the cgroup's charge meanwhile). A setup that fails ends the
@@ -694,7 +694,7 @@ int do_conns(cm_pair::Pair &pair, int n, bool step, uint32_t qdepth)
 	return 0;
 }
 
-// Issue 34 item 7, the passive side under a limit: N QPs (PD, CQ, QP of
+// Memory cgroup charge, the passive side under a limit: N QPs (PD, CQ, QP of
 // depth 16, 8 KiB MR) created up front on the listener's device, then
 // "READY" and a line from stdin (the test sets the cgroup's limit); then
 // each connection request is accepted with the next of these QPs
@@ -824,7 +824,7 @@ int do_connector(const char *addr, const char *port, int n)
 	return 0;
 }
 
-// Issue 13 item 3: rdma_cm lets a process name any QP number. "victim"
+// QP theft: rdma_cm lets a process name any QP number. "victim"
 // creates a QP and prints its number, then reports its state when stdin
 // closes; "thief" names that number in a connect and in an accept.
 int do_victim(cm_pair::Pair &pair)

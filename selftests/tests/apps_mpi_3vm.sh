@@ -11,7 +11,7 @@ mpi_vms_up "$XIW_IP_A" "$XIW_IP_B" "$XIW_IP_C"
 # 5 ping-pongs of 1 MiB between a and c, 5 allreduces of 1 MiB among the
 # three (b takes part in those: several MB on every xiw0). MPI_Barrier's
 # default for three ranks, recursive doubling, hangs over the OFI MTL on
-# siw as on xiw (Documentation/performance.md, "MPI"): the linear one.
+# siw as on xiw (Documentation/mpi.md): the linear one.
 mpi_phase check-xiw $((4 << 20)) "${MPI_XIW[@]}" "${MPI_BARRIER_LINEAR[@]}" \
 	xiw_mpi_check -n 100 -b 5
 mpi_phase check-tcp 0 "${MPI_TCP[@]}" xiw_mpi_check -n 100 -b 5

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 300
-# description: QP doorbell object lifetime (issue 12 defect 1): threads racing to allocate (and to replace a closed) doorbell get exactly one, doorbell writes while destroy_qp runs, ENXIO after it; unconnected and connected QPs with RDMA Writes in flight; KFENCE and refcount clean
+# description: QP doorbell object lifetime: threads racing to allocate (and to replace a closed) doorbell get exactly one, doorbell writes while destroy_qp runs, ENXIO after it; unconnected and connected QPs with RDMA Writes in flight; KFENCE and refcount clean
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 P=$(need_prog xiw_dbrace)

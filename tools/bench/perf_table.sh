@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 2400
-# description: make bench: perftest (-R) on xiw, siw and rxe side by side in one VM and the TCP floors on the same path (xiw_tcp_pingpong: busy-polled 8-byte round trip, pipelined echo of FetchAdd-sized FPDUs, busy-polled 64 KiB stream; iperf3), devices and floors taking turns in XIW_BENCH_ROUNDS rounds (default 3; each cell the median) (XIW_BENCH_ITERS iterations, default 2000; the FetchAdd rate and the echo XIW_BENCH_RATE_ITERS, default 50 times that); prints the figures, the floors and the goals of issue 37 with their ratios against the floors of the same run (bench-table.md, bench-goals.md)
+# description: make bench: perftest (-R) on xiw, siw and rxe side by side in one VM and the TCP floors on the same path (xiw_tcp_pingpong: busy-polled 8-byte round trip, pipelined echo of FetchAdd-sized FPDUs, busy-polled 64 KiB stream; iperf3), devices and floors taking turns in XIW_BENCH_ROUNDS rounds (default 3; each cell the median) (XIW_BENCH_ITERS iterations, default 2000; the FetchAdd rate and the echo XIW_BENCH_RATE_ITERS, default 50 times that); prints the figures, the floors and the goals with their ratios against the floors of the same run (bench-table.md, bench-goals.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
@@ -217,8 +217,9 @@ goal() { bench_goal_row "$@"; }
 		[ -z "${runs[tcp,$k]:-}" ] || echo "- ${what[$k]}: ${runs[tcp,$k]}"
 	done
 } >table.md
-# the goals (issue 37), each against the floor of this run; make bench
-# appends the instruction budgets (insn_profile) to this table
+# the goals (Documentation/performance.md, "The goals"), each against
+# the floor of this run; make bench appends the instruction budgets
+# (insn_profile) to this table
 xv() { echo "${val[xiw0,$1]:-n/a}"; }
 {
 	echo "| goal | xiw | against | ratio | result |"

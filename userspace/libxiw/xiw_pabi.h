@@ -5,9 +5,10 @@
  * Debian ships neither <infiniband/driver.h> nor kern-abi.h, so the provider
  * declares the few private structures and entry points it uses here. The
  * layouts are those of rdma-core v36 .. v56 (Debian 12: 44, Debian 13: 56);
- * every structure is pinned by the _Static_asserts at the end of this file
- * (sizes measured on x86-64 against both releases, see
- * /work/shared/reference/provider-abi.md).
+ * they follow rdma-core's libibverbs/driver.h, libibverbs/kern-abi.h and
+ * ccan/list.h of those releases (github.com/linux-rdma/rdma-core, tags
+ * v44.0 and v56.0), and every structure is pinned by the _Static_asserts
+ * at the end of this file (sizes measured on x86-64 against both releases).
  *
  * Only <infiniband/verbs.h> and the kernel uapi headers are used.
  */
@@ -480,7 +481,10 @@ _Static_assert(sizeof(struct ib_uverbs_ex_query_device_resp) == 304,
 	       "ex_query_device resp");
 
 #if defined(__x86_64__)
-/* Sizes measured on x86-64 for rdma-core 44 and 56 (provider-abi.md §1.2). */
+/*
+ * Sizes measured on x86-64 for rdma-core 44 and 56 (sizeof in a program
+ * built against each release's libibverbs/driver.h).
+ */
 _Static_assert(sizeof(struct verbs_context_ops) == 608, "verbs_context_ops");
 _Static_assert(sizeof(struct verbs_device_ops) == 72, "verbs_device_ops");
 _Static_assert(sizeof(struct verbs_sysfs_dev) == 992, "verbs_sysfs_dev");
