@@ -34,6 +34,15 @@
 //   an unsuccessful completion (the receives flushed when the QP goes to
 //   ERROR) wakes it too, as ibv_req_notify_cq(3) defines a solicited CQE.
 //
+// memlock ADDR PORT LIMIT: run as a user without CAP_IPC_LOCK under
+//   RLIMIT_MEMLOCK = LIMIT bytes (the test sets both): two connected QPs
+//   with their CQs pin nothing (VmPin 0: the rings are kernel memory);
+//   MRs up to LIMIT register and are counted in VmPin to the page, one
+//   page more fails with ENOMEM; CQs and QPs with large rings are still
+//   created at the limit; a Write between the MRs carries its data;
+//   deregistration gives the pages back (VmPin drops, the next
+//   registration fits again); at the end VmPin is 0.
+//
 // Prints "ok WHAT" / "FAIL WHAT" per check and a closing summary line;
 // exit status 0 only if every check passed, 2 on a setup failure.
 #include "checks.h"
@@ -44,6 +53,9 @@
 #include <rdma/xiw-abi.h>
 
 #include <poll.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -558,9 +570,12 @@ int do_sharedcq(cm_pair::Pair &pair, int conns, int msgs)
 		return -1;
 	};
 	const int want = 2 * 2 * conns * msgs;
-	auto end = Clock::now() + std::chrono::seconds(120);
+	// ends when every completion came or none came for 15 s
+	auto end = Clock::now() + std::chrono::seconds(15);
 
 	while (total < want && Clock::now() < end) {
+		int before = total;
+
 		for (int s = 0; s < 2; s++)
 			for (int c = 0; c < conns; c++) {
 				uint32_t &p = posted[s][c];
@@ -593,12 +608,13 @@ int do_sharedcq(cm_pair::Pair &pair, int conns, int msgs)
 					note(bad_status, fmt("side %d send %" PRIx64 ": %s opcode %d", s,
 							     wc[j].wr_id, ibv_wc_status_str(wc[j].status),
 							     wc[j].opcode));
-				if (c >= conns || conn_of(s, wc[j].qp_num) != c) {
+				// the wr_id says which QP posted it
+				if (c >= conns)
+					die("wr_id of no QP of ours");
+				if (conn_of(s, wc[j].qp_num) != c)
 					note(bad_attr, fmt("side %d send wr_id %" PRIx64 " reported on qp_num %u (conn %d)",
 							   s, wc[j].wr_id, wc[j].qp_num,
 							   conn_of(s, wc[j].qp_num)));
-					continue;
-				}
 				if (seq != sdone[s][c])
 					note(bad_order, fmt("side %d conn %d: send completion %u, expected %u",
 							    s, c, seq, sdone[s][c]));
@@ -614,12 +630,13 @@ int do_sharedcq(cm_pair::Pair &pair, int conns, int msgs)
 					note(bad_status, fmt("side %d recv %" PRIx64 ": %s opcode %d", s,
 							     wc[j].wr_id, ibv_wc_status_str(wc[j].status),
 							     wc[j].opcode));
-				if (c >= conns || conn_of(s, wc[j].qp_num) != c) {
+				// the wr_id says which QP posted it
+				if (c >= conns)
+					die("wr_id of no QP of ours");
+				if (conn_of(s, wc[j].qp_num) != c)
 					note(bad_attr, fmt("side %d recv wr_id %" PRIx64 " reported on qp_num %u (conn %d)",
 							   s, wc[j].wr_id, wc[j].qp_num,
 							   conn_of(s, wc[j].qp_num)));
-					continue;
-				}
 				if (seq != rdone[s][c])
 					note(bad_order, fmt("side %d conn %d: receive completion %u, expected %u",
 							    s, c, seq, rdone[s][c]));
@@ -640,6 +657,8 @@ int do_sharedcq(cm_pair::Pair &pair, int conns, int msgs)
 							   h.side, h.conn, h.seq));
 			}
 		}
+		if (total != before)
+			end = Clock::now() + std::chrono::seconds(15);
 	}
 	if (!first_bad.empty())
 		std::printf("# first problem: %s\n", first_bad.c_str());
@@ -726,10 +745,14 @@ int do_inline(cm_pair::Pair &pair, int msgs)
 				// the buffer is ours again: scribble over it
 				memset(from, 0xa5, kSlot);
 				if (rv) {
-					errno = rv;
-					die("ibv_post_send inline");
+					bad_wc++;
+					first = fmt("ibv_post_send of message %u: %s", m,
+						    strerror(rv));
+					break;
 				}
 			}
+			if (bad_wc)
+				break;
 			auto sw = poll_n(acq, 1, 20000);
 			auto rw = poll_n(pcq, n, 20000);
 
@@ -940,13 +963,185 @@ int do_solicited(cm_pair::Pair &pair)
 	return checks::summary();
 }
 
+// ---- memlock ----
+
+// VmPin of /proc/self/status in bytes (the mm's pinned_vm, which
+// ib_umem_get() charges against RLIMIT_MEMLOCK).
+uint64_t vm_pin()
+{
+	std::ifstream st("/proc/self/status");
+	std::string line;
+
+	while (std::getline(st, line))
+		if (!line.compare(0, 6, "VmPin:"))
+			return std::stoull(line.substr(6)) * 1024;
+	die("no VmPin in /proc/self/status");
+}
+
+// Bytes of our uverbs mappings (the rings).
+uint64_t ring_bytes()
+{
+	std::ifstream maps("/proc/self/maps");
+	std::string line;
+	uint64_t n = 0;
+
+	while (std::getline(maps, line)) {
+		if (line.find("/dev/infiniband/uverbs") == std::string::npos)
+			continue;
+		auto dash = line.find('-'), sp = line.find(' ');
+		n += std::stoull(line.substr(dash + 1, sp - dash - 1), nullptr, 16) -
+		     std::stoull(line.substr(0, dash), nullptr, 16);
+	}
+	return n;
+}
+
+int do_memlock(cm_pair::Pair &pair, uint64_t limit)
+{
+	const size_t page = sysconf(_SC_PAGESIZE), half = limit / 2;
+	ibv_context *ctx = nullptr;
+	ibv_pd *pd = nullptr;
+	ibv_cq *acq = nullptr, *pcq = nullptr;
+	rlimit rl{};
+
+	check(geteuid() != 0, fmt("running as uid %u, not root", geteuid()));
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		die("getrlimit");
+	check(rl.rlim_cur == limit,
+	      fmt("RLIMIT_MEMLOCK %llu bytes (want %" PRIu64 ")",
+		  (unsigned long long)rl.rlim_cur, limit));
+
+	Conn c = connect(pair,
+		[&](rdma_cm_id *id) {
+			ctx = id->verbs;
+			pd = ibv_alloc_pd(ctx);
+			if (!pd)
+				die("ibv_alloc_pd");
+			acq = make_cq(ctx, 1024);
+			pcq = make_cq(ctx, 1024);
+			make_qp(id, pd, acq, acq, 512, 512);
+		},
+		[&](rdma_cm_id *id) {
+			make_qp(id, pd, pcq, pcq, 512, 512);
+		});
+	std::printf("# %s: %" PRIu64 " KiB of rings mapped\n",
+		    ibv_get_device_name(ctx->device), ring_bytes() >> 10);
+	check(vm_pin() == 0,
+	      fmt("two connected QPs and their CQs pin nothing (VmPin %" PRIu64 " KiB)",
+		  vm_pin() >> 10));
+
+	auto map = [&](size_t n) {
+		void *p = mmap(nullptr, n, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			die("mmap");
+		memset(p, 0x11, n);
+		return static_cast<uint8_t *>(p);
+	};
+	auto regmr = [&](uint8_t *p, size_t n, int *err) {
+		errno = 0;
+		ibv_mr *mr = ibv_reg_mr(pd, p, n, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_REMOTE_READ);
+		*err = mr ? 0 : errno;
+		return mr;
+	};
+	uint8_t *a = map(half), *b = map(half), *x = map(page);
+	int err;
+
+	ibv_mr *amr = regmr(a, half, &err);
+	check(amr && vm_pin() == half,
+	      fmt("an MR of half the limit registers (%s), VmPin %" PRIu64 " KiB",
+		  strerror(err), vm_pin() >> 10));
+	ibv_mr *bmr = regmr(b, half, &err);
+	check(bmr && vm_pin() == limit,
+	      fmt("a second one up to the limit registers (%s), VmPin %" PRIu64 " KiB",
+		  strerror(err), vm_pin() >> 10));
+	if (!amr || !bmr)
+		return checks::summary();
+	ibv_mr *xmr = regmr(x, page, &err);
+	check(!xmr && err == ENOMEM,
+	      fmt("one page past the limit fails with ENOMEM (%s)",
+		  xmr ? "registered" : strerror(err)));
+	check(vm_pin() == limit, fmt("VmPin still %" PRIu64 " KiB after the refusal",
+				     vm_pin() >> 10));
+
+	// objects with rings at the limit: not counted
+	uint64_t rings = ring_bytes();
+	ibv_cq *big = ibv_create_cq(ctx, 16384, nullptr, nullptr, 0);
+	ibv_qp *qp = nullptr;
+	if (big) {
+		ibv_qp_init_attr ia{};
+		ia.qp_type = IBV_QPT_RC;
+		ia.send_cq = big;
+		ia.recv_cq = big;
+		ia.cap.max_send_wr = 4096;
+		ia.cap.max_recv_wr = 4096;
+		ia.cap.max_send_sge = 1;
+		ia.cap.max_recv_sge = 1;
+		qp = ibv_create_qp(pd, &ia);
+	}
+	check(big && qp,
+	      fmt("at the limit a CQ of 16384 and a QP of 4096 WRs are created (%" PRIu64 " KiB more rings)",
+		  (ring_bytes() - rings) >> 10));
+	check(vm_pin() == limit, fmt("their rings pin nothing (VmPin %" PRIu64 " KiB)",
+				     vm_pin() >> 10));
+
+	// traffic at the limit: a Write from a to b, data checked
+	for (size_t i = 0; i < 65536; i++)
+		a[i] = pat(7, i);
+	if (post_send(c.act->qp, IBV_WR_RDMA_WRITE, 1, a, 65536, amr->lkey,
+		      IBV_SEND_SIGNALED, (uintptr_t)b, bmr->rkey))
+		die("ibv_post_send");
+	auto wc = poll_n(acq, 1, 10000);
+	check(wc.size() == 1 && wc[0].status == IBV_WC_SUCCESS &&
+	      !memcmp(a, b, 65536),
+	      "a 64 KiB Write between the MRs carries its data");
+
+	// deregistration gives the pages back
+	ibv_dereg_mr(amr);
+	check(vm_pin() == half,
+	      fmt("after ibv_dereg_mr VmPin drops to %" PRIu64 " KiB (want %zu)",
+		  vm_pin() >> 10, half >> 10));
+	xmr = regmr(x, page, &err);
+	check(xmr != nullptr, fmt("then a one-page MR registers (%s)", strerror(err)));
+	amr = regmr(a, half, &err);
+	check(!amr && err == ENOMEM,
+	      fmt("and half the limit no longer fits: ENOMEM (%s)",
+		  amr ? "registered" : strerror(err)));
+	if (amr)
+		ibv_dereg_mr(amr);
+	if (xmr)
+		ibv_dereg_mr(xmr);
+	amr = regmr(a, half, &err);
+	check(amr != nullptr, fmt("with the page given back it fits again (%s)",
+				  strerror(err)));
+
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (big)
+		ibv_destroy_cq(big);
+	if (amr)
+		ibv_dereg_mr(amr);
+	ibv_dereg_mr(bmr);
+	check(vm_pin() == 0, fmt("every MR deregistered: VmPin %" PRIu64 " KiB",
+				 vm_pin() >> 10));
+	disconnect(pair, c);
+	ibv_destroy_cq(acq);
+	ibv_destroy_cq(pcq);
+	ibv_dealloc_pd(pd);
+	munmap(a, half);
+	munmap(b, half);
+	munmap(x, page);
+	return checks::summary();
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s overflow|sharedcq|inline|solicited ADDR PORT [ARGS]\n",
+			     "usage: %s overflow|sharedcq|inline|solicited|memlock ADDR PORT [ARGS]\n",
 			     argv[0]);
 		return 2;
 	}
@@ -964,6 +1159,8 @@ int main(int argc, char **argv)
 		return do_inline(pair, argc > 4 ? std::atoi(argv[4]) : 512);
 	if (cmd == "solicited")
 		return do_solicited(pair);
+	if (cmd == "memlock" && argc > 4)
+		return do_memlock(pair, std::strtoull(argv[4], nullptr, 0));
 	std::fprintf(stderr, "unknown case %s\n", cmd.c_str());
 	return 2;
 }
