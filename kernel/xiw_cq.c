@@ -15,6 +15,8 @@
  * ctrl->flags (user CQs: a plain atomic store in shared memory, no
  * syscall). The producer clears the bits with cmpxchg when it raises the
  * completion event, so exactly one event is delivered per arming.
+ * XIW_CQ_ARM_SOLICITED is satisfied by a receive of a message with the
+ * Solicited Event bit and by any unsuccessful completion.
  */
 #include <rdma/uverbs_ioctl.h>
 
@@ -183,8 +185,13 @@ int __xiw_cq_add(struct xiw_cq *cq, struct xiw_qp *qp,
 
 	/* Order the CQE before reading the consumer's arm request. */
 	smp_mb();
+	/*
+	 * An unsuccessful completion satisfies a solicited-only arming too
+	 * (the verbs definition of a solicited CQE): a consumer sleeping on
+	 * solicited events must learn that its QP failed.
+	 */
 	event = xiw_cq_disarm(cq->user ? &cq->q.ctrl->flags : &cq->kernel_arm,
-			      solicited);
+			      solicited || cqe->status != IB_WC_SUCCESS);
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	if (event)
