@@ -987,6 +987,16 @@ const Case kCases[] = {
 		wait_hold(o.hold);
 		send_all(p.fd, f.data() + half, f.size() - half);
 	}},
+	{"inv-foreign", "(--foreign-file: a fast-registration STag of this QP's PD, another connection writing into it) once --hold FILE exists, a Send with Invalidate of that STag",
+	 [](Peer &p, const Opts &o) {
+		wait_hold(o.hold);
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kSendInv),
+				       rdmap::kQnSend, p.msn[rdmap::kQnSend]);
+		rfc::put32(&h[ddp::kOffInvStag], o.foreign_stag);
+		send_fpdu(p, h, pattern(16, 25));
+		p.msn[rdmap::kQnSend]++;
+		std::printf("INVALIDATING\n");
+	}},
 	{"stall-quiet", "(4 KiB receive buffer) never reads what xiw sends, silence for 15 s",
 	 [](Peer &, const Opts &) {
 		std::printf("STALLING\n");
@@ -1192,7 +1202,7 @@ int run(const Opts &o)
 		while (Clock::now() < fend &&
 		       !(ff = std::fopen(o.foreign_file.c_str(), "r")))
 			usleep(20000);
-		if (!ff || std::fscanf(ff, "%lli:%lli", &stag, &addr) != 2) {
+		if (!ff || std::fscanf(ff, "%lli:%llx", &stag, &addr) != 2) {
 			std::printf("NOFOREIGN %s\n", o.foreign_file.c_str());
 			return 2;
 		}
