@@ -55,7 +55,9 @@
  * and write ("fence: registered stag=... addr=...", and "STAG:ADDR" in
  * the read-only parameter fence_key). A receive that reports the
  * peer invalidated that STag hands the memory back: it is overwritten
- * with 0xee at once ("fence: MARKED conn=N after=INVALIDATED"). Every
+ * with 0xee at once ("fence: MARKED conn=N after=INVALIDATED"); so is
+ * the completion of an IB_WR_LOCAL_INV the thread posts on connection N
+ * when N is written to fence_local_inv ("after=LOCAL_INV"). Every
  * receive is logged ("fence: RECV conn=N status=S len=L inv=STAG"). The
  * region's bytes are counted by value just before the overwrite and at
  * rmmod, once the QPs are gone ("fence: region at rmmod a5=N ee=N
@@ -107,6 +109,28 @@ static char kt_fence_key[32];
 module_param_string(fence_key, kt_fence_key, sizeof(kt_fence_key), 0444);
 MODULE_PARM_DESC(fence_key, "role fence: STAG:ADDR of its region, once registered (output)");
 
+/* role fence: the connection to invalidate the region on, once */
+static int kt_fence_linv;
+
+static int kt_fence_linv_set(const char *val, const struct kernel_param *kp)
+{
+	int n, rv;
+
+	rv = kstrtoint(val, 0, &n);
+	if (rv)
+		return rv;
+	if (n < 1 || n > 2)
+		return -EINVAL;
+	WRITE_ONCE(kt_fence_linv, n);
+	return 0;
+}
+
+static const struct kernel_param_ops kt_fence_linv_ops = {
+	.set = kt_fence_linv_set,
+};
+module_param_cb(fence_local_inv, &kt_fence_linv_ops, NULL, 0200);
+MODULE_PARM_DESC(fence_local_inv, "role fence: write N to invalidate the region with IB_WR_LOCAL_INV on connection N");
+
 static uint timeout_ms = 10000;
 module_param(timeout_ms, uint, 0444);
 MODULE_PARM_DESC(timeout_ms, "limit of each wait for an event or completion");
@@ -152,6 +176,7 @@ enum kt_wr_id {
 	KT_WRID_READ,
 	KT_WRID_INFO,
 	KT_WRID_FENCE_RECV,
+	KT_WRID_FENCE_LINV,
 };
 
 /* The server end's regions. */
@@ -1790,15 +1815,37 @@ static void kt_fence_count(struct kt_fence *f, const char *when)
 		other);
 }
 
+/* The region is the consumer's again (@why): reuse it at once. */
+static void kt_fence_mark(struct kt_fence *f, struct kt_fence_conn *c,
+			  const char *why)
+{
+	kt_fence_count(f, "invalidated");
+	memset(f->reg.buf, KT_FENCE_MARK, KT_FENCE_LEN);
+	ib_dma_sync_single_for_device(f->pd->device, sg_dma_address(&f->reg.sg),
+				      KT_FENCE_LEN, DMA_BIDIRECTIONAL);
+	pr_info("fence: MARKED conn=%d after=%s\n", c->num, why);
+}
+
 /*
- * A completion of @c. A receive that says the peer invalidated the
- * region's STag gives the region back: reuse it at once.
+ * A completion of @c: a receive that says the peer invalidated the
+ * region's STag, or the completion of the local invalidation, gives the
+ * region back.
  */
 static void kt_fence_wc(struct kt_fence *f, struct kt_fence_conn *c,
 			const struct ib_wc *wc)
 {
 	bool inv = wc->wc_flags & IB_WC_WITH_INVALIDATE;
 
+	if (wc->wr_id == KT_WRID_FENCE_LINV) {
+		pr_info("fence: LOCAL_INV conn=%d status=%d\n", c->num,
+			wc->status);
+		if (wc->status == IB_WC_SUCCESS)
+			kt_fence_mark(f, c, "LOCAL_INV");
+		else
+			kt_fail(f->ctx, "fence", "IB_WR_LOCAL_INV: %s",
+				ib_wc_status_msg(wc->status));
+		return;
+	}
 	if (wc->wr_id != KT_WRID_FENCE_RECV) {
 		pr_info("fence: conn=%d wr_id %llu status %d\n", c->num,
 			wc->wr_id, wc->status);
@@ -1806,14 +1853,32 @@ static void kt_fence_wc(struct kt_fence *f, struct kt_fence_conn *c,
 	}
 	pr_info("fence: RECV conn=%d status=%d len=%u inv=%#x\n", c->num,
 		wc->status, wc->byte_len, inv ? wc->ex.invalidate_rkey : 0);
-	if (wc->status != IB_WC_SUCCESS || !inv || !f->reg.mr ||
-	    wc->ex.invalidate_rkey != f->reg.mr->rkey)
+	if (wc->status == IB_WC_SUCCESS && inv && f->reg.mr &&
+	    wc->ex.invalidate_rkey == f->reg.mr->rkey)
+		kt_fence_mark(f, c, "INVALIDATED");
+}
+
+/* fence_local_inv was written: IB_WR_LOCAL_INV of the region on @c. */
+static void kt_fence_local_inv(struct kt_fence *f, struct kt_fence_conn *c)
+{
+	struct ib_send_wr wr = {
+		.wr_id = KT_WRID_FENCE_LINV,
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	const struct ib_send_wr *bad;
+	int rv;
+
+	if (!f->reg.mr || !c->ep.has_qp) {
+		kt_fail(f->ctx, "fence", "local invalidation: no region or QP");
 		return;
-	kt_fence_count(f, "invalidated");
-	memset(f->reg.buf, KT_FENCE_MARK, KT_FENCE_LEN);
-	ib_dma_sync_single_for_device(f->pd->device, sg_dma_address(&f->reg.sg),
-				      KT_FENCE_LEN, DMA_BIDIRECTIONAL);
-	pr_info("fence: MARKED conn=%d after=INVALIDATED\n", c->num);
+	}
+	wr.ex.invalidate_rkey = f->reg.mr->rkey;
+	rv = ib_post_send(c->ep.id->qp, &wr, &bad);
+	if (rv)
+		kt_fail(f->ctx, "fence", "ib_post_send(IB_WR_LOCAL_INV) %d", rv);
+	else
+		pr_info("fence: LOCAL_INV posted conn=%d\n", c->num);
 }
 
 static bool kt_fence_woken(struct kt_fence *f)
@@ -1852,6 +1917,11 @@ static int kt_fence_thread(void *arg)
 				f->nconn++;
 			}
 			kt_fence_listen_for(f);
+		}
+		i = READ_ONCE(kt_fence_linv);
+		if (i) {
+			WRITE_ONCE(kt_fence_linv, 0);
+			kt_fence_local_inv(f, &f->conn[i - 1]);
 		}
 		for (i = 0; i < f->nconn; i++) {
 			c = &f->conn[i];

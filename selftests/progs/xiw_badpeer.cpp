@@ -987,6 +987,16 @@ const Case kCases[] = {
 		wait_hold(o.hold);
 		send_all(p.fd, f.data() + half, f.size() - half);
 	}},
+	{"read-stall", "(4 KiB receive buffer, --foreign-file: a region of 1 MiB of 0xa5 its consumer invalidates itself) a Read Request of the whole region, left unread until --hold FILE exists (the consumer wrote 0xee over the region when its invalidation completed), then everything is read: Read Responses counted by byte value",
+	 [](Peer &p, const Opts &o) {
+		p.rsum = true;
+		send_fpdu(p, rreq_hdr(p, o.foreign_stag, o.foreign_addr,
+				      kWindow));
+		p.msn[rdmap::kQnReadReq]++;
+		std::printf("STALLED\n");
+		std::fflush(stdout);
+		wait_hold(o.hold);
+	}},
 	{"inv-foreign", "(--foreign-file: a fast-registration STag of this QP's PD, another connection writing into it) once --hold FILE exists, a Send with Invalidate of that STag",
 	 [](Peer &p, const Opts &o) {
 		wait_hold(o.hold);
@@ -1062,7 +1072,8 @@ int run(const Opts &o)
 	if (p.fd < 0)
 		die("socket");
 	if (o.name == "stall-read" || o.name == "stall-quiet" ||
-	    o.name == "stall-irq" || o.name == "window-read-inv") {
+	    o.name == "stall-irq" || o.name == "window-read-inv" ||
+	    o.name == "read-stall") {
 		int rb = 4096;	// a small window that closes soon
 
 		setsockopt(p.fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));

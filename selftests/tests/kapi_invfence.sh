@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 240
-# description: access ends when a kernel consumer is told it ended: a kernel ULP (xiw_ktest role=fence, one PD for all its connections) fast-registers 1 MiB of 0xa5 with IB_WR_REG_MR; a raw peer stalls a Read Response of all of it, invalidates the STag with a Send with Invalidate, and only once the ULP overwrote the region with a marker (its receive reported the invalidation) opens its TCP window: no marker byte reaches it, the response stops with an RDMAP Invalid STag Terminate; a Write FPDU half placed into the region on a second connection of the PD while the first one invalidates it places nothing more (DDP tagged Invalid STag)
+# description: access ends when a kernel consumer is told it ended: a kernel ULP (xiw_ktest role=fence, one PD for all its connections) fast-registers 1 MiB of 0xa5 with IB_WR_REG_MR; a raw peer stalls a Read Response of all of it, invalidates the STag with a Send with Invalidate, and only once the ULP overwrote the region with a marker (its receive reported the invalidation) opens its TCP window: no marker byte reaches it, the response stops with an RDMAP Invalid STag Terminate; the same when the ULP invalidates the region itself (IB_WR_LOCAL_INV on another QP of the PD, the marker at its completion); a Write FPDU half placed into the region on a second connection of the PD while the first one invalidates it places nothing more (DDP tagged Invalid STag)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 B=$(need_prog xiw_badpeer)
@@ -61,8 +61,8 @@ fence_down() {
 	expect_nomatch "$out" 'xiw_ktest: FAIL ' "xiw_ktest's log"
 }
 
-# XIW_INVFENCE_CASES="read write": run only those (debugging)
-cases=" ${XIW_INVFENCE_CASES:-read write} "
+# XIW_INVFENCE_CASES="read local write": run only those (debugging)
+cases=" ${XIW_INVFENCE_CASES:-read local write} "
 
 # 1. Read Response of the whole region, stalled, then invalidated by the
 #    peer (Send with Invalidate).
@@ -92,9 +92,48 @@ expect_match "$(cat peer.log)" '^TERM layer=0 type=1 code=0x00 hdrct=0x00 ' "Ter
 expect_match "$out" 'fence: region at rmmod a5=0 ee=1048576 other=0$' "the region after the invalidation"
 log "read: $bytes of 1048576 bytes sent before the invalidation, none after"
 fi
+
+# 2. The same Read Response, stalled, and the consumer invalidates the
+#    region itself: IB_WR_LOCAL_INV on a second connection of the PD (an
+#    idle raw peer), as the QP of the response cannot run it before the
+#    stalled FPDU is in TCP.
+if [[ "$cases" == *" local "* ]]; then
+port=$((port + 1))
+fence_up local
+"$B" $addr $port --case read-stall --foreign-file win.txt --hold hold \
+	--timeout 6000 >peer.log 2>&1 &
+ppid=$!
+defer eval "kill $ppid 2>/dev/null || true"
+fence_key
+"$B" $addr $port --case stall-quiet --timeout 2000 >peer2.log 2>&1 &
+p2=$!
+defer eval "kill $p2 2>/dev/null || true"
+wait_for 20 grep -q '^STALLED' peer.log ||
+	fail "the peer did not stall: $(tail -n 3 peer.log | tr '\n' ' ')"
+wait_for 20 klog_has 'fence: connection 2 from ' ||
+	fail "no second connection: $(klog | tail -n 3)"
+# the response is under way when the invalidation comes
+sleep 1
+echo 2 >/sys/module/xiw_ktest/parameters/fence_local_inv
+wait_for 20 klog_has 'fence: MARKED conn=2 after=LOCAL_INV$' ||
+	fail "the local invalidation did not complete: $(klog | tail -n 3)"
+touch hold
+wait "$ppid" || fail "xiw_badpeer exited $?: $(tail -n 3 peer.log | tr '\n' ' ')"
+sed 's/^/# peer: /' peer.log | grep -v '^# peer: INFO'
+fence_down
+expect_match "$out" 'fence: LOCAL_INV conn=2 status=0$' "the local invalidation's completion"
+expect_match "$out" 'fence: region invalidated a5=1048576 ee=0 other=0$' "the region when the consumer was told"
+sum=$(grep '^RSUM ' peer.log) || fail "no Read Response summary: $(tail -n 3 peer.log | tr '\n' ' ')"
+bytes=$(sed -n 's/^RSUM bytes=\([0-9]*\) .*/\1/p' <<<"$sum")
+expect_match "$sum" ' ee=0 other=0$' "Read Response bytes after the invalidation"
+[ "$bytes" -lt 1048576 ] || fail "the whole region was read ($bytes bytes) after its invalidation"
+expect_match "$(cat peer.log)" '^TERM layer=0 type=1 code=0x00 hdrct=0x00 ' "Terminate: RDMAP remote protection, invalid STag"
+expect_match "$out" 'fence: region at rmmod a5=0 ee=1048576 other=0$' "the region after the invalidation"
+log "local: $bytes of 1048576 bytes sent before the invalidation, none after"
+fi
 [[ "$cases" == *" write "* ]] || exit 0
 
-# 2. Two connections of the one PD: a Write FPDU into the region half
+# 3. Two connections of the one PD: a Write FPDU into the region half
 #    placed on connection 2; connection 1 invalidates the STag; the rest
 #    of the FPDU arrives.
 port=$((port + 1))
