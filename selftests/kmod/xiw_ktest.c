@@ -48,11 +48,26 @@
  * -EIO when any check failed: a passing insmod is a passing run (rmmod it
  * afterwards). The server logs its failures and a summary at rmmod.
  *
- * @role "idle" (issue #13) is the victim of kapi_qpsteal: init binds an
- * rdma_cm id to @client_addr, creates its QP with rdma_create_qp() (INIT,
- * never connected) and publishes the QP number in the read-only
- * parameter idle_qpn; rmmod checks that nobody moved that QP out of INIT
+ * @role "idle" is the victim of kapi_qpsteal: init binds an rdma_cm id
+ * to @client_addr, creates its QP with rdma_create_qp() (INIT, never
+ * connected) and publishes the QP number in the read-only parameter
+ * idle_qpn; rmmod checks that nobody moved that QP out of INIT
  * ("PASS idle_untouched") before destroying it.
+ *
+ * @role "fence" is the kernel consumer of kapi_invfence, which talks to
+ * it with a raw peer (xiw_badpeer): a thread accepts up to two
+ * connections on @server_addr, all in one PD, posts receives on each,
+ * and through the first fast-registers 1 MiB of 0xa5 with remote read
+ * and write ("fence: registered stag=... addr=...", and "STAG:ADDR" in
+ * the read-only parameter fence_key). A receive that reports the
+ * peer invalidated that STag hands the memory back: it is overwritten
+ * with 0xee at once ("fence: MARKED conn=N after=INVALIDATED"); so is
+ * the completion of an IB_WR_LOCAL_INV the thread posts on connection N
+ * when N is written to fence_local_inv ("after=LOCAL_INV"). Every
+ * receive is logged ("fence: RECV conn=N status=S len=L inv=STAG"). The
+ * region's bytes are counted by value just before the overwrite and at
+ * rmmod, once the QPs are gone ("fence: region at rmmod a5=N ee=N
+ * other=N").
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -64,6 +79,7 @@
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/sched/task.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -77,7 +93,7 @@
 
 static char *role = "loopback";
 module_param(role, charp, 0444);
-MODULE_PARM_DESC(role, "loopback (both ends, default), server or client");
+MODULE_PARM_DESC(role, "loopback (both ends, default), server, client, idle or fence");
 
 static char *server_addr = "192.0.2.1";
 module_param(server_addr, charp, 0444);
@@ -98,6 +114,32 @@ MODULE_PARM_DESC(idle_qpn, "role idle: the number of the idle kernel QP (output)
 static uint zc_rounds;
 module_param(zc_rounds, uint, 0444);
 MODULE_PARM_DESC(zc_rounds, "loopback and client: rounds of zc_reuse (0: not run)");
+
+static char kt_fence_key[32];
+module_param_string(fence_key, kt_fence_key, sizeof(kt_fence_key), 0444);
+MODULE_PARM_DESC(fence_key, "role fence: STAG:ADDR of its region, once registered (output)");
+
+/* role fence: the connection to invalidate the region on, once */
+static int kt_fence_linv;
+
+static int kt_fence_linv_set(const char *val, const struct kernel_param *kp)
+{
+	int n, rv;
+
+	rv = kstrtoint(val, 0, &n);
+	if (rv)
+		return rv;
+	if (n < 1 || n > 2)
+		return -EINVAL;
+	WRITE_ONCE(kt_fence_linv, n);
+	return 0;
+}
+
+static const struct kernel_param_ops kt_fence_linv_ops = {
+	.set = kt_fence_linv_set,
+};
+module_param_cb(fence_local_inv, &kt_fence_linv_ops, NULL, 0200);
+MODULE_PARM_DESC(fence_local_inv, "role fence: write N to invalidate the region with IB_WR_LOCAL_INV on connection N");
 
 static uint timeout_ms = 10000;
 module_param(timeout_ms, uint, 0444);
@@ -130,6 +172,7 @@ enum kt_role {
 	KT_SERVER,
 	KT_CLIENT,
 	KT_IDLE,
+	KT_FENCE,
 };
 
 enum kt_wr_id {
@@ -142,6 +185,8 @@ enum kt_wr_id {
 	KT_WRID_TAIL,
 	KT_WRID_READ,
 	KT_WRID_INFO,
+	KT_WRID_FENCE_RECV,
+	KT_WRID_FENCE_LINV,
 };
 
 /* The server end's regions. */
@@ -361,13 +406,17 @@ static int kt_expect_wc(struct kt_ctx *ctx, struct kt_ep *ep,
 	return 0;
 }
 
-/* PD, CQ and QP of a connection end, on the device its cm_id is bound to. */
-static int kt_ep_res(struct kt_ep *ep)
+/*
+ * PD, CQ and QP (@nrecv receive WRs) of a connection end, on the device
+ * its cm_id is bound to. With @pd the QP is in that PD, which the caller
+ * owns (ep->pd stays NULL); without, in a PD of its own.
+ */
+static int kt_ep_res(struct kt_ep *ep, struct ib_pd *pd, u32 nrecv)
 {
 	struct ib_qp_init_attr qa = {
 		.cap = {
 			.max_send_wr = KT_DEPTH,
-			.max_recv_wr = 1,
+			.max_recv_wr = nrecv,
 			.max_send_sge = 1,
 			.max_recv_sge = 1,
 		},
@@ -377,11 +426,14 @@ static int kt_ep_res(struct kt_ep *ep)
 	struct ib_device *dev = ep->id->device;
 	int rv;
 
-	ep->pd = ib_alloc_pd(dev, 0);
-	if (IS_ERR(ep->pd)) {
-		rv = PTR_ERR(ep->pd);
-		ep->pd = NULL;
-		return rv;
+	if (!pd) {
+		ep->pd = ib_alloc_pd(dev, 0);
+		if (IS_ERR(ep->pd)) {
+			rv = PTR_ERR(ep->pd);
+			ep->pd = NULL;
+			return rv;
+		}
+		pd = ep->pd;
 	}
 	ep->cq = ib_alloc_cq(dev, NULL, 2 * KT_DEPTH, 0, IB_POLL_DIRECT);
 	if (IS_ERR(ep->cq)) {
@@ -391,7 +443,7 @@ static int kt_ep_res(struct kt_ep *ep)
 	}
 	qa.send_cq = ep->cq;
 	qa.recv_cq = ep->cq;
-	rv = rdma_create_qp(ep->id, ep->pd, &qa);
+	rv = rdma_create_qp(ep->id, pd, &qa);
 	if (rv)
 		return rv;
 	ep->has_qp = true;
@@ -430,12 +482,14 @@ static void kt_region_free(struct kt_ep *ep, struct kt_region *r)
 }
 
 /*
- * KT_TBUF_SIZE zeroed bytes on @ep's side, registered for @access with a
- * REG_MR work request on @ep's QP (the QP must be connected). A failure
- * is logged as one of check @name.
+ * @len bytes (a power of two, whole pages) on @ep's side, each @fill,
+ * registered for @access in the PD of @ep's QP with a REG_MR work request
+ * on that QP (it must be connected). A failure is logged as one of check
+ * @name.
  */
 static int kt_region_reg(struct kt_ctx *ctx, struct kt_ep *ep,
-			 struct kt_region *r, int access, const char *name)
+			 struct kt_region *r, u32 len, u8 fill, int access,
+			 const char *name)
 {
 	struct ib_device *dev = ep->id->device;
 	const struct ib_send_wr *bad;
@@ -445,19 +499,20 @@ static int kt_region_reg(struct kt_ctx *ctx, struct kt_ep *ep,
 	int rv;
 
 	/* kmalloc of a power of two is aligned to it: whole pages */
-	step = "kzalloc";
+	step = "kmalloc";
 	rv = -ENOMEM;
-	r->buf = kzalloc(KT_TBUF_SIZE, GFP_KERNEL);
+	r->buf = kmalloc(len, GFP_KERNEL);
 	if (!r->buf)
 		goto err;
-	sg_init_one(&r->sg, r->buf, KT_TBUF_SIZE);
+	memset(r->buf, fill, len);
+	sg_init_one(&r->sg, r->buf, len);
 	step = "ib_dma_map_sg";
 	if (ib_dma_map_sg(dev, &r->sg, 1, DMA_BIDIRECTIONAL) != 1)
 		goto err;
 	r->mapped = true;
 	step = "ib_alloc_mr";
-	r->mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG,
-			    KT_TBUF_SIZE >> PAGE_SHIFT);
+	r->mr = ib_alloc_mr(ep->id->qp->pd, IB_MR_TYPE_MEM_REG,
+			    len >> PAGE_SHIFT);
 	if (IS_ERR(r->mr)) {
 		rv = PTR_ERR(r->mr);
 		r->mr = NULL;
@@ -501,8 +556,8 @@ static int kt_regions_reg(struct kt_ctx *ctx, struct kt_conn *c,
 	int i, rv;
 
 	for (i = 0; i < KT_NTARGET; i++) {
-		rv = kt_region_reg(ctx, &c->srv, &c->reg[i], rights | flush[i],
-				   name);
+		rv = kt_region_reg(ctx, &c->srv, &c->reg[i], KT_TBUF_SIZE, 0,
+				   rights | flush[i], name);
 		if (rv)
 			return rv;
 	}
@@ -606,7 +661,7 @@ static int kt_cli_connect(struct kt_ctx *ctx, struct kt_conn *c,
 	if (!xiw_is_xiw_device(id->device))
 		return -ENODEV;
 	*step = "client QP";
-	rv = kt_ep_res(&c->cli);
+	rv = kt_ep_res(&c->cli, NULL, 1);
 	if (rv)
 		return rv;
 	*step = "client buffer";
@@ -662,7 +717,7 @@ static int kt_srv_accept(struct kt_ctx *ctx, struct kt_conn *c,
 	if (!xiw_is_xiw_device(c->srv.id->device))
 		return -ENODEV;
 	*step = "server QP";
-	rv = kt_ep_res(&c->srv);
+	rv = kt_ep_res(&c->srv, NULL, 1);
 	if (rv)
 		return rv;
 	*step = "rdma_accept";
@@ -1579,7 +1634,7 @@ static int kt_idle_setup(struct kt_ctx *ctx)
 		       &ctx->cli_sa);
 		return -ENODEV;
 	}
-	rv = kt_ep_res(ep);
+	rv = kt_ep_res(ep, NULL, 1);
 	if (rv)
 		return rv;
 	idle_qpn = id->qp->qp_num;
@@ -1611,6 +1666,425 @@ static void kt_idle_free(struct kt_ctx *ctx)
 	kfree(ctx);
 }
 
+/*
+ * Role fence: the kernel side of kapi_invfence. One PD for every
+ * connection (as nvme-rdma shares one across its queues), a region of
+ * KT_FENCE_LEN bytes of KT_FENCE_FILL fast-registered through the first
+ * connection's QP, receives posted on each connection. A raw peer reads
+ * or writes the region; a receive that reports the peer invalidated its
+ * STag makes the region the consumer's again, which reuses it at once
+ * (KT_FENCE_MARK over all of it). Whatever the peer gets or places after
+ * that is what the invalidation failed to fence.
+ */
+#define KT_FENCE_LEN	SZ_1M
+#define KT_FENCE_FILL	0xa5
+#define KT_FENCE_MARK	0xee
+#define KT_FENCE_CONNS	2
+#define KT_FENCE_RECVS	4		/* receives posted on a connection */
+#define KT_FENCE_RLEN	64		/* bytes of each */
+
+/*
+ * What xiw_target tells a peer in its accept private data (big endian,
+ * selftests/progs/target_info.h), so that xiw_badpeer can connect. The
+ * two 4 KiB regions it names are not offered here (STag 0 is never
+ * valid): the peer addresses the fence region, fence_key.
+ */
+#define KT_PEER_MAGIC	0x58495754	/* "XIWT" */
+#define KT_PEER_REGION	4096
+struct kt_peer_info {
+	__be32 magic;
+	__be32 conn_id;
+	__be64 rw_addr;
+	__be32 rw_stag;
+	__be32 rw_len;
+	__be64 ro_addr;
+	__be32 ro_stag;
+	__be32 ro_len;
+} __packed;
+
+struct kt_fence_conn {
+	struct kt_ep ep;		/* ep.pd is NULL: kt_fence.pd */
+	int num;			/* 1, 2, ... in accept order */
+	void *rbuf;			/* KT_FENCE_RECVS receive buffers */
+	u64 rdma;
+	bool rmapped;
+	bool closed;			/* its end was logged */
+};
+
+struct kt_fence {
+	struct kt_ctx *ctx;
+	struct ib_pd *pd;		/* of every connection */
+	struct kt_fence_conn conn[KT_FENCE_CONNS];
+	int nconn;			/* accepted */
+	bool refuse;			/* after a failed accept */
+	struct kt_region reg;		/* registered through conn[0] */
+};
+
+static struct kt_fence *kt_fence;
+static struct task_struct *kt_fence_task;
+
+/* The next connection request goes to the next free connection end. */
+static void kt_fence_listen_for(struct kt_fence *f)
+{
+	struct kt_ep *l = &f->ctx->listen;
+
+	spin_lock_irq(&l->lock);
+	l->next = f->nconn < KT_FENCE_CONNS && !f->refuse ?
+		  &f->conn[f->nconn].ep : NULL;
+	l->events &= ~BIT(RDMA_CM_EVENT_CONNECT_REQUEST);
+	spin_unlock_irq(&l->lock);
+}
+
+/*
+ * The connection end a request was routed to, not accepted yet, or NULL
+ * (a request refused for want of one woke the thread for nothing).
+ */
+static struct kt_fence_conn *kt_fence_request(struct kt_fence *f)
+{
+	struct kt_ep *l = &f->ctx->listen;
+	struct kt_fence_conn *c = NULL;
+
+	spin_lock_irq(&l->lock);
+	l->events &= ~BIT(RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (l->next && l->next->id)
+		c = container_of(l->next, struct kt_fence_conn, ep);
+	spin_unlock_irq(&l->lock);
+	return c;
+}
+
+/* Receive buffers of @c, all posted. */
+static int kt_fence_recvs(struct kt_fence *f, struct kt_fence_conn *c)
+{
+	struct ib_device *dev = c->ep.id->device;
+	const struct ib_recv_wr *bad;
+	int i, rv;
+
+	c->rbuf = kzalloc(KT_FENCE_RECVS * KT_FENCE_RLEN, GFP_KERNEL);
+	if (!c->rbuf)
+		return -ENOMEM;
+	c->rdma = ib_dma_map_single(dev, c->rbuf,
+				    KT_FENCE_RECVS * KT_FENCE_RLEN,
+				    DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev, c->rdma))
+		return -ENOMEM;
+	c->rmapped = true;
+	for (i = 0; i < KT_FENCE_RECVS; i++) {
+		struct ib_sge sge = {
+			.addr = c->rdma + i * KT_FENCE_RLEN,
+			.length = KT_FENCE_RLEN,
+			.lkey = f->pd->local_dma_lkey,
+		};
+		struct ib_recv_wr wr = {
+			.wr_id = KT_WRID_FENCE_RECV,
+			.sg_list = &sge,
+			.num_sge = 1,
+		};
+
+		rv = ib_post_recv(c->ep.id->qp, &wr, &bad);
+		if (rv)
+			return rv;
+	}
+	return 0;
+}
+
+/*
+ * Accept the request routed to the next connection end: QP in the shared
+ * PD (allocated with the first), receives, accept, established; the
+ * first connection also registers the region and publishes it. Returns
+ * the failed step in *@step.
+ */
+static int kt_fence_accept(struct kt_fence *f, struct kt_fence_conn *c,
+			   const char **step)
+{
+	struct kt_peer_info info = {
+		.magic = cpu_to_be32(KT_PEER_MAGIC),
+		.conn_id = cpu_to_be32(c->num),
+		.rw_len = cpu_to_be32(KT_PEER_REGION),
+		.ro_len = cpu_to_be32(KT_PEER_REGION),
+	};
+	struct rdma_conn_param param = {
+		.initiator_depth = KT_RD_DEPTH,
+		.responder_resources = KT_RD_DEPTH,
+		.private_data = &info,
+		.private_data_len = sizeof(info),
+	};
+	struct ib_device *dev = c->ep.id->device;
+	int rv;
+
+	*step = "device";
+	if (!xiw_is_xiw_device(dev) || (f->pd && f->pd->device != dev))
+		return -ENODEV;
+	if (!f->pd) {
+		*step = "ib_alloc_pd";
+		f->pd = ib_alloc_pd(dev, 0);
+		if (IS_ERR(f->pd)) {
+			rv = PTR_ERR(f->pd);
+			f->pd = NULL;
+			return rv;
+		}
+	}
+	*step = "QP";
+	rv = kt_ep_res(&c->ep, f->pd, KT_FENCE_RECVS);
+	if (rv)
+		return rv;
+	*step = "receives";
+	rv = kt_fence_recvs(f, c);
+	if (rv)
+		return rv;
+	*step = "rdma_accept";
+	rdma_lock_handler(c->ep.id);
+	rv = rdma_accept(c->ep.id, &param);
+	rdma_unlock_handler(c->ep.id);
+	if (!rv)
+		rv = kt_wait_event(&c->ep, RDMA_CM_EVENT_ESTABLISHED,
+				   KT_CM_ERRORS);
+	if (rv)
+		return rv;
+	c->ep.connected = true;
+	pr_info("fence: connection %d from %pISpc\n", c->num,
+		&c->ep.id->route.addr.dst_addr);
+	if (f->reg.mr)
+		return 0;
+	*step = "region";
+	rv = kt_region_reg(f->ctx, &c->ep, &f->reg, KT_FENCE_LEN,
+			   KT_FENCE_FILL, IB_ACCESS_LOCAL_WRITE |
+			   IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ,
+			   "fence");
+	if (rv)
+		return rv;
+	snprintf(kt_fence_key, sizeof(kt_fence_key), "%#x:%#llx",
+		 f->reg.mr->rkey, f->reg.mr->iova);
+	pr_info("fence: registered stag=%#x addr=%#llx len=%u\n",
+		f->reg.mr->rkey, f->reg.mr->iova, KT_FENCE_LEN);
+	return 0;
+}
+
+/* The region's bytes as the consumer sees them (the device's writes too). */
+static void kt_fence_cpu(struct kt_fence *f)
+{
+	ib_dma_sync_single_for_cpu(f->pd->device, sg_dma_address(&f->reg.sg),
+				   KT_FENCE_LEN, DMA_BIDIRECTIONAL);
+}
+
+/* Log the region's bytes by value, @when. */
+static void kt_fence_count(struct kt_fence *f, const char *when)
+{
+	size_t a5 = 0, ee = 0, other = 0;
+	const u8 *p = f->reg.buf;
+	u32 i;
+
+	kt_fence_cpu(f);
+	for (i = 0; i < KT_FENCE_LEN; i++) {
+		if (p[i] == KT_FENCE_FILL)
+			a5++;
+		else if (p[i] == KT_FENCE_MARK)
+			ee++;
+		else
+			other++;
+	}
+	pr_info("fence: region %s a5=%zu ee=%zu other=%zu\n", when, a5, ee,
+		other);
+}
+
+/* The region is the consumer's again (@why): reuse it at once. */
+static void kt_fence_mark(struct kt_fence *f, struct kt_fence_conn *c,
+			  const char *why)
+{
+	kt_fence_count(f, "invalidated");
+	memset(f->reg.buf, KT_FENCE_MARK, KT_FENCE_LEN);
+	ib_dma_sync_single_for_device(f->pd->device, sg_dma_address(&f->reg.sg),
+				      KT_FENCE_LEN, DMA_BIDIRECTIONAL);
+	pr_info("fence: MARKED conn=%d after=%s\n", c->num, why);
+}
+
+/*
+ * A completion of @c: a receive that says the peer invalidated the
+ * region's STag, or the completion of the local invalidation, gives the
+ * region back.
+ */
+static void kt_fence_wc(struct kt_fence *f, struct kt_fence_conn *c,
+			const struct ib_wc *wc)
+{
+	bool inv = wc->wc_flags & IB_WC_WITH_INVALIDATE;
+
+	if (wc->wr_id == KT_WRID_FENCE_LINV) {
+		pr_info("fence: LOCAL_INV conn=%d status=%d\n", c->num,
+			wc->status);
+		if (wc->status == IB_WC_SUCCESS)
+			kt_fence_mark(f, c, "LOCAL_INV");
+		else
+			kt_fail(f->ctx, "fence", "IB_WR_LOCAL_INV: %s",
+				ib_wc_status_msg(wc->status));
+		return;
+	}
+	if (wc->wr_id != KT_WRID_FENCE_RECV) {
+		pr_info("fence: conn=%d wr_id %llu status %d\n", c->num,
+			wc->wr_id, wc->status);
+		return;
+	}
+	pr_info("fence: RECV conn=%d status=%d len=%u inv=%#x\n", c->num,
+		wc->status, wc->byte_len, inv ? wc->ex.invalidate_rkey : 0);
+	if (wc->status == IB_WC_SUCCESS && inv && f->reg.mr &&
+	    wc->ex.invalidate_rkey == f->reg.mr->rkey)
+		kt_fence_mark(f, c, "INVALIDATED");
+}
+
+/* fence_local_inv was written: IB_WR_LOCAL_INV of the region on @c. */
+static void kt_fence_local_inv(struct kt_fence *f, struct kt_fence_conn *c)
+{
+	struct ib_send_wr wr = {
+		.wr_id = KT_WRID_FENCE_LINV,
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	const struct ib_send_wr *bad;
+	int rv;
+
+	if (!f->reg.mr || !c->ep.has_qp) {
+		kt_fail(f->ctx, "fence", "local invalidation: no region or QP");
+		return;
+	}
+	wr.ex.invalidate_rkey = f->reg.mr->rkey;
+	rv = ib_post_send(c->ep.id->qp, &wr, &bad);
+	if (rv)
+		kt_fail(f->ctx, "fence", "ib_post_send(IB_WR_LOCAL_INV) %d", rv);
+	else
+		pr_info("fence: LOCAL_INV posted conn=%d\n", c->num);
+}
+
+static bool kt_fence_woken(struct kt_fence *f)
+{
+	return (kt_events(&f->ctx->listen) &
+		BIT(RDMA_CM_EVENT_CONNECT_REQUEST)) || kthread_should_stop();
+}
+
+/*
+ * The role's thread until kthread_stop(): accepts connections, polls
+ * their CQs, logs their end. A CM event wakes it; completions are polled
+ * every few milliseconds.
+ */
+static int kt_fence_thread(void *arg)
+{
+	struct kt_fence *f = arg;
+	struct kt_ep *l = &f->ctx->listen;
+	struct kt_fence_conn *c;
+	const char *step;
+	struct ib_wc wc;
+	int i, rv;
+
+	kt_fence_listen_for(f);
+	while (!kthread_should_stop()) {
+		wait_event_interruptible_timeout(l->wq, kt_fence_woken(f),
+						 msecs_to_jiffies(2));
+		c = kt_fence_request(f);
+		if (c) {
+			rv = kt_fence_accept(f, c, &step);
+			if (rv) {
+				kt_fail(f->ctx, "fence", "connection %d: %s: %d",
+					c->num, step, rv);
+				/* freed at the end: accept no more */
+				f->refuse = true;
+			} else {
+				f->nconn++;
+			}
+			kt_fence_listen_for(f);
+		}
+		i = READ_ONCE(kt_fence_linv);
+		if (i) {
+			WRITE_ONCE(kt_fence_linv, 0);
+			kt_fence_local_inv(f, &f->conn[i - 1]);
+		}
+		for (i = 0; i < f->nconn; i++) {
+			c = &f->conn[i];
+			if (!c->ep.has_qp)
+				continue;
+			while (ib_poll_cq(c->ep.cq, 1, &wc) > 0)
+				kt_fence_wc(f, c, &wc);
+			if (!c->closed && (kt_events(&c->ep) &
+					   BIT(RDMA_CM_EVENT_DISCONNECTED))) {
+				c->closed = true;
+				pr_info("fence: connection %d closed\n", c->num);
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * After the thread: the connections' QPs first (nothing reaches the
+ * region once they are gone), then what the region holds, then the rest.
+ */
+static void kt_fence_free(struct kt_fence *f)
+{
+	struct kt_fence_conn *c;
+	int i;
+
+	if (f->ctx->listen.id)
+		rdma_destroy_id(f->ctx->listen.id);
+	f->ctx->listen.id = NULL;
+	for (i = 0; i < KT_FENCE_CONNS; i++) {
+		c = &f->conn[i];
+		if (c->ep.connected)
+			rdma_disconnect(c->ep.id);
+		kt_ep_destroy_qp(&c->ep);
+	}
+	if (f->reg.mr)
+		kt_fence_count(f, "at rmmod");
+	/* registered through conn[0]: its cm_id still names the device */
+	if (f->conn[0].ep.id)
+		kt_region_free(&f->conn[0].ep, &f->reg);
+	for (i = 0; i < KT_FENCE_CONNS; i++) {
+		c = &f->conn[i];
+		if (c->rmapped)
+			ib_dma_unmap_single(c->ep.id->device, c->rdma,
+					    KT_FENCE_RECVS * KT_FENCE_RLEN,
+					    DMA_FROM_DEVICE);
+		kfree(c->rbuf);
+		kt_ep_free(&c->ep);
+	}
+	if (f->pd)
+		ib_dealloc_pd(f->pd);
+	pr_info("fence: %d connections, %d failed\n", f->nconn,
+		f->ctx->failed);
+	kt_ctx_free(f->ctx);
+	kfree(f);
+}
+
+static int kt_fence_start(struct kt_ctx *ctx)
+{
+	struct task_struct *task;
+	struct kt_fence *f;
+	int i, rv;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f) {
+		kt_ctx_free(ctx);
+		return -ENOMEM;
+	}
+	f->ctx = ctx;
+	for (i = 0; i < KT_FENCE_CONNS; i++) {
+		kt_ep_init(&f->conn[i].ep, "fence");
+		f->conn[i].num = i + 1;
+	}
+	rv = kt_listen(ctx);
+	if (rv) {
+		kt_fail(ctx, "listen", "%pISpc: %d", &ctx->srv_sa, rv);
+		kt_fence_free(f);
+		return -EIO;
+	}
+	task = kthread_run(kt_fence_thread, f, "xiw_ktest_fence");
+	if (IS_ERR(task)) {
+		kt_fence_free(f);
+		return PTR_ERR(task);
+	}
+	/* kthread_stop() must find it even if it died */
+	get_task_struct(task);
+	kt_fence = f;
+	kt_fence_task = task;
+	pr_info("fence: listening on %pISpc\n", &ctx->srv_sa);
+	return 0;
+}
+
 static int __init xiw_ktest_init(void)
 {
 	struct task_struct *task;
@@ -1629,8 +2103,11 @@ static int __init xiw_ktest_init(void)
 		ctx->role = KT_CLIENT;
 	} else if (!strcmp(role, "idle")) {
 		ctx->role = KT_IDLE;
+	} else if (!strcmp(role, "fence")) {
+		ctx->role = KT_FENCE;
 	} else {
-		pr_err("role %s: not loopback, server, client or idle\n", role);
+		pr_err("role %s: not loopback, server, client, idle or fence\n",
+		       role);
 		kfree(ctx);
 		return -EINVAL;
 	}
@@ -1659,6 +2136,8 @@ static int __init xiw_ktest_init(void)
 		kt_idle = ctx;
 		return 0;
 	}
+	if (ctx->role == KT_FENCE)
+		return kt_fence_start(ctx);
 	if (ctx->role != KT_CLIENT) {
 		rv = kt_listen(ctx);
 		if (rv) {
@@ -1694,6 +2173,12 @@ static int __init xiw_ktest_init(void)
 
 static void __exit xiw_ktest_exit(void)
 {
+	if (kt_fence) {
+		kthread_stop(kt_fence_task);
+		put_task_struct(kt_fence_task);
+		kt_fence_free(kt_fence);
+		return;
+	}
 	if (kt_idle) {
 		kt_idle_check(kt_idle);
 		kt_idle_free(kt_idle);

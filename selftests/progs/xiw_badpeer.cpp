@@ -987,6 +987,26 @@ const Case kCases[] = {
 		wait_hold(o.hold);
 		send_all(p.fd, f.data() + half, f.size() - half);
 	}},
+	{"read-stall", "(4 KiB receive buffer, --foreign-file: a region of 1 MiB of 0xa5 its consumer invalidates itself) a Read Request of the whole region, left unread until --hold FILE exists (the consumer wrote 0xee over the region when its invalidation completed), then everything is read: Read Responses counted by byte value",
+	 [](Peer &p, const Opts &o) {
+		p.rsum = true;
+		send_fpdu(p, rreq_hdr(p, o.foreign_stag, o.foreign_addr,
+				      kWindow));
+		p.msn[rdmap::kQnReadReq]++;
+		std::printf("STALLED\n");
+		std::fflush(stdout);
+		wait_hold(o.hold);
+	}},
+	{"inv-foreign", "(--foreign-file: a fast-registration STag of this QP's PD, another connection writing into it) once --hold FILE exists, a Send with Invalidate of that STag",
+	 [](Peer &p, const Opts &o) {
+		wait_hold(o.hold);
+		Bytes h = untagged_hdr(rdmap::ctrl(rdmap::kSendInv),
+				       rdmap::kQnSend, p.msn[rdmap::kQnSend]);
+		rfc::put32(&h[ddp::kOffInvStag], o.foreign_stag);
+		send_fpdu(p, h, pattern(16, 25));
+		p.msn[rdmap::kQnSend]++;
+		std::printf("INVALIDATING\n");
+	}},
 	{"stall-quiet", "(4 KiB receive buffer) never reads what xiw sends, silence for 15 s",
 	 [](Peer &, const Opts &) {
 		std::printf("STALLING\n");
@@ -1052,7 +1072,8 @@ int run(const Opts &o)
 	if (p.fd < 0)
 		die("socket");
 	if (o.name == "stall-read" || o.name == "stall-quiet" ||
-	    o.name == "stall-irq" || o.name == "window-read-inv") {
+	    o.name == "stall-irq" || o.name == "window-read-inv" ||
+	    o.name == "read-stall") {
 		int rb = 4096;	// a small window that closes soon
 
 		setsockopt(p.fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));
@@ -1192,7 +1213,7 @@ int run(const Opts &o)
 		while (Clock::now() < fend &&
 		       !(ff = std::fopen(o.foreign_file.c_str(), "r")))
 			usleep(20000);
-		if (!ff || std::fscanf(ff, "%lli:%lli", &stag, &addr) != 2) {
+		if (!ff || std::fscanf(ff, "%lli:%llx", &stag, &addr) != 2) {
 			std::printf("NOFOREIGN %s\n", o.foreign_file.c_str());
 			return 2;
 		}
