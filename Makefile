@@ -17,7 +17,9 @@
 #   make fuzz       libFuzzer harnesses, FUZZ_TIME seconds each (FUZZ=names)
 #   make mutate     the mutation check: every patch of selftests/mutations/
 #                   applied to a scratch copy, built, its named tests run;
-#                   each must be caught (M=NN runs the one(s) numbered NN)
+#                   each must be caught for the reason its Expect: line
+#                   gives, after a baseline run of the tests on the clean
+#                   tree (M=NN runs the one(s) numbered NN)
 #   make fuzz-live  the wire fuzzer against xiw.ko in the VM (fuzz_wire),
 #                   FUZZ_TIME seconds (FUZZ_SEED=n)
 #   make soak       SOAK_QPS QPs (1000) with mixed traffic for SOAK_TIME

@@ -187,6 +187,10 @@ if [ $# = 0 ]; then
 	bash selftests/run.sh --selfcheck >"$BUILD/vm-selfcheck.log" 2>&1
 	grep -vE '^# ' "$BUILD/vm-selfcheck.log" | tail -n 20
 	add_summary "$BUILD/vm-selfcheck.log" "VM bench self-check"
+	echo "== make mutate's self-check (its verdicts: killed for the reason expected, else error)"
+	bash selftests/mutate.sh --selfcheck >"$BUILD/mutate-selfcheck.log" 2>&1
+	grep -E '^(not ok|[0-9]+ passed)' "$BUILD/mutate-selfcheck.log"
+	add_summary "$BUILD/mutate-selfcheck.log" "make mutate's self-check"
 fi
 
 phase siw-build
