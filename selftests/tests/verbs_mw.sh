@@ -13,7 +13,7 @@ t0=$SECONDS
 run_timeout 150 "$P" 192.0.2.1 7477 "${XIW_MW_ROUNDS:-32}" >m.log 2>&1 || rc=$?
 log "xiw_mw ran $((SECONDS - t0)) s"
 grep -v '^ok ' m.log | sed 's/^/# /'
-[ "$rc" = 0 ] || fail "xiw_mw (exit $rc): $(grep -m1 -v '^ok ' m.log || true)"
+[ "$rc" = 0 ] || fail "xiw_mw (exit $rc): $(grep -m1 '^FAIL' m.log || grep -m1 -v -e '^ok ' -e '^# ' m.log || true)"
 expect_eq "$(grep -c '^ok ' m.log)" 317 "checks passed (every one ran)"
 # nothing of the owner's or the peers' is left
 [ -z "$(rdma resource show mr 2>/dev/null | grep -w xiw0)" ] ||
