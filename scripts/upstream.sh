@@ -17,10 +17,10 @@
 #                                OUT/kernel/check.txt; exit 1 on any error.
 #
 # OUT is build/upstream (UPSTREAM_OUT=...). The tree is prepared once
-# (Debian's /boot/config-6.12.*, make olddefconfig, modules_prepare, and
-# Debian's Module.symvers so that modpost knows the kernel's exports): a
-# full kernel build is far too slow for a check, an M= build on a prepared
-# tree compiles exactly what the series adds.
+# (Debian's /boot/config-6.12.*, olddefconfig, what modules_prepare makes,
+# and Debian's Module.symvers so that modpost knows the kernel's exports;
+# see prepare()): a full kernel build is far too slow for a check, an M=
+# build on a prepared tree compiles exactly what the series adds.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -208,14 +208,47 @@ series() {
 
 # --- the check -------------------------------------------------------------
 
+# Debian's headers and kbuild packages of the same release: the kernel's
+# own `make olddefconfig modules_prepare` needs flex and bison (kconfig's
+# and genksyms' parsers), which this machine does not have. Their host
+# tools and generated headers are what modules_prepare makes from this
+# source and config, so the tree takes them, and Debian's kconfig binary
+# (`conf`) runs olddefconfig and syncconfig on the tree's own Kconfig.
+HDRS=$(find /usr/src -maxdepth 1 -name 'linux-headers-6.12.*-amd64' | sort -V | tail -1)
+KREL=${HDRS##*/linux-headers-}
+KBUILD=$(readlink -f "$HDRS/scripts/..")
+# Debian built 6.12 with x86_64-linux-gnu-gcc-12 and without Rust
+KCC=x86_64-linux-gnu-gcc-12
+KMAKE=(make -C "$TREE" CC="$KCC" -j"$JOBS")
+
+kconf() {
+	(cd "$TREE" && env srctree=. ARCH=x86 SRCARCH=x86 KERNELVERSION="${KREL%%+*}" \
+		CC="$KCC" LD=ld HOSTCC=gcc HOSTCXX=g++ RUSTC=false BINDGEN=false \
+		PAHOLE=pahole AR=ar NM=nm OBJCOPY=objcopy READELF=readelf \
+		CC_VERSION_TEXT="$($KCC --version | head -1)" \
+		"$KBUILD/scripts/kconfig/conf" -s "--$1" Kconfig)
+}
+
 prepare() {
-	local cfg
-	[ -f "$TREE/.config" ] && [ -f "$TREE/scripts/mod/modpost" ] && return 0
-	cfg=$(ls /boot/config-6.12.* 2>/dev/null | sort -V | tail -1)
-	[ -n "$cfg" ] || die "no /boot/config-6.12.*"
-	cp "$cfg" "$TREE/.config"
-	make -s -C "$TREE" olddefconfig
-	make -s -C "$TREE" -j"$JOBS" modules_prepare
+	local f
+	[ -n "$HDRS" ] && [ -f "/boot/config-$KREL" ] ||
+		die "no linux-headers-6.12.*-amd64 with its /boot/config"
+	# every check starts from Debian's config, without xiw
+	cp "/boot/config-$KREL" "$TREE/.config"
+	if [ ! -x "$TREE/scripts/mod/modpost" ]; then
+		mkdir -p "$TREE/include/generated" "$TREE/arch/x86/include/generated"
+		cp -a "$HDRS/include/generated/." "$TREE/include/generated/"
+		cp -a "$HDRS/arch/x86/include/generated/." "$TREE/arch/x86/include/generated/"
+		cp "$HDRS/arch/x86/module.lds" "$TREE/arch/x86/module.lds"
+		for f in scripts/basic/fixdep scripts/mod/modpost scripts/mod/modpost.real-lsb-64 \
+			scripts/genksyms/genksyms scripts/sign-file tools/objtool/objtool \
+			tools/objtool/objtool.real-x86 tools/bpf/resolve_btfids/resolve_btfids; do
+			mkdir -p "$(dirname "$TREE/$f")"
+			cp -a "$KBUILD/$f" "$TREE/$f"
+		done
+	fi
+	kconf olddefconfig
+	kconf syncconfig
 }
 
 # Debian's exports of the same kernel, so that modpost checks every
@@ -244,7 +277,7 @@ check() {
 	log=$PATCHES/check.log
 	: >"$log"
 	{
-		echo "# prepare (olddefconfig, modules_prepare): $((t1 - t0)) s"
+		echo "# prepare (Debian $KREL tools and config, olddefconfig): $((t1 - t0)) s"
 		printf '%-3s %-62s %-9s %s\n' "#" "subject" "E/W/C" "build"
 	} >"$PATCHES/check.txt"
 	for c in $commits; do
@@ -254,7 +287,7 @@ check() {
 		say "[$i/$n] $subj"
 		echo "=== [$i/$n] $subj" >>"$log"
 		cp=$(git -C "$TREE" format-patch -1 --stdout "$c" |
-			(cd "$TREE" && ./scripts/checkpatch.pl --strict -q - || true) |
+			(cd "$TREE" && ./scripts/checkpatch.pl --strict -q - 2>>"$log" || true) |
 			tee -a "$log" | checkpatch_counts)
 		[ -n "$cp" ] || cp="0 0 0"
 		read -r ce cw cc <<<"$cp"
@@ -268,12 +301,12 @@ check() {
 			if ((hooked)); then
 				# the Kconfig symbol exists now: configure it as a user would
 				"$TREE/scripts/config" --file "$TREE/.config" --module RDMA_XIW
-				make -s -C "$TREE" olddefconfig >>"$log" 2>&1
-				make -s -C "$TREE" -j"$JOBS" modules_prepare >>"$log" 2>&1
+				kconf olddefconfig >>"$log" 2>&1
+				kconf syncconfig >>"$log" 2>&1
 				grep -q '^CONFIG_RDMA_XIW=m$' "$TREE/.config" ||
 					{ echo "CONFIG_RDMA_XIW not =m after olddefconfig" >>"$log"; res=FAIL; }
 				symvers
-				if [ "$res" != FAIL ] && make -C "$TREE" -j"$JOBS" W=1 C=$CHECK_C M=$DRV \
+				if [ "$res" != FAIL ] && "${KMAKE[@]}" W=1 C=$CHECK_C M=$DRV \
 					>"$PATCHES/build.out" 2>&1 && [ -f "$TREE/$DRV/xiw.ko" ]; then
 					res=module
 				else
@@ -282,23 +315,25 @@ check() {
 			elif [ -f "$TREE/$DRV/Makefile" ]; then
 				# not hooked yet: compile the objects present, W=1 C=1
 				objs=$(sed -n 's/^[[:space:]]*\(xiw_[a-z_]*\.o\).*/\1/p' "$TREE/$DRV/Makefile")
-				if make -C "$TREE" -j"$JOBS" W=1 C=$CHECK_C M=$DRV CONFIG_RDMA_XIW=m \
+				if "${KMAKE[@]}" W=1 C=$CHECK_C M=$DRV CONFIG_RDMA_XIW=m \
 					$objs >"$PATCHES/build.out" 2>&1; then
 					res="$(wc -w <<<"$objs") objs"
 				else
 					res=FAIL
 				fi
 			else
-				res="headers"
-				# a header-only patch: each uapi header compiles alone
+				res=uapi
+				# a header-only patch: make headers (the tree's sanitized
+				# uapi in usr/include, as user space sees it), then each
+				# uapi header of the patch compiles alone, warning-free
+				: >"$PATCHES/build.out"
+				"${KMAKE[@]}" -s headers >>"$PATCHES/build.out" 2>&1 || res=FAIL
 				for o in $(git -C "$TREE" diff-tree --no-commit-id --name-only -r "$c" |
 					grep '^include/uapi/.*\.h$'); do
-					make -s -C "$TREE" "usr/${o#include/uapi/}" >/dev/null 2>&1 || true
 					echo "#include <${o#include/uapi/}>" |
-						gcc -fsyntax-only -Wall -I"$TREE/usr/include" -I"$TREE/include/uapi" \
-						-I"$TREE/arch/x86/include/uapi" -I"$TREE/arch/x86/include/generated/uapi" \
-						-I"$TREE/include/generated/uapi" -x c - >>"$PATCHES/build.out" 2>&1 ||
-						res=FAIL
+						gcc -fsyntax-only -Wall -Wextra -nostdinc -isystem \
+						"$(gcc -print-file-name=include)" -I"$TREE/usr/include" \
+						-x c - >>"$PATCHES/build.out" 2>&1 || res=FAIL
 				done
 			fi
 			t1=$(date +%s)
