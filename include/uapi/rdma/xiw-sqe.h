@@ -29,6 +29,7 @@
 #include <linux/types.h>
 #ifndef __KERNEL__
 #include <stdbool.h>
+#include <stddef.h>
 #endif
 #include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/xiw-abi.h>
