@@ -325,13 +325,16 @@ check() {
 				res=uapi
 				# a header-only patch: make headers (the tree's sanitized
 				# uapi in usr/include, as user space sees it), then each
-				# uapi header of the patch compiles alone, warning-free
+				# uapi header of the patch compiles alone with the flags
+				# of the kernel's own header test (usr/include/Makefile,
+				# CONFIG_UAPI_HEADER_TEST), warning-free
 				: >"$PATCHES/build.out"
 				"${KMAKE[@]}" -s headers >>"$PATCHES/build.out" 2>&1 || res=FAIL
 				for o in $(git -C "$TREE" diff-tree --no-commit-id --name-only -r "$c" |
 					grep '^include/uapi/.*\.h$'); do
 					echo "#include <${o#include/uapi/}>" |
-						gcc -fsyntax-only -Wall -Wextra -nostdinc -isystem \
+						gcc -fsyntax-only -std=c90 -Wall \
+						-Werror=implicit-function-declaration -nostdinc -isystem \
 						"$(gcc -print-file-name=include)" -I"$TREE/usr/include" \
 						-x c - >>"$PATCHES/build.out" 2>&1 || res=FAIL
 				done
