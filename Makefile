@@ -29,6 +29,9 @@
 #   make dkms-install   xiw.ko under DKMS (rebuilt on kernel updates)
 #   make dkms-uninstall
 #   make deb        Debian packages xiw-dkms, libxiw1, libxiw-dev in build/deb/
+#   make upstream   the kernel patch series against linux-source-6.12 in
+#                   build/upstream/kernel/; make upstream-check checks
+#                   each patch (checkpatch --strict, W=1 C=1 M= build)
 #   make kernel61   xiw.ko and xiw_ktest.ko for Debian 12's 6.1 kernel
 #                   (build/kver/6.1.0-N-amd64/)
 #   make check-6.1  W=1 build for 6.1, then VM tests booting 6.1 with it
@@ -69,7 +72,8 @@ KTEST_MAKE = $(MAKE) -C $(KDIR) M=$(KTREE)/selftests/kmod \
 
 .PHONY: check-packages check-long all kernel ktest user deps check check-host check-vm demo bench install \
 	clean checkpatch sparse w1 fuzz fuzz-live soak fuzz-corpus dkms-src dkms-install \
-	dkms-uninstall deb dkms-tarball ktree kernel61 check-6.1 mutate
+	dkms-uninstall deb dkms-tarball ktree kernel61 check-6.1 mutate \
+	upstream upstream-check
 
 all: kernel ktest user
 
@@ -347,3 +351,12 @@ deb:
 		echo "lintian: $$(grep -c . $(DEB_DIR)/lintian.txt) lines in $(DEB_DIR)/lintian.txt"; \
 		cat $(DEB_DIR)/lintian.txt; fi
 	@ls -1 $(DEB_DIR)/*.deb
+
+# The kernel series for upstream (Documentation/upstream.md): the series
+# alone, then its check patch by patch (slow: each patch's objects, then
+# the whole module, with W=1 and sparse).
+upstream:
+	scripts/upstream.sh series
+
+upstream-check: upstream
+	scripts/upstream.sh check

@@ -29,6 +29,7 @@
 #include <linux/types.h>
 #ifndef __KERNEL__
 #include <stdbool.h>
+#include <stddef.h>
 #endif
 #include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/xiw-abi.h>
@@ -108,7 +109,7 @@ enum xiw_sqe_status {
  * The rule of @opcode, or NULL if @opcode is not an enum xiw_wr_opcode.
  * A row of kind XIW_SQE_KIND_NONE names an opcode that nobody may post yet.
  */
-static inline const struct xiw_sqe_rule *xiw_sqe_op_rule(__u8 opcode)
+static __inline__ const struct xiw_sqe_rule *xiw_sqe_op_rule(__u8 opcode)
 {
 	static const struct xiw_sqe_rule rules[XIW_SQE_NUM_ROWS] = {
 		{ .opcode = XIW_OP_WRITE, .kind = XIW_SQE_KIND_DATA,
@@ -220,8 +221,8 @@ static inline const struct xiw_sqe_rule *xiw_sqe_op_rule(__u8 opcode)
  * The rule of @opcode if this side may post it (@user: the SQE comes from
  * a user SQ ring), else NULL: unknown, not implemented, or kernel only.
  */
-static inline const struct xiw_sqe_rule *xiw_sqe_op_allowed(__u8 opcode,
-							    bool user)
+static __inline__ const struct xiw_sqe_rule *xiw_sqe_op_allowed(__u8 opcode,
+								bool user)
 {
 	const struct xiw_sqe_rule *r = xiw_sqe_op_rule(opcode);
 
@@ -243,8 +244,8 @@ static inline const struct xiw_sqe_rule *xiw_sqe_op_allowed(__u8 opcode,
  * An SQE that passes has num_sge <= XIW_MAX_SGE, or <= XIW_MAX_INLINE
  * with XIW_WQE_INLINE, whatever the limits say.
  */
-static inline __u8 xiw_sqe_check(const struct xiw_sqe *sqe, __u16 flags,
-				 const struct xiw_sqe_limits *lim, bool user)
+static __inline__ __u8 xiw_sqe_check(const struct xiw_sqe *sqe, __u16 flags,
+				     const struct xiw_sqe_limits *lim, bool user)
 {
 	const struct xiw_sqe_rule *r = xiw_sqe_op_allowed(sqe->opcode, user);
 	__u32 max;
@@ -299,7 +300,7 @@ static inline __u8 xiw_sqe_check(const struct xiw_sqe *sqe, __u16 flags,
  * The rights a Flush of @type (XIW_FLUSH_TYPE_* bits) needs on the peer's
  * MR: XIW_ACCESS_FLUSH_GLOBAL / _PERSISTENT.
  */
-static inline __u32 xiw_sqe_flush_access(__u8 type)
+static __inline__ __u32 xiw_sqe_flush_access(__u8 type)
 {
 	return ((type & XIW_FLUSH_TYPE_GLOBAL) ? XIW_ACCESS_FLUSH_GLOBAL : 0) |
 	       ((type & XIW_FLUSH_TYPE_PERSISTENT) ?
