@@ -68,6 +68,21 @@ static inline void xiw_bvec_set_virt(struct bio_vec *bv, void *vaddr,
 #endif
 
 /*
+ * 6.3, "mm: introduce vma->vm_flags wrapper functions": vm_flags became
+ * read-only outside the wrappers. Before, the flags are set directly
+ * (the caller holds mmap_lock for writing, as the wrapper requires).
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+static inline void xiw_vm_flags_set(struct vm_area_struct *vma,
+				    vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+#define vm_flags_set xiw_vm_flags_set
+#endif
+
+/*
  * 6.10, "net: extend ubuf_info callback to ops structure": the
  * completion of a zerocopy notifier moved from ubuf_info.callback to
  * ubuf_info.ops->complete. XIW_UBUF_OPS() defines the ops (before 6.10:

@@ -259,8 +259,20 @@ int xiw_mmap(struct ib_ucontext *ctx, struct vm_area_struct *vma)
 		goto out;
 	}
 	rv = remap_vmalloc_range(vma, entry->addr, 0);
-	if (rv)
+	if (rv) {
 		xiw_dbg(ctx->device, "remap_vmalloc_range: %d\n", rv);
+		goto out;
+	}
+	/*
+	 * A ring is shared with the kernel and indexed by the producer
+	 * state libxiw keeps in the process's private memory. A forked
+	 * child gets a copy of that state but, with an inherited mapping,
+	 * the very same ring: a post or poll in the child would move the
+	 * parent's queue under it. Like the doorbell pages of hardware
+	 * providers, the rings are not inherited: the child faults on
+	 * them instead of corrupting the parent's queues.
+	 */
+	vm_flags_set(vma, VM_DONTCOPY);
 out:
 	rdma_user_mmap_entry_put(rentry);
 	return rv;
