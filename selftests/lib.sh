@@ -525,6 +525,35 @@ xiw_two_devices() {
 	wait_port_state xiw1 PORT_ACTIVE 5
 }
 
+# ktest_two_devices: the setup of a test of the kernel API through
+# selftests/kmod/xiw_ktest.ko ($KT, set here; XIW_KTEST_KO loads another
+# build): xiw0 on dummy d0 (192.0.2.1/24) and xiw1 on d1 (192.0.2.2/24),
+# ACTIVE by sysfs rather than ibv_devinfo (no user-space provider is
+# needed), what the test module links to besides xiw (rdma_cm,
+# libcrc32c, ...) loaded, and the test module removed at the end if the
+# test left it loaded.
+ktest_two_devices() {
+	KT=${XIW_KTEST_KO:-$XIW_SELFTESTS/kmod/xiw_ktest.ko}
+	[ "$XIW_MOD" = xiw ] || skip "the kernel API is xiw's own"
+	[ -f "$KT" ] || fail "test module not built: $KT (make ktest)"
+	xiw_load
+	dummy_add d0
+	dummy_add d1
+	ip addr add 192.0.2.1/24 dev d0
+	ip addr add 192.0.2.2/24 dev d1
+	xiw_link_add xiw0 d0
+	xiw_link_add xiw1 d1
+	local d m
+	for d in xiw0 xiw1; do
+		wait_for 5 grep -q ACTIVE /sys/class/infiniband/$d/ports/1/state ||
+			fail "$d port state: $(cat /sys/class/infiniband/$d/ports/1/state)"
+	done
+	for m in $(modinfo -F depends "$KT" | tr , ' '); do
+		[ "$m" = "$XIW_MOD" ] || modprobe "$m" || fail "modprobe $m failed"
+	done
+	defer eval '[ ! -d /sys/module/xiw_ktest ] || rmmod xiw_ktest'
+}
+
 # xiw_commit_stat NAME: a counter of debugfs xiw/commit_stats (flush_global,
 # flush_persistent, flush_wb_bytes: bytes whose CPU cache lines a Flush P
 # wrote back, atomic_writes, verify, verify_bytes, verify_mismatch).

@@ -83,35 +83,26 @@ struct Target {
 	size_t foff(size_t off) const { return fsize ? off % fsize : off; }
 };
 
-void owner_read(const Target &t, size_t off, uint8_t *out, size_t n)
+// The owner's own access to @n bytes at registered offset @off: through
+// its mapping, or for a file through pread()/pwrite() (@write).
+void owner_io(const Target &t, size_t off, uint8_t *buf, size_t n,
+	      bool write)
 {
 	if (t.fd < 0) {
-		std::memcpy(out, t.base + off, n);
+		if (write)
+			std::memcpy(t.base + off, buf, n);
+		else
+			std::memcpy(buf, t.base + off, n);
 		return;
 	}
 	while (n) {
 		size_t fo = t.foff(off), k = std::min(n, t.fsize - fo);
+		ssize_t r = write ? pwrite(t.fd, buf, k, (off_t)fo) :
+				    pread(t.fd, buf, k, (off_t)fo);
 
-		if (pread(t.fd, out, k, fo) != (ssize_t)k)
-			die("pread");
-		out += k;
-		off += k;
-		n -= k;
-	}
-}
-
-void owner_write(const Target &t, size_t off, const uint8_t *in, size_t n)
-{
-	if (t.fd < 0) {
-		std::memcpy(t.base + off, in, n);
-		return;
-	}
-	while (n) {
-		size_t fo = t.foff(off), k = std::min(n, t.fsize - fo);
-
-		if (pwrite(t.fd, in, k, fo) != (ssize_t)k)
-			die("pwrite");
-		in += k;
+		if (r != (ssize_t)k)
+			die(write ? "pwrite" : "pread");
+		buf += k;
 		off += k;
 		n -= k;
 	}
@@ -227,14 +218,14 @@ void round_at(const char *kind, Side &cli, Side &srv, const Target &t,
 	if (d != len)
 		failk(kind, "Read back after the Write: byte " +
 			    std::to_string(d) + " differs" + at);
-	owner_read(t, off, got.data(), len);
+	owner_io(t, off, got.data(), len, false);
 	d = first_diff(got.data(), want.data(), len);
 	if (d != len)
 		failk(kind, "the owner's view after the Write: byte " +
 			    std::to_string(d) + " differs" + at);
 	for (size_t i = 0; i < len; i++)
 		want[i] = pattern(seed + 7777, i);
-	owner_write(t, off, want.data(), len);
+	owner_io(t, off, want.data(), len, true);
 	for (auto &e : rs)
 		std::memset((void *)(uintptr_t)e.addr, 0x5a, e.length);
 	run_wr(kind, cli, IBV_WR_RDMA_READ, rs, raddr, srv.mr->rkey, len);
@@ -255,7 +246,7 @@ void round_ro(const char *kind, Side &cli, Side &srv, const Target &t,
 	std::snprintf(at, sizeof(at), " (offset %#zx, %zu bytes)", off, len);
 	for (size_t i = 0; i < len; i++)
 		want[i] = pattern(seed + 555, i);
-	owner_write(t, off, want.data(), len);
+	owner_io(t, off, want.data(), len, true);
 	auto rs = layout(cli, len, 1, 0);
 	std::memset((void *)(uintptr_t)rs[0].addr, 0x5a, len);
 	run_wr(kind, cli, IBV_WR_RDMA_READ, rs, (uintptr_t)t.base + off,

@@ -6,32 +6,12 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd ip insmod rmmod modinfo modprobe dmesg
-KT=${XIW_KTEST_KO:-$XIW_SELFTESTS/kmod/xiw_ktest.ko}
-[ "$XIW_MOD" = xiw ] || skip "the kernel API is xiw's own"
-[ -f "$KT" ] || fail "test module not built: $KT (make ktest)"
-xiw_load
-dummy_add d0
-dummy_add d1
-ip addr add 192.0.2.1/24 dev d0
-ip addr add 192.0.2.2/24 dev d1
-xiw_link_add xiw0 d0
-xiw_link_add xiw1 d1
-# sysfs, not ibv_devinfo: this test needs no user-space provider
-for d in xiw0 xiw1; do
-	wait_for 5 grep -q ACTIVE /sys/class/infiniband/$d/ports/1/state ||
-		fail "$d port state: $(cat /sys/class/infiniband/$d/ports/1/state)"
-done
-# What the test module links to besides xiw (loaded above): rdma_cm,
-# libcrc32c, ...
-for m in $(modinfo -F depends "$KT" | tr , ' '); do
-	[ "$m" = "$XIW_MOD" ] || modprobe "$m" || fail "modprobe $m failed"
-done
+ktest_two_devices
 
 checks=(listen connect register write_flush atomic_write flush_mr
 	verify_crc32c_digest verify_crc32c_match verify_sha256_digest
 	verify_sha256_match bad_operands verify_mismatch flushed_after_terminate
 	commit_chain disconnect flush_no_right)
-defer eval '[ ! -d /sys/module/xiw_ktest ] || rmmod xiw_ktest'
 
 # ktest_run WHAT CONNECTED-ERE PARAM...: insmod the test module with
 # PARAMs; every check must pass, its connections must be CONNECTED-ERE

@@ -6,24 +6,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd ip insmod rmmod modinfo modprobe dmesg tc
-KT=${XIW_KTEST_KO:-$XIW_SELFTESTS/kmod/xiw_ktest.ko}
-[ "$XIW_MOD" = xiw ] || skip "the kernel API is xiw's own"
-[ -f "$KT" ] || fail "test module not built: $KT (make ktest)"
-xiw_load
-dummy_add d0
-dummy_add d1
-ip addr add 192.0.2.1/24 dev d0
-ip addr add 192.0.2.2/24 dev d1
-xiw_link_add xiw0 d0
-xiw_link_add xiw1 d1
-for d in xiw0 xiw1; do
-	wait_for 5 grep -q ACTIVE /sys/class/infiniband/$d/ports/1/state ||
-		fail "$d port state: $(cat /sys/class/infiniband/$d/ports/1/state)"
-done
-for m in $(modinfo -F depends "$KT" | tr , ' '); do
-	[ "$m" = "$XIW_MOD" ] || modprobe "$m" || fail "modprobe $m failed"
-done
-defer eval '[ ! -d /sys/module/xiw_ktest ] || rmmod xiw_ktest'
+ktest_two_devices
 
 P=/sys/module/$XIW_MOD/parameters
 defer eval "echo $(cat "$P/tx_zcopy") >$P/tx_zcopy"
