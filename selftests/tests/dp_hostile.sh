@@ -287,6 +287,9 @@ check_case() {
 	else
 		expect_line "$tout" "MEM id=$id rw_fnv=$rw_want ro_intact=1" "$name: regions untouched"
 	fi
+	# the device's asynchronous event and the connection's end reach
+	# the target on two channels, in either order: wait for the event
+	[ "$event" = - ] || wait_for 10 grep -q "^ASYNC id=$id " tgt.log || true
 	grab tgt.log "ASYNC id=$id *"
 	if [ "$event" = - ]; then
 		expect_eq "$cnt" 0 "$name: asynchronous events"
