@@ -2,9 +2,11 @@
 //
 // checks.h: the "ok WHAT" / "FAIL WHAT" lines and their counts that the
 // commit-operation test programs print (xiw_commit, xiw_commitops), the
-// summary line that closes them, and hex() for the bytes they compare.
+// summary line that closes them, hex() for the bytes they compare and
+// fmt() for the texts of the checks.
 #pragma once
 
+#include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -42,6 +44,19 @@ inline std::string hex(const uint8_t *p, size_t n)
 		s += b;
 	}
 	return s;
+}
+
+// printf into a string (up to 511 bytes), for a check's text
+inline std::string fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+inline std::string fmt(const char *f, ...)
+{
+	char b[512];
+	va_list ap;
+
+	va_start(ap, f);
+	std::vsnprintf(b, sizeof(b), f, ap);
+	va_end(ap);
+	return b;
 }
 
 } // namespace checks

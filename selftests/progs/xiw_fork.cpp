@@ -46,6 +46,7 @@
 namespace {
 
 using checks::check;
+using checks::fmt;
 using cm_pair::die;
 using cm_pair::Side;
 using cm_pair::SideOpts;
@@ -61,18 +62,6 @@ constexpr size_t kBackAt = 4096;			// in a
 constexpr size_t kChildAt = 7168;			// in b: the child's Write
 constexpr uint8_t kChildByte = 0xc1;
 constexpr uint64_t kChildWrId = 0xc41d;
-
-std::string fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char *f, ...)
-{
-	char b[512];
-	va_list ap;
-
-	va_start(ap, f);
-	std::vsnprintf(b, sizeof(b), f, ap);
-	va_end(ap);
-	return b;
-}
 
 uint8_t pat(int round, int stream, size_t i)
 {

@@ -74,20 +74,9 @@
 namespace {
 
 using checks::check;
+using checks::fmt;
 using cm_pair::die;
 using Clock = std::chrono::steady_clock;
-
-std::string fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char *f, ...)
-{
-	char b[512];
-	va_list ap;
-
-	va_start(ap, f);
-	std::vsnprintf(b, sizeof(b), f, ap);
-	va_end(ap);
-	return b;
-}
 
 // One QP on @id: its own CQs, depths, inline request.
 ibv_qp *make_qp(rdma_cm_id *id, ibv_pd *pd, ibv_cq *scq, ibv_cq *rcq,
