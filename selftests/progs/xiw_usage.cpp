@@ -558,6 +558,32 @@ int do_sharedcq(cm_pair::Pair &pair, int conns, int msgs)
 				return c;
 		return -1;
 	};
+	// One completion of side @s, a Send's or a receive's (@recv): its
+	// status and opcode, the QP it names against the one its wr_id says
+	// (connection << 32 | message number), its order on that QP. Returns
+	// the connection.
+	auto account = [&](int s, const ibv_wc &w, bool recv) {
+		int c = int(w.wr_id >> 32);
+		uint32_t seq = uint32_t(w.wr_id);
+		const char *op = recv ? "recv" : "send";
+
+		total++;
+		if (w.status != IBV_WC_SUCCESS ||
+		    w.opcode != (recv ? IBV_WC_RECV : IBV_WC_SEND))
+			note(bad_status, fmt("side %d %s %" PRIx64 ": %s opcode %d", s, op,
+					     w.wr_id, ibv_wc_status_str(w.status), w.opcode));
+		if (c >= conns)
+			die("wr_id of no QP of ours");
+		if (conn_of(s, w.qp_num) != c)
+			note(bad_attr, fmt("side %d %s wr_id %" PRIx64 " reported on qp_num %u (conn %d)",
+					   s, op, w.wr_id, w.qp_num, conn_of(s, w.qp_num)));
+		uint32_t &done = (recv ? rdone : sdone)[s][c];
+		if (seq != done)
+			note(bad_order, fmt("side %d conn %d: %s completion %u, expected %u",
+					    s, c, recv ? "receive" : "send", seq, done));
+		done = seq + 1;
+		return c;
+	};
 	const int want = 2 * 2 * conns * msgs;
 	// ends when every completion came or none came for 15 s
 	auto end = Clock::now() + std::chrono::seconds(15);
@@ -588,48 +614,13 @@ int do_sharedcq(cm_pair::Pair &pair, int conns, int msgs)
 			ibv_wc wc[32];
 			int k = ibv_poll_cq(scq[s], 32, wc);
 
-			for (int j = 0; j < k; j++) {
-				int c = int(wc[j].wr_id >> 32);
-				uint32_t seq = uint32_t(wc[j].wr_id);
-
-				total++;
-				if (wc[j].status != IBV_WC_SUCCESS || wc[j].opcode != IBV_WC_SEND)
-					note(bad_status, fmt("side %d send %" PRIx64 ": %s opcode %d", s,
-							     wc[j].wr_id, ibv_wc_status_str(wc[j].status),
-							     wc[j].opcode));
-				// the wr_id says which QP posted it
-				if (c >= conns)
-					die("wr_id of no QP of ours");
-				if (conn_of(s, wc[j].qp_num) != c)
-					note(bad_attr, fmt("side %d send wr_id %" PRIx64 " reported on qp_num %u (conn %d)",
-							   s, wc[j].wr_id, wc[j].qp_num,
-							   conn_of(s, wc[j].qp_num)));
-				if (seq != sdone[s][c])
-					note(bad_order, fmt("side %d conn %d: send completion %u, expected %u",
-							    s, c, seq, sdone[s][c]));
-				sdone[s][c] = seq + 1;
-			}
+			for (int j = 0; j < k; j++)
+				account(s, wc[j], false);
 			k = ibv_poll_cq(rcq[s], 32, wc);
 			for (int j = 0; j < k; j++) {
-				int c = int(wc[j].wr_id >> 32);
+				int c = account(s, wc[j], true);
 				uint32_t seq = uint32_t(wc[j].wr_id);
 
-				total++;
-				if (wc[j].status != IBV_WC_SUCCESS || wc[j].opcode != IBV_WC_RECV)
-					note(bad_status, fmt("side %d recv %" PRIx64 ": %s opcode %d", s,
-							     wc[j].wr_id, ibv_wc_status_str(wc[j].status),
-							     wc[j].opcode));
-				// the wr_id says which QP posted it
-				if (c >= conns)
-					die("wr_id of no QP of ours");
-				if (conn_of(s, wc[j].qp_num) != c)
-					note(bad_attr, fmt("side %d recv wr_id %" PRIx64 " reported on qp_num %u (conn %d)",
-							   s, wc[j].wr_id, wc[j].qp_num,
-							   conn_of(s, wc[j].qp_num)));
-				if (seq != rdone[s][c])
-					note(bad_order, fmt("side %d conn %d: receive completion %u, expected %u",
-							    s, c, seq, rdone[s][c]));
-				rdone[s][c] = seq + 1;
 				// the peer's message number seq of this connection
 				const uint8_t *b = rbuf(s, c, seq);
 				ShHdr h;
