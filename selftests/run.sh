@@ -31,6 +31,8 @@
 #     is booted again to finish it: lib.sh's xiw_vm_power_cycle).
 #     A VM that crashes or hangs fails the test it was in; the tests after
 #     it run in a new boot (of the pair), up to XIW_MAX_REBOOTS boots (3).
+#     A crash of class emulator (crash_class) instead has the test run
+#     once more in that new boot (emulator_victim).
 #   * "# pmem: SIZE" (an emulated NVDIMM backed by a file in the run's dir)
 #     or "# boots: 2" (lib.sh's xiw_power_off ends boot 1; the VM boots
 #     again on the same NVDIMM file and the test runs once more with
@@ -307,6 +309,8 @@ emit() {
 	1) rnote=", 1 retry" ;;
 	*) rnote=", $n_retries retries" ;;
 	esac
+	[ -z "${emu_rerun[$name]:-}" ] ||
+		rnote+=", run again after an emulator fault in the boot before (${emu_rerun[$name]})"
 	case $st in
 	ok) n_pass=$((n_pass + 1)); echo "${pfx}ok $tapno - $name # ${secs}s$rnote"
 	    printf '%s' "$retry_lines" ;;
@@ -569,6 +573,63 @@ after_crash() {
 	done
 }
 
+# emulator_victim DIR... -- PLANLINE...: when a VM of the group died of an
+# emulator fault (crash_class: qemu asserted, or the register dump holds
+# an RFLAGS no x86 CPU can hold), the plan line of the test it died in,
+# for the next boot to run once more; nothing otherwise, or when the
+# run's reruns (XIW_EMULATOR_RERUNS, 1) are spent. Such a fault says
+# nothing of the test: the same boot_again policy as for a guest that
+# dies before its suite starts. A test that faults so twice fails.
+emu_reruns=${XIW_EMULATOR_RERUNS:-1}
+declare -A emu_rerun=()
+emulator_victim() {
+	local dirs=() d l n have cls=
+	while [ "$1" != -- ]; do dirs+=("$1"); shift; done
+	shift
+	[ "$emu_reruns" -gt 0 ] && [ "$seg" != "$MAX_SEGMENTS" ] || return 0
+	for d in "${dirs[@]}"; do
+		[ -f "$d/done" ] && continue
+		cls=$(crash_class "$d" "" "$(grep -m1 -E 'Assertion' "$d/qemu.log" 2>/dev/null)")
+		[[ $cls == emulator* ]] && break
+		cls=
+	done
+	[ -n "$cls" ] || return 0
+	for l; do
+		n=${l%%$'\t'*} have=1
+		for d in "${dirs[@]}"; do
+			awk -F'\t' -v n="$n" '$1 == n { f = 1 } END { exit !f }' \
+				"$d/results" 2>/dev/null || have=0
+		done
+		[ $have = 1 ] && continue
+		# its second fault: it fails
+		[ -z "${emu_rerun[$n]:-}" ] && printf '%s\t%s\n' "$cls" "$l"
+		return 0
+	done
+}
+
+# rerun_plan DIR... -- PLANLINE...: after a crash, sets rest (the plan
+# lines for the next boot) and victim (the test the group died in); the
+# victim leads rest when emulator_victim says it runs once more.
+rerun_plan() {
+	local dirs=() ev cls
+	while [ "$1" != -- ]; do dirs+=("$1"); shift; done
+	shift
+	mapfile -t rest < <(after_crash "${dirs[@]}" -- "$@")
+	ev=$(emulator_victim "${dirs[@]}" -- "$@")
+	rerun_why='' rerun_name=''
+	if [ -n "$ev" ]; then
+		IFS=$'\t' read -r cls _ <<<"$ev"
+		rest=("${ev#*$'\t'}" "${rest[@]}")
+		victim=${rest[0]%%$'\t'*}
+		emu_reruns=$((emu_reruns - 1))
+		emu_rerun[$victim]=$cls rerun_name=$victim
+		rerun_why=" of an emulator fault (class: $cls); booting again to run $victim once more and the $(( ${#rest[@]} - 1 )) tests after it"
+	else
+		victim=${*: -$(( ${#rest[@]} + 1 )):1}
+		victim=${victim%%$'\t'*}
+	fi
+}
+
 # host_tsc_khz: the host's TSC frequency in kHz, from its kernel log (the
 # refined calibration, else the first one), else nothing. Under TCG a
 # guest's TSC is the host's. A guest calibrates it against the PIT, and
@@ -596,6 +657,7 @@ tsc_opt=()
 if [ ${#t1[@]} -gt 0 ]; then
 	g0=$(date +%s)
 	plan=("${t1[@]}")
+	rerun_name=
 	for seg in $(seq "$MAX_SEGMENTS"); do
 	d=$outdir/1vm
 	[ "$seg" = 1 ] || d+=".$seg"
@@ -604,7 +666,7 @@ if [ ${#t1[@]} -gt 0 ]; then
 	vm_dirs=("$d")
 	printf '%s\n' "${plan[@]}" >"$d/plan"
 	"$here/vm/vm.sh" "${verbose_opt[@]}" "${tsc_opt[@]}" -o "$d" -t "$(vm_timeout "${plan[@]}")" \
-		"${envargs[@]}" -e XIW_ROLE=single "$here/vm/guest-suite.sh" \
+		"${envargs[@]}" -e XIW_EMULATOR_RERUN="$rerun_name" -e XIW_ROLE=single "$here/vm/guest-suite.sh" \
 		>"$d/vm.out" 2>&1 &
 	vpid=$!
 	while kill -0 $vpid 2>/dev/null; do
@@ -615,7 +677,7 @@ if [ ${#t1[@]} -gt 0 ]; then
 	boot_failed "$d" && [ $boot = 1 ] && { boot_again "$d"; continue; }
 	break
 	done
-	mapfile -t rest < <(after_crash "$d" -- "${plan[@]}")
+	rerun_plan "$d" -- "${plan[@]}"
 	mapfile -t nl < <(plan_names "${plan[@]}")
 	if [ ${#rest[@]} = 0 ] || [ "$seg" = "$MAX_SEGMENTS" ]; then
 		finish_group "${nl[@]}" module_unload -- "$d"
@@ -623,8 +685,7 @@ if [ ${#t1[@]} -gt 0 ]; then
 	fi
 	mapfile -t nl < <(plan_names "${plan[@]:0:$(( ${#plan[@]} - ${#rest[@]} ))}")
 	finish_group "${nl[@]}" -- "$d"
-	victim=${plan[$(( ${#plan[@]} - ${#rest[@]} - 1 ))]%%$'\t'*}
-	echo "# ${d#"$outdir"/}: the VM died in $victim; booting again for the ${#rest[@]} tests after it"
+	echo "# ${d#"$outdir"/}: the VM died in $victim${rerun_why:-; booting again for the ${#rest[@]} tests after it}"
 	plan=("${rest[@]}")
 	done
 	echo "# 1vm: $(( $(date +%s) - g0 )) s, tests started $(boot_s "$d") s after the kernel"
@@ -705,6 +766,7 @@ if [ ${#t2[@]} -gt 0 ]; then
 	g0=$(date +%s)
 	smp2=${XIW_VM_SMP_2VM:-${XIW_VM_SMP:-1}}
 	plan=("${t2[@]}")
+	rerun_name=
 	for seg in $(seq "$MAX_SEGMENTS"); do
 	pd=$outdir/2vm
 	[ "$seg" = 1 ] || pd+=".$seg"
@@ -725,7 +787,7 @@ if [ ${#t2[@]} -gt 0 ]; then
 		port=$linkdir/link
 	fi
 	XIW_VM_SMP=$smp2 "$here/vm/vm.sh" "${verbose_opt[@]}" "${tsc_opt[@]}" -o "$da" -t "$to" -n "listen:$port" -m 52:54:00:77:00:01 \
-		"${envargs[@]}" -e XIW_ROLE=a -e XIW_LOCAL_IP=10.77.0.1 -e XIW_PEER_IP=10.77.0.2 \
+		"${envargs[@]}" -e XIW_EMULATOR_RERUN="$rerun_name" -e XIW_ROLE=a -e XIW_LOCAL_IP=10.77.0.1 -e XIW_PEER_IP=10.77.0.2 \
 		"$here/vm/guest-suite.sh" >"$da/vm.out" 2>&1 &
 	pa=$!
 	# B connects once A's qemu listens (qemu starts in well under a
@@ -745,7 +807,7 @@ if [ ${#t2[@]} -gt 0 ]; then
 	[ $a_listens = 1 ] ||
 		echo "run.sh: VM a's qemu is not listening on $port (it ended, or 60 s passed): VM b cannot connect" >&2
 	XIW_VM_SMP=$smp2 "$here/vm/vm.sh" "${verbose_opt[@]}" "${tsc_opt[@]}" -o "$db" -t "$to" -n "connect:$port" -m 52:54:00:77:00:02 \
-		"${envargs[@]}" -e XIW_ROLE=b -e XIW_LOCAL_IP=10.77.0.2 -e XIW_PEER_IP=10.77.0.1 \
+		"${envargs[@]}" -e XIW_EMULATOR_RERUN="$rerun_name" -e XIW_ROLE=b -e XIW_LOCAL_IP=10.77.0.2 -e XIW_PEER_IP=10.77.0.1 \
 		"$here/vm/guest-suite.sh" >"$db/vm.out" 2>&1 &
 	pb=$!
 	# When one VM dies before its end (no OUT/done), tell the other
@@ -777,7 +839,7 @@ if [ ${#t2[@]} -gt 0 ]; then
 	fi
 	break
 	done
-	mapfile -t rest < <(after_crash "$da" "$db" -- "${plan[@]}")
+	rerun_plan "$da" "$db" -- "${plan[@]}"
 	mapfile -t nl < <(plan_names "${plan[@]}")
 	if [ ${#rest[@]} = 0 ] || [ "$seg" = "$MAX_SEGMENTS" ]; then
 		finish_group "${nl[@]}" module_unload_2vm -- "$da" "$db"
@@ -785,8 +847,7 @@ if [ ${#t2[@]} -gt 0 ]; then
 	fi
 	mapfile -t nl < <(plan_names "${plan[@]:0:$(( ${#plan[@]} - ${#rest[@]} ))}")
 	finish_group "${nl[@]}" -- "$da" "$db"
-	victim=${plan[$(( ${#plan[@]} - ${#rest[@]} - 1 ))]%%$'\t'*}
-	echo "# ${pd#"$outdir"/}: a VM died in $victim; booting the pair again for the ${#rest[@]} tests after it"
+	echo "# ${pd#"$outdir"/}: a VM died in $victim${rerun_why:-; booting the pair again for the ${#rest[@]} tests after it}"
 	plan=("${rest[@]}")
 	done
 	echo "# 2vm: $(( $(date +%s) - g0 )) s, tests started $(boot_s "$da") s / $(boot_s "$db") s after the kernels"
@@ -814,7 +875,7 @@ vm3_start() {
 	# doesn't work!", a panic at 0.004 s) in the first run
 	XIW_VM_SMP=$smp3 XIW_VM_MEM=$mem3 "$here/vm/vm.sh" "${verbose_opt[@]}" -o "$d" -t "$to" \
 		-a no_timer_check "${tsc_opt[@]}" "${disk3[@]}" \
-		-n "mcast:$mcast" -m "${mac3[$r]}" "${envargs[@]}" -e XIW_ROLE="$r" -e XIW_TOPOLOGY=3vm \
+		-n "mcast:$mcast" -m "${mac3[$r]}" "${envargs[@]}" -e XIW_EMULATOR_RERUN="$rerun_name" -e XIW_ROLE="$r" -e XIW_TOPOLOGY=3vm \
 		-e XIW_LOCAL_IP="${ip3[$r]}" -e XIW_PEER_IP="$peer" \
 		-e XIW_IP_A="${ip3[a]}" -e XIW_IP_B="${ip3[b]}" -e XIW_IP_C="${ip3[c]}" \
 		"$@" "$here/vm/guest-suite.sh" >>"$d/vm.out" 2>&1 &
@@ -826,6 +887,7 @@ if [ ${#t4[@]} -gt 0 ]; then
 	mem3=${XIW_VM_MEM_3VM:-1536}
 	n_cycles=0
 	plan=("${t4[@]}")
+	rerun_name=
 	for seg in $(seq "$MAX_SEGMENTS"); do
 	pd=$outdir/3vm
 	[ "$seg" = 1 ] || pd+=".$seg"
@@ -915,7 +977,7 @@ if [ ${#t4[@]} -gt 0 ]; then
 	break
 	done
 	rm -f "$pd/shared-disk.img"
-	mapfile -t rest < <(after_crash "${dirs3[@]}" -- "${plan[@]}")
+	rerun_plan "${dirs3[@]}" -- "${plan[@]}"
 	mapfile -t nl < <(plan_names "${plan[@]}")
 	if [ ${#rest[@]} = 0 ] || [ "$seg" = "$MAX_SEGMENTS" ]; then
 		finish_group "${nl[@]}" module_unload_3vm -- "${dirs3[@]}"
@@ -923,8 +985,7 @@ if [ ${#t4[@]} -gt 0 ]; then
 	fi
 	mapfile -t nl < <(plan_names "${plan[@]:0:$(( ${#plan[@]} - ${#rest[@]} ))}")
 	finish_group "${nl[@]}" -- "${dirs3[@]}"
-	victim=${plan[$(( ${#plan[@]} - ${#rest[@]} - 1 ))]%%$'\t'*}
-	echo "# ${pd#"$outdir"/}: a VM died in $victim; booting the three again for the ${#rest[@]} tests after it"
+	echo "# ${pd#"$outdir"/}: a VM died in $victim${rerun_why:-; booting the three again for the ${#rest[@]} tests after it}"
 	plan=("${rest[@]}")
 	done
 	echo "# 3vm: $(( $(date +%s) - g0 )) s, $n_cycles power cycles, tests started $(boot_s "$pd/a") s / $(boot_s "$pd/b") s / $(boot_s "$pd/c") s after the kernels"
