@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 300
-# description: rdma resource show qp/cq/mr/srq -dd -j as an unprivileged user in a loop while xiw_objects creates and destroys PDs, MRs, CQs, SRQs and QPs (XIW_RESTRACK_RACE_S seconds, 45 by default; KFENCE samples every allocation): no kernel report, dumps of each kind saw xiw's driver details of a live object of that kind, every dump succeeded
+# description: rdma resource show qp/cq/mr/srq -dd -j as an unprivileged user in a loop while xiw_objects creates and destroys PDs, MRs, CQs, SRQs and QPs (XIW_RESTRACK_RACE_S seconds, 45 by default): no kernel report (KFENCE guards one slab allocation per 1 ms sample interval, of any cache, so a dump that reads a freed object is seen only when that object was one of the sampled few: its silence is weak evidence; a NULL or poisoned pointer followed oopses without it), dumps of each kind saw xiw's driver details of a live object of that kind, every dump succeeded
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd rdma setpriv
