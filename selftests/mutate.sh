@@ -59,8 +59,10 @@
 # rebuilds only what it changes. A mutated xiw.ko goes to run.sh as
 # XIW_KO; a mutation of user space (userspace/, include/) builds the
 # scratch provider and runs the VM tests with it (XIW_PROVIDER, and
-# LD_LIBRARY_PATH for the programs that link libxiw for xiwdv.h); the
-# test programs are the working tree's build. Logs: $XIW_BUILD/mutate/logs/
+# LD_LIBRARY_PATH for the programs that link libxiw for xiwdv.h); a
+# mutation of the bench (selftests/: a test, its libraries, the VM
+# runner) runs the scratch tree's selftests/run.sh, so the guests run
+# the mutated scripts; the test programs are the working tree's build. Logs: $XIW_BUILD/mutate/logs/
 # (one per mutation, 00-baseline.log) and $XIW_BUILD/mutate/runs/NAME/
 # (run.sh's).
 #
@@ -266,18 +268,18 @@ host_tests() {
 gtest_failed() {
 	sed -n 's/^\[  FAILED  \] \([A-Za-z_][^ ,]*\).*/\1/p' "$1" | sort -u
 }
-# run_vm NAME TAPFILE KO USERSPACE(0|1) ARGS...: run.sh on the VM tests
+# run_vm NAME TAPFILE KO USERSPACE(0|1) RUNSH ARGS...: RUNSH (run.sh) on the VM tests
 # and run.sh's options in ARGS, its output in TAPFILE (and NAME's log);
 # sets rc.
 run_vm() {
-	local name=$1 tap=$2 ko=$3 us=$4 ev eargs=()
-	shift 4
-	ev=(XIW_KO="$ko")
+	local name=$1 tap=$2 ko=$3 us=$4 rs=$5 ev eargs=()
+	shift 5
+	ev=(XIW_KO="$ko" XIW_BUILD="$build")
 	if [ "$us" = 1 ]; then
 		ev+=(XIW_PROVIDER="$ubuild/userspace/libxiw/libxiw")
 		eargs+=(-e LD_LIBRARY_PATH="$ubuild/userspace/libxiw")
 	fi
-	env "${ev[@]}" XIW_MUTATION="$name" bash "$runsh" -o "$work/runs/$name" \
+	env "${ev[@]}" XIW_MUTATION="$name" bash "$rs" -o "$work/runs/$name" \
 		"${eargs[@]}" "$@" >"$tap" 2>&1
 	rc=$?
 	cat "$tap" >>"$logs/$name.log"
@@ -323,7 +325,7 @@ if [ $baseline = 1 ]; then
 		ko=$repo/kernel/xiw.ko
 		[ $need_kernel = 0 ] || ko=$src/kernel/xiw.ko
 		say "mutate: baseline: ${bvm[*]} on the clean tree"
-		run_vm 00-baseline "$logs/00-baseline.tap" "$ko" "$need_user" "${bvm[@]}"
+		run_vm 00-baseline "$logs/00-baseline.tap" "$ko" "$need_user" "$runsh" "${bvm[@]}"
 		for t in "${bvm[@]}"; do
 			l=$(tap_line "$logs/00-baseline.tap" "$t")
 			case $l in
@@ -374,10 +376,12 @@ for p in "${patches[@]}"; do
 		for w in $tests; do
 			case $w in host|host:*) host+=("$w") ;; *) vm+=("$w") ;; esac
 		done
-		bk=0 bu=0
+		bk=0 bu=0 rs=$runsh
 		if [ ${#vm[@]} -gt 0 ]; then
 			grep -qE '^(kernel|include)/' <<<"$files" && bk=1
 			grep -qE '^(userspace|include)/' <<<"$files" && bu=1
+			[ -n "${XIW_MUTATE_RUN:-}" ] || ! grep -q '^selftests/' <<<"$files" ||
+				rs=$src/selftests/run.sh
 		fi
 		if [ ${#host[@]} -gt 0 ] && ! run_logged "$log" build_host; then
 			verdict=ERROR why="host tests do not build"
@@ -418,7 +422,7 @@ for p in "${patches[@]}"; do
 			eargs=()
 			for e in "${envs[@]}"; do eargs+=(-e "$e"); done
 			tap=$logs/$name.tap
-			run_vm "$name" "$tap" "$ko" "$bu" "${eargs[@]}" "${vm[@]}"
+			run_vm "$name" "$tap" "$ko" "$bu" "$rs" "${eargs[@]}" "${vm[@]}"
 			declare -A isvm=()
 			for t in "${vm[@]}"; do
 				isvm[$t]=1
