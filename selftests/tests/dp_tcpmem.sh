@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 240
-# description: TX under TCP memory pressure: tcp_mem squeezed to one page (over a few MiB of TCP ballast) for 4 s during ib_read_lat, ib_read_bw and ib_write_bw runs and a verified Write+Read stream (xiw_cm_tool); no CPU spends the squeeze in the kernel (90%) (a TX that retried sendmsg would spin there), every run completes after the restore, the stream's blocks are intact and every WR completes
+# description: TX under TCP memory pressure: tcp_mem squeezed to one page (over a few MiB of TCP ballast) for 4 s during ib_read_lat, ib_read_bw and ib_write_bw runs and a verified Write+Read stream (xiw_cm_tool), and shown to bite in each (TCP under pressure; xiw's TX parked on a full socket or the traffic stalled; parked at least once in all); no CPU spends the squeeze in the kernel (90%) (a TX that retried sendmsg would spin there), every run completes after the restore, the stream's blocks are intact and every WR completes
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
 . "$XIW_SELFTESTS/fault_lib.sh"
@@ -27,8 +27,16 @@ cpu_kernel() { awk '$1 ~ /^cpu[0-9]/ { print $1, $4 + $7 + $8 }' /proc/stat; }
 # goes on through the squeeze (a ping-pong's doorbells and RX took up to
 # 81% of a CPU) or ends in it is not judged; the pollers spin in user
 # space.
+#
+# The squeeze must bite in every run whose traffic outlives it: TCP is
+# under memory pressure (else the squeeze tested nothing), and either
+# xiw's TX parked on a full socket or the traffic stood still (under
+# 64 KiB acked in 3 s: a ping-pong of 2-byte Reads stalls on the
+# receivers' drops before a sender's socket fills). Over the whole test
+# the TX must have parked (the bandwidth runs fill their sockets).
 squeeze() {
-	local label=$1 port=$2 n0 t0 t1 hot acked
+	local label=$1 port=$2 n0 t0 t1 hot acked press full0 full
+	full0=$(counter tx_socket_full)
 	fault_tcp_mem_squeeze 1
 	sleep 1
 	cpu_kernel >a.st
@@ -36,10 +44,15 @@ squeeze() {
 	sleep 3
 	cpu_kernel >b.st
 	t1=$(now_us)
+	press=$(fault_tcp_mem_pressure)
 	acked=$(( $(tcp_bytes_acked "$port") - n0 ))
-	log "$label: squeezed (pressure $(fault_tcp_mem_pressure)), $acked bytes acked in 3 s (< 0: the run ended); kernel time per CPU: $(paste -d' ' a.st b.st |
+	full=$(( $(counter tx_socket_full) - full0 ))
+	log "$label: squeezed (pressure $press), $acked bytes acked in 3 s (< 0: the run ended), TX parked on TCP $full times; kernel time per CPU: $(paste -d' ' a.st b.st |
 		awk -v us=$((t1 - t0)) '{ printf "%s %d%% ", $1, ($4 - $2) * 1000000 / us }')"
 	fault_tcp_mem_restore
+	[ "$acked" -lt 0 ] || expect_eq "$press" 1 "$label: TCP under memory pressure while squeezed"
+	[ "$full" -gt 0 ] || [ "$acked" -lt 65536 ] ||
+		fail "$label: the squeeze did not bite: $acked bytes acked in 3 s, xiw's TX never found the socket full"
 	hot=$(paste -d' ' a.st b.st | awk -v us=$((t1 - t0)) \
 		'($4 - $2) * 1000000 / us > 90 { printf "%s ", $1 }')
 	[ -z "$hot" ] || [ "$acked" -lt 0 ] || [ "$acked" -ge 65536 ] || fail "$label: CPU $hot in the kernel for most of the squeeze"
@@ -89,5 +102,7 @@ sed 's/^/# stream client: /' c.log
 expect_match "$(cat c.log)" '^ok [0-9]+ blocks verified, then disconnected' "stream client"
 expect_match "$(cat c.log)" '^ok [0-9]+ blocks read back intact, 0 corrupt' "stream data"
 expect_match "$(cat s.log)" '^ok [0-9]+ blocks read back intact, 0 corrupt' "stream data (server)"
-log "TX parked on TCP $(( $(counter tx_socket_full) - nospace )) times in all"
+full=$(( $(counter tx_socket_full) - nospace ))
+log "TX parked on TCP $full times in all"
+[ "$full" -gt 0 ] || fail "xiw's TX never parked on a full socket in any squeeze"
 expect_eq "$(counter terminates_sent)" 0 "no Terminate"
