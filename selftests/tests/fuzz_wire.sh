@@ -18,7 +18,8 @@ xiw_load
 xiw_need_provider
 # KFENCE samples every allocation interval the runner chose (vm.sh)
 kf=$(cat /sys/module/kfence/parameters/sample_interval 2>/dev/null || echo 0)
-[ "$kf" != 0 ] || log "KFENCE is off in this boot (XIW_KFENCE=0)"
+# without it a stray access of the fuzzed paths goes unseen: not a run
+[ "$kf" != 0 ] || fail "KFENCE is off in this boot (XIW_KFENCE=0): a fuzz run without it checks no memory access"
 dummy_add d0
 ip addr add 10.77.4.1/24 dev d0
 xiw_link_add xiw0 d0
@@ -88,14 +89,16 @@ sum() {	# sum KEY: KEY= of both fuzzers' STATS lines
 	echo $((a + b))
 }
 # the Read Responses to the probes (a Write of random bytes, then a Read
-# of them) carried exactly those bytes, and some were answered in full
+# of them) carried exactly those bytes, and enough were answered in full
 probes() { sed -n "s/^PROBES //p" "$1" | tail -n 1; }
 for i in 1 2; do
 	p=$(probes fz$i.log)
 	[[ $p =~ sent=([0-9]+)\ answered=([0-9]+)\ bad=([0-9]+) ]] ||
 		fail "fuzzer $i: no PROBES line: $(tail -n 3 fz$i.log)"
 	expect_eq "${BASH_REMATCH[3]}" 0 "fuzzer $i: wrong Read Responses ($(grep -m1 BADRRESP fz$i.log || true))"
-	[ "${BASH_REMATCH[2]}" -gt 0 ] || fail "fuzzer $i: no probe answered: $p"
+	# a handful answered proves little: 360 and 383 of some 700 per
+	# fuzzer were answered in 75 s on a loaded host
+	[ "${BASH_REMATCH[2]}" -ge 50 ] || fail "fuzzer $i: fewer than 50 probes answered: $p"
 done
 conns=$(sum mpa_ok)
 [ "$conns" -ge 20 ] || fail "only $conns connections got through MPA: $(stats fz1.log)"
