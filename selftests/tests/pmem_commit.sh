@@ -19,7 +19,7 @@ wb_probe_on() {
 		mount -t tracefs tracefs $tr || fail "no tracefs"
 		defer umount $tr
 	fi
-	echo 'p:xiwwb/wb arch_wb_cache_pmem size=%si:u64' >>$tr/kprobe_events ||
+	echo 'p:xiwwb/wb arch_wb_cache_pmem addr=%di:x64 size=%si:u64' >>$tr/kprobe_events ||
 		fail "kprobe on arch_wb_cache_pmem: $(cat $tr/error_log 2>/dev/null | tail -n 3)"
 	defer eval "echo '-:xiwwb/wb' >>$tr/kprobe_events"
 	wbi=$tr/instances/xiw_pmem_wb
@@ -34,6 +34,41 @@ wb_bytes() {
 	     END { printf "%d %d\n", t, n }' $wbi/trace
 }
 wb_clear() { : >$wbi/trace; }
+# wb_ranges N SIZE: where the write-backs went. The log (xiw_commitlog's
+# layout) holds the 8-byte tail at its start and record i (a 32-byte
+# header and SIZE bytes) at 4096 + i * slot, slot = 32 + SIZE rounded up
+# to 64. Each commit must write back its record's range once and the
+# tail once: N calls of 8 bytes at one address T, and for every i one
+# call of 32 + SIZE bytes at T + 4096 + i * slot (device-dax memory is
+# linear in the kernel's map, a record never crosses a page). Prints
+# "ok" or the first range that differs.
+wb_ranges() {
+	local n=$1 size=$2 slot t='' a z l i k
+	local -A got=()
+	slot=$(( (32 + size + 63) & ~63 ))
+	while read -r l; do
+		[[ $l =~ addr=0x([0-9a-f]+)\ size=([0-9]+) ]] || continue
+		a=$((16#${BASH_REMATCH[1]})) z=${BASH_REMATCH[2]}
+		[ -n "$t" ] || [ "$z" != 8 ] || t=$a
+		got["$a $z"]=$(( ${got["$a $z"]:-0} + 1 ))
+	done < <(grep ' wb: ' $wbi/trace)
+	[ -n "$t" ] || { echo "no 8-byte write-back (the tail)"; return; }
+	[ "${got["$t 8"]:-0}" = "$n" ] ||
+		{ echo "the tail written back ${got["$t 8"]:-0} times, not $n"; return; }
+	unset 'got[$t 8]'
+	for ((i = 0; i < n; i++)); do
+		k="$((t + 4096 + i * slot)) $((32 + size))"
+		[ "${got[$k]:-0}" = 1 ] ||
+			{ echo "record $i written back ${got[$k]:-0} times"; return; }
+		unset 'got[$k]'
+	done
+	for k in "${!got[@]}"; do
+		read -r a z <<<"$k"
+		echo "a write-back of $z bytes at the tail's address $(( a - t )) (${got[$k]} times), no range of a commit"
+		return
+	done
+	echo ok
+}
 
 case ${XIW_BOOT:-} in
 1)
@@ -86,6 +121,9 @@ case ${XIW_BOOT:-} in
 		# tail ranges of every commit, nothing less
 		read -r wb nwb < <(wb_bytes)
 		expect_eq "$wb" $((N * (32 + size + 8))) "bytes given to arch_wb_cache_pmem (kprobe, $nwb calls)"
+		# ... at the places of the records and the tail, not only
+		# their number
+		expect_eq "$(wb_ranges "$N" "$size")" ok "write-back ranges (kprobe)"
 		log "arch_wb_cache_pmem: $nwb calls, $wb bytes"
 		# a global (non-persistent) Flush writes nothing back: the
 		# commit operations of xiw_commitops (DRAM MRs, Flush global)
