@@ -62,9 +62,9 @@
 # LD_LIBRARY_PATH for the programs that link libxiw for xiwdv.h); a
 # mutation of the bench (selftests/: a test, its libraries, the VM
 # runner) runs the scratch tree's selftests/run.sh, so the guests run
-# the mutated scripts; the test programs are the working tree's build. Logs: $XIW_BUILD/mutate/logs/
-# (one per mutation, 00-baseline.log) and $XIW_BUILD/mutate/runs/NAME/
-# (run.sh's).
+# the mutated scripts; the test programs are the working tree's build.
+# Logs: $XIW_BUILD/mutate/logs/ (one per mutation, 00-baseline.log) and
+# $XIW_BUILD/mutate/runs/NAME/ (run.sh's).
 #
 # For the self-check only: XIW_MUTATIONS (the patch directory),
 # XIW_MUTATE_RUN (a stand-in for selftests/run.sh), XIW_MUTATE_HOST (a

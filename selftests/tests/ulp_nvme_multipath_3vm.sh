@@ -30,9 +30,9 @@ read -r -a cases <<<"${XIW_MPATH_CASES:-xiw siw}"
 proof=${XIW_MPATH_PROOF:-}
 # The longest gap without a completed I/O after b's power-off (ms). The
 # keep-alive (5 s) finds b gone and its I/O fails over to c: the longest
-# gaps seen were 7355 ms (xiw) and 8347 ms (siw). A host that waited for
-# b would stall for all of b's absence: 10 s off, then its boot and
-# export, some 25 s.
+# gaps seen were 7.4-7.9 s (xiw) and 8.3-10.0 s (siw). A host that waited
+# for b stalls for all of b's absence, 10 s off, then its boot and export
+# (32.4 s with mutation 70's 60 s keep-alive).
 stall_max=${XIW_MPATH_STALL_MS:-20000}
 off_s=10
 # keep-alive 5 s finds a dead target (its TCP connection only times out
