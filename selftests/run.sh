@@ -32,7 +32,7 @@
 #     A VM that crashes or hangs fails the test it was in; the tests after
 #     it run in a new boot (of the pair), up to XIW_MAX_REBOOTS boots (3).
 #     A crash of class emulator (crash_class) instead has the test run
-#     once more in that new boot (emulator_victim).
+#     once more in that new boot (rerun_plan).
 #   * "# pmem: SIZE" (an emulated NVDIMM backed by a file in the run's dir)
 #     or "# boots: 2" (lib.sh's xiw_power_off ends boot 1; the VM boots
 #     again on the same NVDIMM file and the test runs once more with
@@ -456,12 +456,17 @@ crash_summary() {
 		sed -E 's/.*RIP: [0-9]+://; s/ .*//')
 	frames=$(tr -d '\r' <"$con" 2>/dev/null |
 		grep -oE '\[(xiw|siw)\]' | sort -u | tr -d '[]' | tr '\n' ',')
-	q=$(grep -m1 -E 'Assertion' "$1/qemu.log" 2>/dev/null | cut -c1-100)
+	q=$(qemu_assertion "$1")
 	[ -n "$first$q" ] || return 0
 	printf ' (%s%s; module frames in the trace: %s%s; class: %s)' \
 		"${first:-no kernel report}" "${rip:+ at $rip}" "${frames%,}" \
 		"${q:+; qemu: $q}" "$(crash_class "$1" "$frames" "$q")" |
 		sed 's/trace: )/trace: none)/; s/trace: ;/trace: none;/'
+}
+
+# qemu_assertion OUTDIR: qemu's own assertion message, if it aborted so.
+qemu_assertion() {
+	grep -m1 -E 'Assertion' "$1/qemu.log" 2>/dev/null | cut -c1-100
 }
 
 # crash_class OUTDIR FRAMES QEMU_ASSERTION: whose crash it most likely is.
@@ -550,84 +555,70 @@ boot_again() {
 	mv "$1" "$1.boot1"
 }
 
-# after_crash DIR... -- PLANLINE...: when a VM of a group ended without
+# crash_index DIR... -- PLANLINE...: when a VM of a group ended without
 # reaching its end (no DIR/done: a crash, a hang, or stopped because its
-# peer died), the plan lines after the test it died in (the first one
-# without a result from every VM), for a new boot to run. Prints nothing
-# when every VM got to its end or nothing follows.
+# peer died), the index among the PLANLINEs of the test it died in (the
+# first one without a result from every VM). Prints nothing when every
+# VM got to its end or every test has its results.
 MAX_SEGMENTS=${XIW_MAX_REBOOTS:-3}
-after_crash() {
-	local dirs=() d l n have crashed=0 found=0
+crash_index() {
+	local dirs=() d l n have crashed=0 i=0
 	while [ "$1" != -- ]; do dirs+=("$1"); shift; done
 	shift
 	for d in "${dirs[@]}"; do [ -f "$d/done" ] || crashed=1; done
 	[ $crashed = 1 ] || return 0
 	for l; do
-		if [ $found = 1 ]; then printf '%s\n' "$l"; continue; fi
 		n=${l%%$'\t'*} have=1
 		for d in "${dirs[@]}"; do
 			awk -F'\t' -v n="$n" '$1 == n { f = 1 } END { exit !f }' \
 				"$d/results" 2>/dev/null || have=0
 		done
-		[ $have = 1 ] || found=1
+		[ $have = 1 ] || { echo "$i"; return 0; }
+		i=$((i + 1))
 	done
 }
 
-# emulator_victim DIR... -- PLANLINE...: when a VM of the group died of an
-# emulator fault (crash_class: qemu asserted, or the register dump holds
-# an RFLAGS no x86 CPU can hold), the plan line of the test it died in,
-# for the next boot to run once more; nothing otherwise, or when the
-# run's reruns (XIW_EMULATOR_RERUNS, 1) are spent. Such a fault says
-# nothing of the test: the same boot_again policy as for a guest that
-# dies before its suite starts. A test that faults so twice fails.
+# emulator_fault DIR...: the crash class (crash_class) of the first VM of
+# the group that ended without reaching its end if that class is
+# "emulator ..." (qemu asserted, or the register dump holds an RFLAGS no
+# x86 CPU can hold); nothing otherwise.
+emulator_fault() {
+	local d cls
+	for d; do
+		[ -f "$d/done" ] && continue
+		cls=$(crash_class "$d" "" "$(qemu_assertion "$d")")
+		[[ $cls == emulator* ]] && { echo "$cls"; return 0; }
+	done
+}
+
+# rerun_plan DIR... -- PLANLINE...: after a VM of the group ended early,
+# sets victim (the test it died in) and rest (the plan lines for the next
+# boot: those after the victim; both empty when nothing is left to run).
+# A victim of an emulator fault leads rest, to run once more: such a
+# fault says nothing of the test, the same policy as boot_again's for a
+# guest that dies before its suite starts. Once per run
+# (XIW_EMULATOR_RERUNS, 1), never in the group's last boot, and never
+# twice for one test: a test that faults so again fails.
 emu_reruns=${XIW_EMULATOR_RERUNS:-1}
 declare -A emu_rerun=()
-emulator_victim() {
-	local dirs=() d l n have cls=
-	while [ "$1" != -- ]; do dirs+=("$1"); shift; done
-	shift
-	[ "$emu_reruns" -gt 0 ] && [ "$seg" != "$MAX_SEGMENTS" ] || return 0
-	for d in "${dirs[@]}"; do
-		[ -f "$d/done" ] && continue
-		cls=$(crash_class "$d" "" "$(grep -m1 -E 'Assertion' "$d/qemu.log" 2>/dev/null)")
-		[[ $cls == emulator* ]] && break
-		cls=
-	done
-	[ -n "$cls" ] || return 0
-	for l; do
-		n=${l%%$'\t'*} have=1
-		for d in "${dirs[@]}"; do
-			awk -F'\t' -v n="$n" '$1 == n { f = 1 } END { exit !f }' \
-				"$d/results" 2>/dev/null || have=0
-		done
-		[ $have = 1 ] && continue
-		# its second fault: it fails
-		[ -z "${emu_rerun[$n]:-}" ] && printf '%s\t%s\n' "$cls" "$l"
-		return 0
-	done
-}
-
-# rerun_plan DIR... -- PLANLINE...: after a crash, sets rest (the plan
-# lines for the next boot) and victim (the test the group died in); the
-# victim leads rest when emulator_victim says it runs once more.
 rerun_plan() {
-	local dirs=() ev cls
+	local dirs=() lines i cls
 	while [ "$1" != -- ]; do dirs+=("$1"); shift; done
 	shift
-	mapfile -t rest < <(after_crash "${dirs[@]}" -- "$@")
-	ev=$(emulator_victim "${dirs[@]}" -- "$@")
-	rerun_why='' rerun_name=''
-	if [ -n "$ev" ]; then
-		IFS=$'\t' read -r cls _ <<<"$ev"
-		rest=("${ev#*$'\t'}" "${rest[@]}")
-		victim=${rest[0]%%$'\t'*}
-		emu_reruns=$((emu_reruns - 1))
-		emu_rerun[$victim]=$cls rerun_name=$victim
-		rerun_why=" of an emulator fault (class: $cls); booting again to run $victim once more and the $(( ${#rest[@]} - 1 )) tests after it"
-	else
-		victim=${*: -$(( ${#rest[@]} + 1 )):1}
-		victim=${victim%%$'\t'*}
-	fi
+	lines=("$@")
+	rest=() victim='' rerun_why='' rerun_name=''
+	i=$(crash_index "${dirs[@]}" -- "${lines[@]}")
+	[ -n "$i" ] || return 0
+	victim=${lines[i]%%$'\t'*}
+	rest=("${lines[@]:i + 1}")
+	[ "$emu_reruns" -gt 0 ] && [ "$seg" != "$MAX_SEGMENTS" ] &&
+		[ -z "${emu_rerun[$victim]:-}" ] || return 0
+	cls=$(emulator_fault "${dirs[@]}")
+	[ -n "$cls" ] || return 0
+	rest=("${lines[i]}" "${rest[@]}")
+	emu_reruns=$((emu_reruns - 1))
+	emu_rerun[$victim]=$cls rerun_name=$victim
+	rerun_why=" of an emulator fault (class: $cls); booting again to run $victim once more and the $(( ${#rest[@]} - 1 )) tests after it"
 }
 
 # host_tsc_khz: the host's TSC frequency in kHz, from its kernel log (the
