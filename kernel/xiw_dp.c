@@ -1002,8 +1002,23 @@ bool xiw_dp_llp_failed_locked(struct xiw_qp *qp)
 	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
 				lockdep_is_held(&qp->state_lock));
 
-	return dp && test_bit(XIW_DP_ERROR, &dp->flags) &&
+	return dp && (test_bit(XIW_DP_ERROR, &dp->flags) ||
+		      test_bit(XIW_DP_FAILING, &dp->flags)) &&
 	       !test_bit(XIW_DP_STOPPED, &dp->flags);
+}
+
+/*
+ * RX is about to complete a WR with the error that ends the connection (a
+ * Terminate received, a response that answers nothing) and only then
+ * calls xiw_dp_fatal(). A consumer may poll that completion from the
+ * mmap'd ring and query its QP in between: from here on it is in ERROR
+ * (xiw_dp_llp_failed_locked()), never RTS.
+ */
+void xiw_dp_mark_failing(struct xiw_qp_dp *dp)
+{
+	set_bit(XIW_DP_FAILING, &dp->flags);
+	/* the bit before the completion that the consumer polls */
+	smp_mb__after_atomic();
 }
 
 /*

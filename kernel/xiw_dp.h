@@ -54,6 +54,7 @@ enum {
 	XIW_DP_TERM_PENDING,	/* a Terminate is to be sent */
 	XIW_DP_TERM_DRAIN,	/* ... after the IRQ is answered (xiw_dp_refuse) */
 	XIW_DP_ERROR,		/* fatal: no more TX/RX, QP going to ERROR */
+	XIW_DP_FAILING,		/* an error CQE goes out ahead of the fatal */
 	XIW_DP_FLUSHED,		/* completion ring flushed, nothing completes */
 	XIW_DP_STOPPED,		/* xiw_dp_llp_stop() in progress */
 	XIW_DP_CMPL_WAIT,	/* TX waits for a free completion slot */
@@ -453,6 +454,7 @@ enum ib_event_type xiw_dp_term_event(const struct xiw_term_code *tc);
 #define XIW_DP_TERM_TAGGED	(XIW_QN_COUNT + 1)
 void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
 			    const struct xiw_term_code *tc, u32 qn, u32 msn);
+void xiw_dp_mark_failing(struct xiw_qp_dp *dp);
 void xiw_dp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		  const void *hdr, u32 hdr_len, int reason);
 void xiw_dp_refuse(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,

@@ -312,6 +312,7 @@ static void xiw_rx_resp_bad(struct xiw_qp_dp *dp)
 		done = true;
 	}
 	spin_unlock_bh(&dp->lock);
+	xiw_dp_mark_failing(dp);
 	if (done)
 		xiw_dp_cmpl_done(dp, cidx, IB_WC_BAD_RESP_ERR, 0);
 }
@@ -1563,6 +1564,7 @@ static void xiw_rx_term_done(struct xiw_qp_dp *dp)
 	 * one names nothing: every WR still pending flushes. Either way no
 	 * Terminate answers it.
 	 */
+	xiw_dp_mark_failing(dp);
 	if (xiw_rx_term_check(dp, &tc, &qn, &msn))
 		xiw_dp_cmpl_remote_err(dp, &tc, qn, msn);
 	if (!test_bit(XIW_DP_ERROR, &dp->flags))
