@@ -52,13 +52,31 @@ missing_pkgs() {
 	done
 }
 
+# has_candidate PKG: PKG can be installed (a name that only other
+# packages mention has no candidate, yet apt-cache show accepts it).
+has_candidate() {
+	apt-cache policy "$1" 2>/dev/null |
+		awk '$1 == "Candidate:" { ok = ($2 != "(none)") } END { exit !ok }'
+}
+
+# image_pkg ABI: the installable image package for ABI: the signed one,
+# else the unsigned build of the same kernel (the archive publishes the
+# signed package some days after it; both install the same vmlinuz).
+image_pkg() {
+	local p
+	for p in "linux-image-$1-amd64" "linux-image-$1-amd64-unsigned"; do
+		has_candidate "$p" && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
 newest_612() {
 	# Newest 6.12 ABI for which both the image and the headers exist.
 	apt-cache pkgnames linux-headers-6.12. 2>/dev/null |
 		sed -n 's/^linux-headers-\(6\.12\.[0-9]*+deb12\)-amd64$/\1/p' |
 		sort -V | while read -r v; do
-			apt-cache show "linux-image-$v-amd64" >/dev/null 2>&1 &&
-				echo "$v"
+			image_pkg "$v" >/dev/null &&
+				has_candidate "linux-headers-$v-amd64" && echo "$v"
 		done | tail -n 1
 }
 
@@ -75,8 +93,8 @@ newest_61() {
 	apt-cache pkgnames linux-headers-6.1.0- 2>/dev/null |
 		sed -n 's/^linux-headers-\(6\.1\.0-[0-9]*\)-amd64$/\1/p' |
 		sort -V | while read -r v; do
-			apt-cache show "linux-image-$v-amd64" >/dev/null 2>&1 &&
-				echo "$v"
+			image_pkg "$v" >/dev/null &&
+				has_candidate "linux-headers-$v-amd64" && echo "$v"
 		done | tail -n 1
 }
 
@@ -109,12 +127,12 @@ if [ -z "$kver" ] || [ -z "$kver61" ] || [ -n "$miss" ]; then
 	if [ -z "$kver" ]; then
 		kver=$(newest_612)
 		[ -n "$kver" ] || { echo "deps: no linux 6.12 in the archive" >&2; exit 1; }
-		miss="$miss linux-image-$kver-amd64 linux-headers-$kver-amd64"
+		miss="$miss $(image_pkg "$kver") linux-headers-$kver-amd64"
 	fi
 	if [ -z "$kver61" ]; then
 		kver61=$(newest_61)
 		[ -n "$kver61" ] || { echo "deps: no linux 6.1 in the archive" >&2; exit 1; }
-		miss="$miss linux-image-$kver61-amd64 linux-headers-$kver61-amd64"
+		miss="$miss $(image_pkg "$kver61") linux-headers-$kver61-amd64"
 	fi
 	# INITRD=No: the VM boots our own busybox initramfs, skip Debian's.
 	# shellcheck disable=SC2086
