@@ -8,9 +8,10 @@
 #   make check      install what is missing, build, run every test
 #   make check T=name   run one VM test
 #   make check T=name REPEAT=N   run it N times in a row
-#   make check-long the long sweeps (selftests/tests-long/apps_*), 1000
-#                   QPs between two VMs with traffic (cm_scale_long_2vm),
-#                   applications, MPI, siw data and ULPs across VMs
+#   make check-long the VM bench's self-check, the long sweeps
+#                   (selftests/tests-long/apps_*), 1000 QPs between two
+#                   VMs with traffic (cm_scale_long_2vm), applications,
+#                   MPI, siw and ULPs across two and three VMs
 #   make -C selftests install INSTALL_PATH=DIR   the tests as a kselftest
 #                   tree for DIR/run_kselftest.sh (selftests/README.md)
 #   make bench      perftest on xiw, siw and rxe plus raw TCP, side by side;
@@ -174,18 +175,26 @@ check-packages: deps
 # paths with data checked): perftest -a from 2 B to 8 MiB, ~4 minutes;
 # 1000 QPs between two VMs with 2.6 GB of verified traffic. And the
 # application and ULP runs across VMs whose paths make check covers in
-# one VM and in three (about 7 minutes under TCG, moved out to keep make
-# check under 45 minutes): rdma-core tools, perftest and libfabric
-# between two VMs, Open MPI in one VM and in two, siw's data path
-# between two VMs, NVMe-oF and NFS between two VMs.
+# one VM (moved out to keep make check under 45 minutes, about 20
+# minutes under TCG): rdma-core tools, perftest and libfabric between two
+# VMs, Open MPI in one VM, in two and in three, siw's data path and
+# connection setup between two VMs, NVMe-oF and NFS between two VMs, NFS
+# through a link flap, NVMe-oF multipath and two NFS clients in three
+# VMs, 256 QPs between two VMs, the wire against tshark's dissectors.
+# check-long also runs the VM bench's self-check (XIW_CHECK_SELFCHECK).
 LONG_TESTS = selftests/tests-long/apps_perftest_sweep.sh \
 	selftests/tests-long/cm_scale_long_2vm.sh \
 	selftests/tests-long/apps_2vm.sh selftests/tests-long/apps_mpi.sh \
 	selftests/tests-long/apps_mpi_2vm.sh selftests/tests-long/siw_data_2vm.sh \
-	selftests/tests-long/ulp_2vm.sh
+	selftests/tests-long/ulp_2vm.sh selftests/tests-long/siw_cm_2vm.sh \
+	selftests/tests-long/cm_scale_2vm.sh selftests/tests-long/wire_tshark.sh \
+	selftests/tests-long/ulp_nfs_flap_2vm.sh \
+	selftests/tests-long/apps_mpi_3vm.sh \
+	selftests/tests-long/ulp_nfs_twoclients_3vm.sh \
+	selftests/tests-long/ulp_nvme_multipath_3vm.sh
 
 check-long: deps
-	@$(MAKE) --no-print-directory check T="$(LONG_TESTS)"
+	@$(MAKE) --no-print-directory check T="$(LONG_TESTS)" XIW_CHECK_SELFCHECK=1
 
 # Phase times: each phase appends "NAME SECONDS" to $(BUILD)/phases;
 # check.sh adds its own and prints them with the ten slowest VM tests.
@@ -202,7 +211,7 @@ check:
 	@if [ -n "$(CHECK_DKMS)" ]; then \
 		$(MAKE) --no-print-directory dkms-tarball >/dev/null || \
 		echo "make dkms-tarball failed (see $(BUILD)/dkms/KVER.log): pkg_dkms and pkg_deb will fail"; fi
-	@XIW_PHASES_CONT=1 REPEAT=$(REPEAT) CHECK61_TESTS="$(CHECK61_TESTS)" KVER61=$(KVER61) \
+	@XIW_PHASES_CONT=1 XIW_CHECK_SELFCHECK=$(XIW_CHECK_SELFCHECK) REPEAT=$(REPEAT) CHECK61_TESTS="$(CHECK61_TESTS)" KVER61=$(KVER61) \
 		bash scripts/check.sh $(T)
 
 bench: deps

@@ -5,8 +5,9 @@
 #
 #   selftests/run.sh [options] [TEST...]
 #
-#   TEST          a test name (selftests/tests/NAME.sh), NAME.sh, or a path
-#                 to a test script; none = every test in selftests/tests/
+#   TEST          a test name (selftests/tests/NAME.sh, else
+#                 selftests/tests-long/NAME.sh), NAME.sh, or a path to a
+#                 test script; none = every test in selftests/tests/
 #   --list        list the tests (name, topology, timeout) and exit
 #   --selfcheck   run the bench's own fixtures (selftests/selfcheck/) and
 #                 check that each gets the verdict it expects
@@ -122,6 +123,8 @@ else
 		if [ -f "$n" ]; then f=$(cd "$(dirname "$n")" && pwd)/$(basename "$n")
 		elif [ -f "$testdir/$n" ]; then f=$testdir/$n
 		elif [ -f "$testdir/$n.sh" ]; then f=$testdir/$n.sh
+		elif [ $selfcheck = 0 ] && [ -f "$here/tests-long/$n.sh" ]; then
+			f=$here/tests-long/$n.sh
 		else echo "run.sh: no test '$n' in $testdir" >&2; exit 2
 		fi
 		files+=("$f")
