@@ -108,6 +108,14 @@ memcg_remove() {
 # fills a ballast: a loopback TCP connection whose receiver never reads,
 # holding a few MiB (its send and receive buffers) for as long as the
 # squeeze lasts, well over the one page the limit is set to.
+#
+# TCP enters memory pressure only when some socket asks for memory over
+# the limit; a ping-pong's sockets can live for seconds on what each has
+# reserved (sk_forward_alloc) and never ask. So the squeeze pokes: the
+# ballast sends once more on a second idle connection, a fresh charge
+# that finds the counter over the limit, and the squeeze waits until
+# /proc/net/protocols says TCP is under pressure. From then on every
+# socket that needs memory is refused past its minimum.
 
 # fault_tcp_mem_squeeze [PAGES]: the ballast, then tcp_mem "PAGES PAGES
 # PAGES" (default 1: every send allocation over what a socket has
@@ -121,6 +129,8 @@ fault_tcp_mem_squeeze() {
 	fi
 	[ -n "${FAULT_BALLAST_PID:-}" ] || fault_tcp_mem_ballast
 	echo "$pages $pages $pages" >/proc/sys/net/ipv4/tcp_mem
+	kill -USR1 "$FAULT_BALLAST_PID"
+	wait_for 5 eval '[ "$(fault_tcp_mem_pressure)" = 1 ]' || true
 }
 
 # fault_tcp_mem_restore: tcp_mem as it was before the first squeeze;
@@ -141,13 +151,22 @@ fault_tcp_mem_ballast() {
 	[ -z "${FAULT_BALLAST_PID:-}" ] || return 0
 	rm -f "$f"
 	/usr/bin/python3 -c '
-import socket, sys, time
+import signal, socket, sys, time
 l = socket.socket()
 l.bind(("127.0.0.1", 0))
-l.listen(1)
+l.listen(2)
 c = socket.create_connection(l.getsockname())
 r, _ = l.accept()
 c.setblocking(False)
+p = socket.create_connection(l.getsockname())
+pr, _ = l.accept()
+p.setblocking(False)
+def poke(sig, frame):
+    try:
+        p.send(bytes(16384))
+    except OSError:
+        pass
+signal.signal(signal.SIGUSR1, poke)
 n = 0
 buf = bytes(65536)
 end = time.monotonic() + 10
