@@ -595,6 +595,18 @@ rdma_link_add() {
 	defer rdma_link_del "$1"
 }
 
+# rxe_loopback ADDR: rdma_rxe loaded (unloaded at the end) and rxe0 on a
+# dummy netdev d2 with ADDR/24, ACTIVE: the same verbs program on rxe,
+# for the tests that compare xiw with it
+rxe_loopback() {
+	modprobe rdma_rxe
+	defer modprobe -r rdma_rxe
+	dummy_add d2
+	ip addr add "$1/24" dev d2
+	rdma_link_add rxe0 rxe d2
+	wait_port_state rxe0 PORT_ACTIVE 5
+}
+
 # rdma_link_del NAME: `rdma link delete NAME` unless NAME is gone already
 # (deleted by the test, or with its netdev).
 rdma_link_del() {

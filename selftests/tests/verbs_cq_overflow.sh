@@ -25,12 +25,7 @@ expect_eq "$(grep -c '^ok ' u-xiw-recv.log)" 13 "xiw, receive CQ: checks passed"
 log "xiw: CQ_ERR per lost completion, the ring untouched past its end, QPs RTS"
 
 # the same requester program on rxe
-modprobe rdma_rxe
-defer modprobe -r rdma_rxe
-dummy_add d2
-ip addr add 10.77.6.1/24 dev d2
-rdma_link_add rxe0 rxe d2
-wait_port_state rxe0 PORT_ACTIVE 5
+rxe_loopback 10.77.6.1
 usage rxe-send overflow 10.77.6.1 7622 send
 expect_eq "$(grep -c '^ok ' u-rxe-send.log)" 8 "rxe, requester CQ: checks passed"
 log "rxe: the same events, completions and QP states for the requester's CQ"

@@ -37,11 +37,6 @@ memlock() {
 memlock xiw 192.0.2.1 7630
 log "xiw: MRs pinned against RLIMIT_MEMLOCK (ENOMEM past it), rings not"
 
-modprobe rdma_rxe
-defer modprobe -r rdma_rxe
-dummy_add d2
-ip addr add 10.77.6.1/24 dev d2
-rdma_link_add rxe0 rxe d2
-wait_port_state rxe0 PORT_ACTIVE 5
+rxe_loopback 10.77.6.1
 memlock rxe 10.77.6.1 7631
 log "rxe: the same"
