@@ -2,7 +2,7 @@
 /*
  * xiw_objects - verbs object life cycles on an xiw device, through libxiw.
  *
- *   xiw_objects [--dev xiw0] [--cycles N]
+ *   xiw_objects [--dev xiw0] [--cycles N | --limits]
  *
  * Checks the device and port attributes, then runs N cycles of: PD, two
  * MRs, CQs with and without a completion channel, an SRQ, three RC QPs
@@ -16,7 +16,8 @@
  * (one more WR fails with ENOMEM), checks that RESET discards queued WRs
  * without completions and that a QP is reusable after ERR -> RESET -> INIT;
  * the "negative" group checks that invalid requests fail with the expected
- * errno (EINVAL, EOPNOTSUPP, EBUSY).
+ * errno (EINVAL, EOPNOTSUPP, EBUSY). --limits instead creates max_cq CQs
+ * and max_qp QPs: the next one of each must fail with ENOMEM.
  *
  * One summary line per check group; exit status 0 if all checks passed,
  * 1 if any failed, 2 on usage errors or if the device cannot be used.
@@ -159,6 +160,7 @@ private:
 struct Options {
 	std::string dev = "xiw0";
 	unsigned long cycles = 1;
+	bool limits = false;	/* only the device attributes and limits */
 };
 
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -1019,6 +1021,91 @@ void check_negative(ibv_context *ctx, const ibv_device_attr_ex &ax,
 	chk.end();
 }
 
+/*
+ * @max objects made by @create at once, in @objs; the next must fail with
+ * ENOMEM and, once one is destroyed, a create must succeed again. Returns
+ * how many were made.
+ */
+template <typename T, typename Create>
+int fill_to_limit(const char *what, int max, Create create,
+		  std::vector<Obj<T>> &objs)
+{
+	objs.reserve(max);
+	for (int i = 0; i < max; i++) {
+		T *o = create();
+
+		if (!CHECK(o, "%s %d of %d: %s", what, i + 1, max,
+			   strerror(errno)))
+			break;
+		objs.emplace_back(o);
+	}
+	int made = (int)objs.size();
+	errno = 0;
+	T *over = create();
+	CHECK(!over && errno == ENOMEM,
+	      "%s beyond the limit %d (%d made): %s, expected ENOMEM",
+	      what, max, made, over ? "created" : strerror(errno));
+	if (over)
+		Destroy<T>::run(over);
+	if (made) {
+		objs.pop_back();
+		T *again = create();
+		CHECK(again, "%s after one of %d was destroyed: %s", what,
+		      made, strerror(errno));
+		if (again)
+			objs.emplace_back(again);
+	}
+	printf("     %d at once (%s), the next: %s\n", made, what,
+	       over ? "created" : strerror(ENOMEM));
+	return made;
+}
+
+/*
+ * The device limits: max_cq CQs and max_qp QPs can be created, the one
+ * after each fails with ENOMEM (insufficient resources, as siw says; rxe
+ * says EINVAL) and leaves nothing behind: once one is destroyed the next
+ * create succeeds again. The device must hold no other CQ or QP.
+ */
+void check_limits(ibv_context *ctx, const ibv_device_attr_ex &ax)
+{
+	const ibv_device_attr &a = ax.orig_attr;
+
+	chk.begin("limits-cq");
+	{
+		std::vector<Obj<ibv_cq>> cqs;
+
+		fill_to_limit("create_cq", a.max_cq, [&]() {
+			return ibv_create_cq(ctx, 1, nullptr, nullptr, 0);
+		}, cqs);
+	}
+	chk.end();
+
+	chk.begin("limits-qp");
+	Obj<ibv_pd> pd(ibv_alloc_pd(ctx));
+	Obj<ibv_cq> cq(ibv_create_cq(ctx, 16, nullptr, nullptr, 0));
+	if (!CHECK(pd && cq, "PD and CQ for the QPs: %s", strerror(errno))) {
+		chk.end();
+		return;
+	}
+	{
+		std::vector<Obj<ibv_qp>> qps;
+
+		fill_to_limit("create_qp", a.max_qp, [&]() {
+			ibv_qp_init_attr init = {};
+
+			init.send_cq = cq.get();
+			init.recv_cq = cq.get();
+			init.qp_type = IBV_QPT_RC;
+			init.cap.max_send_wr = 1;
+			init.cap.max_recv_wr = 1;
+			init.cap.max_send_sge = 1;
+			init.cap.max_recv_sge = 1;
+			return ibv_create_qp(pd.get(), &init);
+		}, qps);
+	}
+	chk.end();
+}
+
 Options parse(int argc, char **argv)
 {
 	Options o;
@@ -1028,13 +1115,16 @@ Options parse(int argc, char **argv)
 
 		if (arg == "--dev" && i + 1 < argc) {
 			o.dev = argv[++i];
+		} else if (arg == "--limits") {
+			o.limits = true;
 		} else if (arg == "--cycles" && i + 1 < argc) {
 			char *end;
 			o.cycles = strtoul(argv[++i], &end, 0);
 			if (*end || !o.cycles)
 				die("bad --cycles value '%s'", argv[i]);
 		} else {
-			fprintf(stderr, "usage: %s [--dev NAME] [--cycles N]\n",
+			fprintf(stderr,
+				"usage: %s [--dev NAME] [--cycles N | --limits]\n",
 				argv[0]);
 			exit(2);
 		}
@@ -1053,6 +1143,17 @@ int main(int argc, char **argv)
 
 	set_nonblock(ctx->async_fd);
 	check_device(ctx.get(), ax);
+	if (opt.limits) {
+		check_limits(ctx.get(), ax);
+		ctx.reset();
+		if (chk.failures()) {
+			fprintf(stderr, "xiw_objects: %u check(s) failed\n",
+				chk.failures());
+			return 1;
+		}
+		printf("xiw_objects: limits checked\n");
+		return 0;
+	}
 
 	chk.begin("objects");
 	for (unsigned long c = 0; c < opt.cycles; c++)
