@@ -34,6 +34,19 @@
 //   an unsuccessful completion (the receives flushed when the QP goes to
 //   ERROR) wakes it too, as ibv_req_notify_cq(3) defines a solicited CQE.
 //
+// events ADDR PORT: the passive QP takes its receives from an SRQ of 16
+//   with 8 posted and a limit of 4 armed by ibv_modify_srq: 4 Sends
+//   raise no event, the fifth (3 left) one IBV_EVENT_SRQ_LIMIT_REACHED
+//   naming the SRQ, which disarms the limit (ibv_query_srq says 0) so the
+//   sixth raises none; every receive holds its data and names the QP.
+//   The QP moved to ERROR raises one IBV_EVENT_QP_LAST_WQE_REACHED naming
+//   it, and the 2 receives left stay on the SRQ (no flush completion).
+//
+// port ADDR PORT NETDEV: the listener's device (bound to ADDR) sees
+//   IBV_EVENT_PORT_ERR on port 1 when NETDEV goes down (ip link, run by
+//   the program) and ibv_query_port says DOWN; IBV_EVENT_PORT_ACTIVE and
+//   ACTIVE when it comes back up.
+//
 // memlock ADDR PORT LIMIT: run as a user without CAP_IPC_LOCK under
 //   RLIMIT_MEMLOCK = LIMIT bytes (the test sets both): two connected QPs
 //   with their CQs pin nothing (VmPin 0: the rings are kernel memory);
@@ -134,8 +147,9 @@ int post_send(ibv_qp *qp, ibv_wr_opcode op, uint64_t wr_id, const void *buf,
 	return ibv_post_send(qp, &wr, &bad);
 }
 
-void post_recv(ibv_qp *qp, uint64_t wr_id, void *buf, uint32_t len,
-	       uint32_t lkey)
+// One receive of one SGE, posted to a QP's RQ or to an SRQ.
+void post_recv_to(ibv_qp *qp, ibv_srq *srq, uint64_t wr_id, void *buf,
+		  uint32_t len, uint32_t lkey)
 {
 	ibv_sge sge{ (uintptr_t)buf, len, lkey };
 	ibv_recv_wr wr{}, *bad;
@@ -143,8 +157,14 @@ void post_recv(ibv_qp *qp, uint64_t wr_id, void *buf, uint32_t len,
 	wr.wr_id = wr_id;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	if (ibv_post_recv(qp, &wr, &bad))
-		die("ibv_post_recv");
+	if (qp ? ibv_post_recv(qp, &wr, &bad) : ibv_post_srq_recv(srq, &wr, &bad))
+		die(qp ? "ibv_post_recv" : "ibv_post_srq_recv");
+}
+
+void post_recv(ibv_qp *qp, uint64_t wr_id, void *buf, uint32_t len,
+	       uint32_t lkey)
+{
+	post_recv_to(qp, nullptr, wr_id, buf, len, lkey);
 }
 
 // Up to @n completions of @cq within @ms.
@@ -943,6 +963,222 @@ int do_solicited(cm_pair::Pair &pair)
 	return checks::summary();
 }
 
+// ---- events ----
+
+// An async event, copied out before it is acknowledged.
+struct AsyncEv {
+	ibv_event_type type;
+	void *elem;	// the CQ, QP or SRQ it names (element is a union)
+	int port;
+};
+
+// The async events of @ctx: the first waited for up to @ms, then more
+// until 300 ms pass without one. Each is printed and acknowledged.
+std::vector<AsyncEv> async_events(ibv_context *ctx, int ms)
+{
+	std::vector<AsyncEv> out;
+	int wait = ms;
+
+	for (;;) {
+		pollfd pfd{ ctx->async_fd, POLLIN, 0 };
+		ibv_async_event ae;
+
+		if (poll(&pfd, 1, wait) <= 0)
+			return out;
+		if (ibv_get_async_event(ctx, &ae))
+			die("ibv_get_async_event");
+		out.push_back({ ae.event_type, ae.element.srq,
+				ae.element.port_num });
+		std::printf("# async event %s\n",
+			    ibv_event_type_str(ae.event_type));
+		ibv_ack_async_event(&ae);
+		wait = 300;
+	}
+}
+
+// How many of @ev are of @type and name @elem.
+size_t count_ev(const std::vector<AsyncEv> &ev, ibv_event_type type,
+		const void *elem)
+{
+	return std::count_if(ev.begin(), ev.end(), [&](const AsyncEv &e) {
+		return e.type == type && e.elem == elem;
+	});
+}
+
+int do_events(cm_pair::Pair &pair)
+{
+	constexpr uint32_t kLen = 32, kWr = 16, kPosted = 8, kLimit = 4;
+	std::vector<uint8_t> src(kWr * kLen), rmem(kWr * kLen);
+	ibv_context *ctx = nullptr;
+	ibv_pd *pd = nullptr;
+	ibv_cq *acq = nullptr, *pcq = nullptr;
+	ibv_srq *srq = nullptr;
+	ibv_mr *smr = nullptr, *rmr = nullptr;
+
+	Conn c = connect(pair,
+		[&](rdma_cm_id *id) {
+			ibv_srq_init_attr sa{};
+
+			ctx = id->verbs;
+			pd = ibv_alloc_pd(ctx);
+			if (!pd)
+				die("ibv_alloc_pd");
+			acq = make_cq(ctx, 64);
+			pcq = make_cq(ctx, 64);
+			sa.attr.max_wr = kWr;
+			sa.attr.max_sge = 1;
+			srq = ibv_create_srq(pd, &sa);
+			if (!srq)
+				die("ibv_create_srq");
+			smr = reg(pd, src.data(), src.size());
+			rmr = reg(pd, rmem.data(), rmem.size());
+			make_qp(id, pd, acq, acq, kWr, 1);
+		},
+		[&](rdma_cm_id *id) {
+			ibv_qp_init_attr a{};
+
+			a.qp_type = IBV_QPT_RC;
+			a.send_cq = pcq;
+			a.recv_cq = pcq;
+			a.srq = srq;
+			a.cap.max_send_wr = 1;
+			a.cap.max_send_sge = 1;
+			if (rdma_create_qp(id, pd, &a))
+				die("rdma_create_qp on the SRQ");
+		});
+	std::printf("# %s\n", ibv_get_device_name(ctx->device));
+	ibv_qp *pqp = c.pas->qp;
+
+	for (uint32_t i = 0; i < kPosted; i++)
+		post_recv_to(nullptr, srq, i, &rmem[i * kLen], kLen, rmr->lkey);
+	ibv_srq_attr sa{}, q{};
+	sa.srq_limit = kLimit;
+	// the limit as ibv_query_srq reports it (0: not armed), ~0u on error
+	auto limit = [&]() {
+		return ibv_query_srq(srq, &q) ? ~0u : q.srq_limit;
+	};
+	check(!ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT),
+	      "ibv_modify_srq(IBV_SRQ_LIMIT) arms a limit of 4");
+	uint32_t lim = limit();
+	check(lim == kLimit, fmt("ibv_query_srq: limit %u (armed)", lim));
+
+	uint32_t next = 0;
+	// one Send, its completion on both ends, the receive's data checked
+	auto send = [&]() {
+		uint32_t m = next++;
+
+		for (uint32_t b = 0; b < kLen; b++)
+			src[m * kLen + b] = pat(m, b);
+		if (post_send(c.act->qp, IBV_WR_SEND, m, &src[m * kLen], kLen,
+			      smr->lkey, IBV_SEND_SIGNALED))
+			die("ibv_post_send");
+		auto w = poll_n(acq, 1, 10000);
+		if (w.size() != 1 || w[0].status != IBV_WC_SUCCESS)
+			die("send completion");
+		auto r = poll_n(pcq, 1, 10000);
+		check(r.size() == 1 && r[0].wr_id == m &&
+		      r[0].status == IBV_WC_SUCCESS && r[0].byte_len == kLen &&
+		      r[0].qp_num == pqp->qp_num &&
+		      !memcmp(&rmem[m * kLen], &src[m * kLen], kLen),
+		      fmt("Send %u: its SRQ receive completed on the QP with the data", m));
+	};
+
+	for (uint32_t i = 0; i < kPosted - kLimit; i++)
+		send();
+	auto ev = async_events(ctx, 300);
+	check(ev.empty(), fmt("4 of 8 receives taken, 4 left (not below the limit): no event (%zu)",
+			      ev.size()));
+	send();
+	ev = async_events(ctx, 5000);
+	check(ev.size() == 1 &&
+	      count_ev(ev, IBV_EVENT_SRQ_LIMIT_REACHED, srq) == 1,
+	      fmt("3 left, below the limit: one IBV_EVENT_SRQ_LIMIT_REACHED naming the SRQ (%zu events)",
+		  ev.size()));
+	lim = limit();
+	check(lim == 0, fmt("the event disarmed the limit (ibv_query_srq: %u)", lim));
+	send();
+	ev = async_events(ctx, 300);
+	check(ev.empty(), fmt("disarmed: 2 left raise no event (%zu)", ev.size()));
+
+	// The QP on the SRQ fails: the last WQE it will take is behind it.
+	ibv_qp_attr a{};
+	a.qp_state = IBV_QPS_ERR;
+	if (ibv_modify_qp(pqp, &a, IBV_QP_STATE))
+		die("ibv_modify_qp ERR");
+	ev = async_events(ctx, 5000);
+	check(count_ev(ev, IBV_EVENT_QP_LAST_WQE_REACHED, pqp) == 1,
+	      fmt("the SRQ's QP moved to ERROR: one IBV_EVENT_QP_LAST_WQE_REACHED naming it (%zu events)",
+		  ev.size()));
+	auto w = poll_n(pcq, 1, 300);
+	check(w.empty(), fmt("the SRQ's 2 receives stay on the SRQ: no flush completion (%zu)",
+			     w.size()));
+
+	rdma_disconnect(c.act);
+	rdma_destroy_qp(c.act);
+	rdma_destroy_qp(c.pas);
+	rdma_destroy_id(c.act);
+	rdma_destroy_id(c.pas);
+	check(!ibv_destroy_srq(srq), "the SRQ with 2 receives left is destroyed");
+	ibv_dereg_mr(smr);
+	ibv_dereg_mr(rmr);
+	ibv_destroy_cq(acq);
+	ibv_destroy_cq(pcq);
+	ibv_dealloc_pd(pd);
+	return checks::summary();
+}
+
+// ---- port ----
+
+// The first event of @type on port 1 within @ms; others are printed.
+bool port_event(ibv_context *ctx, ibv_event_type type, int ms)
+{
+	auto end = Clock::now() + std::chrono::milliseconds(ms);
+
+	while (Clock::now() < end) {
+		int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
+				       end - Clock::now()).count()) + 1;
+
+		for (const AsyncEv &e : async_events(ctx, left))
+			if (e.type == type && e.port == 1)
+				return true;
+	}
+	return false;
+}
+
+ibv_port_state port_state(ibv_context *ctx)
+{
+	ibv_port_attr pa{};
+
+	if (ibv_query_port(ctx, 1, &pa))
+		die("ibv_query_port");
+	return pa.state;
+}
+
+int do_port(cm_pair::Pair &pair, const std::string &netdev)
+{
+	ibv_context *ctx = pair.lid->verbs;
+
+	if (!ctx)
+		die("the listener is bound to no device");
+	std::printf("# %s on %s\n", ibv_get_device_name(ctx->device),
+		    netdev.c_str());
+	check(port_state(ctx) == IBV_PORT_ACTIVE, "port 1 ACTIVE to begin with");
+	async_events(ctx, 100);
+	if (std::system(("ip link set " + netdev + " down").c_str()))
+		die("ip link set down");
+	check(port_event(ctx, IBV_EVENT_PORT_ERR, 5000),
+	      "netdev down: IBV_EVENT_PORT_ERR on port 1");
+	check(port_state(ctx) == IBV_PORT_DOWN,
+	      fmt("then ibv_query_port: %s", ibv_port_state_str(port_state(ctx))));
+	if (std::system(("ip link set " + netdev + " up").c_str()))
+		die("ip link set up");
+	check(port_event(ctx, IBV_EVENT_PORT_ACTIVE, 5000),
+	      "netdev up: IBV_EVENT_PORT_ACTIVE on port 1");
+	check(port_state(ctx) == IBV_PORT_ACTIVE,
+	      fmt("then ibv_query_port: %s", ibv_port_state_str(port_state(ctx))));
+	return checks::summary();
+}
+
 // ---- memlock ----
 
 // VmPin of /proc/self/status in bytes (the mm's pinned_vm, which
@@ -1121,7 +1357,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s overflow|sharedcq|inline|solicited|memlock ADDR PORT [ARGS]\n",
+			     "usage: %s overflow|sharedcq|inline|solicited|events|port|memlock ADDR PORT [ARGS]\n",
 			     argv[0]);
 		return 2;
 	}
@@ -1139,6 +1375,10 @@ int main(int argc, char **argv)
 		return do_inline(pair, argc > 4 ? std::atoi(argv[4]) : 512);
 	if (cmd == "solicited")
 		return do_solicited(pair);
+	if (cmd == "events")
+		return do_events(pair);
+	if (cmd == "port" && argc > 4)
+		return do_port(pair, argv[4]);
 	if (cmd == "memlock" && argc > 4)
 		return do_memlock(pair, std::strtoull(argv[4], nullptr, 0));
 	std::fprintf(stderr, "unknown case %s\n", cmd.c_str());
