@@ -10,7 +10,8 @@
 // this process), RDMA Write (1 KiB), RDMA Read (1 KiB), Fetch&Add and
 // Compare&Swap on an 8-byte counter of its own in the peer's MR. For
 // SECS seconds every completion is checked: status success, Sends
-// arrive in order with the expected sequence number and payload, every
+// arrive in order with the expected sequence number and every byte of
+// their payload (a pattern of the sequence number and offset), every
 // Fetch&Add returns the counter's previous value (one atomic at a time
 // per QP, so the values are known), a Compare&Swap with the right compare
 // value swaps. Writes and Reads carry data that is checked too: each
@@ -24,7 +25,7 @@
 //
 // Prints "connected N QPs in T s", a progress line every 30 s and at the
 // end "ops N (send N write N read N fadd N cswap N), errors N", "payloads
-// checked: writes N reads N" and "teardown ok". Exit 1 on any error.
+// checked: writes N reads N sends N" and "teardown ok". Exit 1 on any error.
 //
 // Usage: xiw_soak ADDR PORT NQPS SECS
 #include "verbs_side.h"
@@ -85,9 +86,16 @@ struct Qp {
 	uint64_t reads = 0;		// Reads posted
 };
 
-uint64_t ops[NOPS], errors, checked_writes, checked_reads;
+uint64_t ops[NOPS], errors, checked_writes, checked_reads, checked_sends;
 
 // Byte @i of Write round @k of QP @q, and of the fixed range of QP @q.
+// Byte @i (8 and up) of Send @seq: every byte differs from its
+// neighbours and from the same byte of the Sends around it.
+uint8_t send_byte(uint64_t seq, size_t i)
+{
+	return uint8_t(seq * 29 + i * 13 + (seq >> 8));
+}
+
 uint8_t write_byte(uint32_t q, uint64_t k, size_t i)
 {
 	return uint8_t(k * 131 + i * 7 + q * 17 + (i >> 8));
@@ -147,8 +155,9 @@ bool post_one(Qp &q)
 			// not written again before it completed
 			sge.addr = uint64_t(uintptr_t(m + kSrc + kMsg * (q.send_seq % kWin)));
 			std::memcpy(m + kSrc + kMsg * (q.send_seq % kWin), &q.send_seq, 8);
-			std::memset(m + kSrc + kMsg * (q.send_seq % kWin) + 8,
-				    int(q.send_seq & 0xff), kMsg - 8);
+			for (size_t i = 8; i < kMsg; i++)
+				m[kSrc + kMsg * (q.send_seq % kWin) + i] =
+					send_byte(q.send_seq, i);
 			q.send_seq++;
 			sge.length = kMsg;
 			wr.opcode = IBV_WR_SEND;
@@ -224,12 +233,17 @@ void complete(std::vector<Qp> &qps, const ibv_wc &wc)
 		uint32_t slot = uint32_t(wc.wr_id >> 40);
 		const uint8_t *b = m + kRecv + kMsg * slot;
 		uint64_t seq;
+		size_t i = 8;
 		std::memcpy(&seq, b, 8);
-		if (wc.byte_len != kMsg || seq != q.recv_seq ||
-		    b[8] != uint8_t(seq & 0xff) || b[kMsg - 1] != uint8_t(seq & 0xff))
+		while (i < kMsg && b[i] == send_byte(seq, i))
+			i++;
+		if (wc.byte_len != kMsg || seq != q.recv_seq || i < kMsg)
 			error("QP " + std::to_string(idx) + ": Send " +
 			      std::to_string(seq) + " (" + std::to_string(wc.byte_len) +
-			      " bytes), expected " + std::to_string(q.recv_seq));
+			      " bytes, first wrong byte " + std::to_string(i) +
+			      "), expected " + std::to_string(q.recv_seq));
+		else
+			checked_sends++;
 		q.recv_seq++;
 		// the sender took it from recv_posted: post it again
 		post_recv(q, slot);
@@ -375,9 +389,10 @@ int main(int argc, char **argv)
 		    (unsigned long long)ops[WRITE], (unsigned long long)ops[READ],
 		    (unsigned long long)ops[FADD], (unsigned long long)ops[CSWAP],
 		    secs, (unsigned long long)errors);
-	std::printf("payloads checked: writes %llu reads %llu\n",
+	std::printf("payloads checked: writes %llu reads %llu sends %llu\n",
 		    (unsigned long long)checked_writes,
-		    (unsigned long long)checked_reads);
+		    (unsigned long long)checked_reads,
+		    (unsigned long long)checked_sends);
 	std::fflush(stdout);
 
 	// graceful close of every connection, then every object
