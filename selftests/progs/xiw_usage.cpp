@@ -47,6 +47,13 @@
 //   the program) and ibv_query_port says DOWN; IBV_EVENT_PORT_ACTIVE and
 //   ACTIVE when it comes back up.
 //
+// bigconn ADDR PORT [BYTES]: BYTES (4 GiB + 64 MiB) over one connection,
+//   so that TCP's 32-bit sequence numbers wrap: rounds of 16 MiB of RDMA
+//   Writes from a fixed pattern into the peer's 16 MiB, each round at its
+//   own rotation, a Read behind every 24 Writes and at the round's end
+//   (its completion: the Writes are placed); every word of the 16 MiB is
+//   then compared with where the rotation puts it.
+//
 // memlock ADDR PORT LIMIT: run as a user without CAP_IPC_LOCK under
 //   RLIMIT_MEMLOCK = LIMIT bytes (the test sets both): two connected QPs
 //   with their CQs pin nothing (VmPin 0: the rings are kernel memory);
@@ -1200,6 +1207,120 @@ int do_port(cm_pair::Pair &pair, const std::string &netdev)
 	return checks::summary();
 }
 
+// ---- bigconn ----
+
+// Word @i of the source pattern: distinct, no run of equal words.
+uint64_t big_word(uint64_t i)
+{
+	return (i + 1) * 0x9e3779b97f4a7c15ull ^ (i << 17);
+}
+
+int do_bigconn(cm_pair::Pair &pair, uint64_t total)
+{
+	constexpr size_t kLen = 16 << 20, kWords = kLen / 8, kChunk = 1 << 20;
+	ibv_context *ctx = nullptr;
+	ibv_pd *pd = nullptr;
+	ibv_cq *acq = nullptr, *pcq = nullptr;
+	std::vector<uint64_t> src(kWords), dst(kWords), probe(1);
+	ibv_mr *smr = nullptr, *dmr = nullptr, *pmr = nullptr;
+
+	for (size_t i = 0; i < kWords; i++)
+		src[i] = big_word(i);
+	Conn c = connect(pair,
+		[&](rdma_cm_id *id) {
+			ctx = id->verbs;
+			pd = ibv_alloc_pd(ctx);
+			if (!pd)
+				die("ibv_alloc_pd");
+			acq = make_cq(ctx, 64);
+			pcq = make_cq(ctx, 64);
+			smr = reg(pd, src.data(), kLen);
+			dmr = reg(pd, dst.data(), kLen);
+			pmr = reg(pd, probe.data(), 8);
+			make_qp(id, pd, acq, acq, 32, 1);
+		},
+		[&](rdma_cm_id *id) {
+			make_qp(id, pd, pcq, pcq, 1, 1);
+		});
+	std::printf("# %s: %llu bytes over one connection\n",
+		    ibv_get_device_name(ctx->device), (unsigned long long)total);
+	uint64_t raddr = uintptr_t(dst.data()), sent = 0, rounds = 0;
+	uint64_t bad_rounds = 0, bad_wc = 0;
+	auto t0 = Clock::now();
+
+	while (sent < total) {
+		// this round's rotation: source word i lands at word (i + rot)
+		size_t rot = (rounds * 7919 * 64) % kWords, posted = 0;
+		size_t head = (kWords - rot) * 8;	// bytes before the wrap
+
+		for (size_t off = 0; off < kLen; off += kChunk) {
+			// a chunk that crosses the wrap goes as two Writes
+			size_t end = off + kChunk;
+			for (size_t a = off; a < end;) {
+				size_t b = a < head ? std::min(end, head) : end;
+				uint64_t to = a < head ? raddr + rot * 8 + a :
+					      raddr + (a - head);
+				if (post_send(c.act->qp, IBV_WR_RDMA_WRITE, 0,
+					      (uint8_t *)src.data() + a, uint32_t(b - a),
+					      smr->lkey, 0, to, dmr->rkey))
+					die("ibv_post_send Write");
+				posted++;
+				a = b;
+			}
+			if (posted >= 24) {
+				// a signaled Read behind the Writes: when it
+				// completes they are placed (one stream, in order)
+				if (post_send(c.act->qp, IBV_WR_RDMA_READ, 1,
+					      probe.data(), 8, pmr->lkey,
+					      IBV_SEND_SIGNALED, raddr, dmr->rkey))
+					die("ibv_post_send Read");
+				auto w = poll_n(acq, 1, 30000);
+				if (w.size() != 1 || w[0].status != IBV_WC_SUCCESS)
+					bad_wc++;
+				posted = 0;
+			}
+		}
+		if (post_send(c.act->qp, IBV_WR_RDMA_READ, 1, probe.data(), 8,
+			      pmr->lkey, IBV_SEND_SIGNALED, raddr, dmr->rkey))
+			die("ibv_post_send Read");
+		auto w = poll_n(acq, 1, 30000);
+		if (w.size() != 1 || w[0].status != IBV_WC_SUCCESS)
+			bad_wc++;
+		// source words [0, n) at [rot, kWords), the rest at [0, rot)
+		size_t n = kWords - rot, j = kWords;
+		if (memcmp(&dst[rot], &src[0], n * 8) ||
+		    memcmp(&dst[0], &src[n], rot * 8))
+			for (j = 0; j < kWords; j++)
+				if (dst[(j + rot) % kWords] != src[j])
+					break;
+		if (j < kWords) {
+			if (!bad_rounds)
+				std::printf("# round %llu: word %zu of the source wrong at %zu\n",
+					    (unsigned long long)rounds, j,
+					    (j + rot) % kWords);
+			bad_rounds++;
+		}
+		sent += kLen;
+		rounds++;
+	}
+	double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+	std::printf("# %llu rounds of 16 MiB in %.1f s (%.0f MB/s with the checks)\n",
+		    (unsigned long long)rounds, secs, sent / secs / 1e6);
+	check(bad_wc == 0, fmt("every Read behind the Writes completed (%llu did not)",
+			       (unsigned long long)bad_wc));
+	check(sent > (1ull << 32) && bad_rounds == 0,
+	      fmt("%llu bytes over one connection (past 4 GiB: TCP's sequence numbers wrapped), every round's 16 MiB placed where its rotation says (%llu rounds wrong)",
+		  (unsigned long long)sent, (unsigned long long)bad_rounds));
+	disconnect(pair, c);
+	ibv_dereg_mr(smr);
+	ibv_dereg_mr(dmr);
+	ibv_dereg_mr(pmr);
+	ibv_destroy_cq(acq);
+	ibv_destroy_cq(pcq);
+	ibv_dealloc_pd(pd);
+	return checks::summary();
+}
+
 // ---- memlock ----
 
 // VmPin of /proc/self/status in bytes (the mm's pinned_vm, which
@@ -1378,7 +1499,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		std::fprintf(stderr,
-			     "usage: %s overflow|sharedcq|inline|solicited|events|port|memlock ADDR PORT [ARGS]\n",
+			     "usage: %s overflow|sharedcq|inline|solicited|events|port|bigconn|memlock ADDR PORT [ARGS]\n",
 			     argv[0]);
 		return 2;
 	}
@@ -1396,6 +1517,9 @@ int main(int argc, char **argv)
 		return do_inline(pair, argc > 4 ? std::atoi(argv[4]) : 512);
 	if (cmd == "solicited")
 		return do_solicited(pair);
+	if (cmd == "bigconn")
+		return do_bigconn(pair, argc > 4 ? std::strtoull(argv[4], nullptr, 0) :
+				  (4ull << 30) + (64 << 20));
 	if (cmd == "events")
 		return do_events(pair);
 	if (cmd == "port" && argc > 4)
