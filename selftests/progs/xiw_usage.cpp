@@ -117,6 +117,18 @@ ibv_qp *make_qp(rdma_cm_id *id, ibv_pd *pd, ibv_cq *scq, ibv_cq *rcq,
 	return id->qp;
 }
 
+// The device context of @id in *@ctx and a PD on it.
+ibv_pd *open_pd(rdma_cm_id *id, ibv_context **ctx)
+{
+	ibv_pd *pd;
+
+	*ctx = id->verbs;
+	pd = ibv_alloc_pd(*ctx);
+	if (!pd)
+		die("ibv_alloc_pd");
+	return pd;
+}
+
 ibv_cq *make_cq(ibv_context *ctx, int n, ibv_comp_channel *ch = nullptr)
 {
 	ibv_cq *cq = ibv_create_cq(ctx, n, nullptr, ch, 0);
@@ -379,10 +391,7 @@ int do_overflow(cm_pair::Pair &pair, bool recv_side)
 
 	Conn c = connect(pair,
 		[&](rdma_cm_id *id) {
-			ctx = id->verbs;
-			pd = ibv_alloc_pd(ctx);
-			if (!pd)
-				die("ibv_alloc_pd");
+			pd = open_pd(id, &ctx);
 			small = make_cq(ctx, 4);
 			acq = recv_side ? make_cq(ctx, 64) : small;
 			amr = reg(pd, amem.data(), amem.size());
@@ -567,10 +576,7 @@ int do_sharedcq(cm_pair::Pair &pair, int conns, int msgs)
 		cs[i] = connect(pair,
 			[&](rdma_cm_id *id) {
 				if (!ctx) {
-					ctx = id->verbs;
-					pd = ibv_alloc_pd(ctx);
-					if (!pd)
-						die("ibv_alloc_pd");
+					pd = open_pd(id, &ctx);
 					for (int s = 0; s < 2; s++) {
 						scq[s] = make_cq(ctx, conns * kWin * 2);
 						rcq[s] = make_cq(ctx, conns * msgs + 16);
@@ -721,10 +727,7 @@ int do_inline(cm_pair::Pair &pair, int msgs)
 
 	Conn c = connect(pair,
 		[&](rdma_cm_id *id) {
-			ctx = id->verbs;
-			pd = ibv_alloc_pd(ctx);
-			if (!pd)
-				die("ibv_alloc_pd");
+			pd = open_pd(id, &ctx);
 			acq = make_cq(ctx, 64);
 			pcq = make_cq(ctx, 64);
 			smr = reg(pd, src.data(), src.size());
@@ -1047,10 +1050,7 @@ int do_events(cm_pair::Pair &pair)
 		[&](rdma_cm_id *id) {
 			ibv_srq_init_attr sa{};
 
-			ctx = id->verbs;
-			pd = ibv_alloc_pd(ctx);
-			if (!pd)
-				die("ibv_alloc_pd");
+			pd = open_pd(id, &ctx);
 			acq = make_cq(ctx, 64);
 			pcq = make_cq(ctx, 64);
 			sa.attr.max_wr = kWr;
@@ -1228,10 +1228,7 @@ int do_bigconn(cm_pair::Pair &pair, uint64_t total)
 		src[i] = big_word(i);
 	Conn c = connect(pair,
 		[&](rdma_cm_id *id) {
-			ctx = id->verbs;
-			pd = ibv_alloc_pd(ctx);
-			if (!pd)
-				die("ibv_alloc_pd");
+			pd = open_pd(id, &ctx);
 			acq = make_cq(ctx, 64);
 			pcq = make_cq(ctx, 64);
 			smr = reg(pd, src.data(), kLen);
@@ -1370,10 +1367,7 @@ int do_memlock(cm_pair::Pair &pair, uint64_t limit)
 
 	Conn c = connect(pair,
 		[&](rdma_cm_id *id) {
-			ctx = id->verbs;
-			pd = ibv_alloc_pd(ctx);
-			if (!pd)
-				die("ibv_alloc_pd");
+			pd = open_pd(id, &ctx);
 			acq = make_cq(ctx, 1024);
 			pcq = make_cq(ctx, 1024);
 			make_qp(id, pd, acq, acq, 512, 512);
