@@ -595,6 +595,13 @@ rdma_link_add() {
 	defer rdma_link_del "$1"
 }
 
+# xiw_counter NAME: the value of xiw0's port counter NAME (rdma
+# statistic, the hw_counters of port 1)
+xiw_counter() {
+	rdma statistic show link xiw0/1 | tr ' ' '\n' |
+		awk -v n="$1" 'prev == n { print; exit } { prev = $0 }'
+}
+
 # rxe_loopback ADDR: rdma_rxe loaded (unloaded at the end) and rxe0 on a
 # dummy netdev d2 with ADDR/24, ACTIVE: the same verbs program on rxe,
 # for the tests that compare xiw with it

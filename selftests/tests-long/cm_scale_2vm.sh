@@ -39,11 +39,6 @@ res_plus() {
 	local -a b=($1)
 	echo "cq $((b[1] + $2)) qp $((b[3] + $3)) cm_id $((b[5] + $4)) mr $((b[7] + $5))"
 }
-# counter NAME: xiw0's hw counter
-counter() {
-	rdma statistic show link xiw0/1 | tr ' ' '\n' |
-		awk -v n="$1" 'prev == n { print; exit } { prev = $0 }'
-}
 # tcp_on PORT [STATE]: TCP sockets of the connections on PORT
 tcp_on() {
 	ss -Htn state "${2:-established}" "( sport = :$1 or dport = :$1 )" | wc -l
@@ -166,7 +161,7 @@ t0=$(now_us)
 snapshot base
 base_res=$(res)
 base_conn=$(res "$conn_kinds")
-base_reads=$(counter read_requests_answered)
+base_reads=$(xiw_counter read_requests_answered)
 log "baseline: $base_res; slab objects $(cat base.slabsum), free pages $(cat base.pages), MemAvailable $(cat base.avail) kB, xiw vmalloc areas $(cat base.vmalloc), module refcnt $(cat base.refcnt), kworkers $(cat base.kworkers), pids $(cat base.pids)"
 
 if [ "$XIW_ROLE" = b ]; then
@@ -217,7 +212,7 @@ else
 	log "$(grep '^served ' srv.log)"
 	expect_match "$(cat srv.log)" "^served $((N - leak)) connections .* kept $leak; completions: recv $((N * (R + 1))) send $((N * (R + 1))), flushed $((2 * (N - leak))); errors 0\$" "server"
 	# b answered every Read of the client exactly once
-	expect_eq "$(($(counter read_requests_answered) - base_reads))" "$((N * R))" \
+	expect_eq "$(($(xiw_counter read_requests_answered) - base_reads))" "$((N * R))" \
 		"Read Requests answered"
 fi
 xiw_sync scale-closed . 400 >/dev/null || fail "peer lost before the counts after teardown"

@@ -8,13 +8,9 @@
 C=$(need_prog xiw_commitops)
 xiw_loopback
 
-counter() {
-	rdma statistic show link xiw0/1 | tr ' ' '\n' |
-		awk -v n="$1" 'prev == n { print; exit } { prev = $0 }'
-}
-aw0=$(counter atomic_writes_executed)
-fl0=$(counter flushes_executed)
-ve0=$(counter verifies_executed)
+aw0=$(xiw_counter atomic_writes_executed)
+fl0=$(xiw_counter flushes_executed)
+ve0=$(xiw_counter verifies_executed)
 
 run_timeout 150 "$C" 192.0.2.1 7474 >c.log 2>&1 || rc=$?
 grep -v '^ok ' c.log | sed 's/^/# /'
@@ -22,11 +18,11 @@ grep -v '^ok ' c.log | sed 's/^/# /'
 n=$(grep -c '^ok ' c.log)
 expect_eq "$n" 38 "checks passed (every one ran)"
 # 2 + 20 + 1 Atomic Writes, 3 + 20 Flushes, 4 Verifies succeeded
-[ $(( $(counter atomic_writes_executed) - aw0 )) -ge 23 ] ||
-	fail "atomic_writes_executed $(counter atomic_writes_executed) - $aw0"
-[ $(( $(counter flushes_executed) - fl0 )) -ge 23 ] ||
-	fail "flushes_executed $(counter flushes_executed) - $fl0"
-[ $(( $(counter verifies_executed) - ve0 )) -ge 4 ] ||
-	fail "verifies_executed $(counter verifies_executed) - $ve0"
-[ "$(counter terminates_sent)" -ge 5 ] || fail "terminates_sent $(counter terminates_sent)"
+[ $(( $(xiw_counter atomic_writes_executed) - aw0 )) -ge 23 ] ||
+	fail "atomic_writes_executed $(xiw_counter atomic_writes_executed) - $aw0"
+[ $(( $(xiw_counter flushes_executed) - fl0 )) -ge 23 ] ||
+	fail "flushes_executed $(xiw_counter flushes_executed) - $fl0"
+[ $(( $(xiw_counter verifies_executed) - ve0 )) -ge 4 ] ||
+	fail "verifies_executed $(xiw_counter verifies_executed) - $ve0"
+[ "$(xiw_counter terminates_sent)" -ge 5 ] || fail "terminates_sent $(xiw_counter terminates_sent)"
 log "$n checks; $(grep -E '^(ok|FAIL): ' c.log)"

@@ -9,12 +9,6 @@ B=$(need_prog xiw_burst)
 need_cmd rdma
 xiw_loopback
 
-# counter NAME: its value in `rdma statistic show link xiw0/1`
-counter() {
-	rdma statistic show link xiw0/1 | tr ' ' '\n' |
-		awk -v n="$1" 'prev == n { print; exit } { prev = $0 }'
-}
-
 # burst NAME ARGS...: one xiw_burst run, which must pass every check
 burst() {
 	local name=$1 rc=0
@@ -26,9 +20,9 @@ burst() {
 	expect_eq "$(grep -c '^ok ' "$name.log")" 2 "$name: checks passed"
 }
 
-f0=$(counter tx_fpdus) s0=$(counter tx_sendmsg_calls) d0=$(counter doorbells)
+f0=$(xiw_counter tx_fpdus) s0=$(xiw_counter tx_sendmsg_calls) d0=$(xiw_counter doorbells)
 burst ord4 --ord 4 --rounds 40 --burst 100 --seed 1
-f1=$(counter tx_fpdus) s1=$(counter tx_sendmsg_calls) d1=$(counter doorbells)
+f1=$(xiw_counter tx_fpdus) s1=$(xiw_counter tx_sendmsg_calls) d1=$(xiw_counter doorbells)
 fpdus=$((f1 - f0)) calls=$((s1 - s0)) bells=$((d1 - d0))
 log "ord4: $fpdus FPDUs, $calls sendmsg calls, $bells doorbells for 4000 WRs"
 # Unbatched, every FPDU costs at least one sendmsg call of its own.
@@ -44,4 +38,4 @@ burst ord16 --ord 16 --rounds 15 --burst 120 --seed 3
 # that frees a slot must wake TX (XIW_DP_CMPL_WAIT)
 burst depth8 --ord 16 --depth 8 --rounds 15 --burst 120 --seed 5
 XIW_NO_BATCH_DOORBELL=1 burst plain --ord 4 --rounds 15 --burst 100 --seed 4
-expect_eq "$(counter terminates_sent)" 0 "no Terminate"
+expect_eq "$(xiw_counter terminates_sent)" 0 "no Terminate"

@@ -25,11 +25,6 @@ dmesg_from=$(dmesg | wc -l)
 # tcp_counter NAME: NAME's increase since the nstat -n above
 tcp_counter() { nstat -sz "$1" | awk -v n="$1" '$1 == n { print $2 }'; }
 
-counter() {
-	rdma statistic show link xiw0/1 | tr ' ' '\n' |
-		awk -v n="$1" 'prev == n { print; exit } { prev = $0 }'
-}
-
 # stream_mss FILTER: "PMTU MSS" of the stream's connection (ss FILTER
 # picks it) once it is established: the path MTU, and the payload of a
 # full segment (536 at MTU 576, less 12 for TCP timestamps)
@@ -100,7 +95,7 @@ expect_eq "$pmtu" 576 "the stream's path MTU"
 [ "$seg" -le 536 ] || fail "the stream's segments carry $seg bytes: more than MSS 536"
 # RFC 5044's MULPDU: an FPDU fits one segment of the path, so a loss
 # costs one FPDU and a receiver places each segment as it comes
-fpdus=$(counter tx_fpdus) bytes=$(counter tx_bytes)
+fpdus=$(xiw_counter tx_fpdus) bytes=$(xiw_counter tx_bytes)
 log "$XIW_ROLE: xiw sent $fpdus FPDUs, $bytes bytes, $((bytes / (fpdus ? fpdus : 1))) per FPDU"
 [ "$fpdus" -gt 0 ] || fail "xiw sent no FPDU"
 [ $((bytes / fpdus)) -le "$seg" ] ||

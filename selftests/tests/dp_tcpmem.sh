@@ -12,34 +12,29 @@ CM=$(need_prog xiw_cm_tool)
 xiw_loopback
 fault_tcp_mem_ballast
 
-counter() {
-	rdma statistic show link xiw0/1 | tr ' ' '\n' |
-		awk -v n="$1" 'prev == n { print; exit } { prev = $0 }'
-}
-
 # cpu_kernel: "cpuN TICKS" per CPU, TICKS = system + irq + softirq
 cpu_kernel() { awk '$1 ~ /^cpu[0-9]/ { print $1, $4 + $7 + $8 }' /proc/stat; }
 
-# squeeze LABEL PORT STREAM: squeeze tcp_mem while traffic flows on PORT, 4 s;
-# over the last 3 s no CPU may spend more than 90% in the kernel while
-# the traffic stands still (under 64 KiB acked): a TX that retries
-# sendmsg spins there, one parked on TCP waits in no CPU. Traffic that
-# goes on through the squeeze (a ping-pong's doorbells and RX took up to
-# 81% of a CPU) or ends in it is not judged; the pollers spin in user
-# space.
+# squeeze LABEL PORT STREAM: squeeze tcp_mem while traffic flows on
+# PORT, 4 s; over the last 3 s no CPU may spend more than 90% in the
+# kernel while the traffic stands still (under 64 KiB acked): a TX that
+# retries sendmsg spins there, one parked on TCP waits in no CPU.
+# Traffic that goes on through the squeeze (a ping-pong's doorbells and
+# RX took up to 81% of a CPU) or ends in it is not judged; the pollers
+# spin in user space.
 #
 # The squeeze must bite: TCP is under memory pressure (else it tested
 # nothing; fault_tcp_mem_squeeze() makes sure it is), and, for a stream
 # (STREAM=1) whose traffic outlives the squeeze, either xiw's TX parked
 # on a full socket or the traffic stood still (under 64 KiB acked in
-# 3 s). A ping-pong of 2-byte
-# Reads is judged on the pressure alone: its sockets may live on what
-# each has reserved and never ask TCP for more (then it goes on at full
-# speed), or stall on a receiver's drop; both are right. Over the whole
-# test the TX must have parked (the bandwidth runs fill their sockets).
+# 3 s). A ping-pong of 2-byte Reads is judged on the pressure alone: its
+# sockets may live on what each has reserved and never ask TCP for more
+# (then it goes on at full speed), or stall on a receiver's drop; both
+# are right. Over the whole test the TX must have parked (the bandwidth
+# runs fill their sockets).
 squeeze() {
 	local label=$1 port=$2 stream=$3 n0 t0 t1 hot acked press full0 full
-	full0=$(counter tx_socket_full)
+	full0=$(xiw_counter tx_socket_full)
 	fault_tcp_mem_squeeze 1
 	sleep 1
 	cpu_kernel >a.st
@@ -49,7 +44,7 @@ squeeze() {
 	t1=$(now_us)
 	press=$(fault_tcp_mem_pressure)
 	acked=$(( $(tcp_bytes_acked "$port") - n0 ))
-	full=$(( $(counter tx_socket_full) - full0 ))
+	full=$(( $(xiw_counter tx_socket_full) - full0 ))
 	log "$label: squeezed (pressure $press), $acked bytes acked in 3 s (< 0: the run ended), TX parked on TCP $full times; kernel time per CPU: $(paste -d' ' a.st b.st |
 		awk -v us=$((t1 - t0)) '{ printf "%s %d%% ", $1, ($4 - $2) * 1000000 / us }')"
 	fault_tcp_mem_restore
@@ -83,7 +78,7 @@ pt() {
 	log "$label: $(perftest_result "$label.cli" "$*")"
 }
 
-nospace=$(counter tx_socket_full)
+nospace=$(xiw_counter tx_socket_full)
 pt readlat 18641 0 ib_read_lat -s 2 -n 40000
 pt readbw 18642 1 ib_read_bw -s 65536 -n 8000
 pt writebw 18643 1 ib_write_bw -s 4096 -n 10000
@@ -105,7 +100,7 @@ sed 's/^/# stream client: /' c.log
 expect_match "$(cat c.log)" '^ok [0-9]+ blocks verified, then disconnected' "stream client"
 expect_match "$(cat c.log)" '^ok [0-9]+ blocks read back intact, 0 corrupt' "stream data"
 expect_match "$(cat s.log)" '^ok [0-9]+ blocks read back intact, 0 corrupt' "stream data (server)"
-full=$(( $(counter tx_socket_full) - nospace ))
+full=$(( $(xiw_counter tx_socket_full) - nospace ))
 log "TX parked on TCP $full times in all"
 [ "$full" -gt 0 ] || fail "xiw's TX never parked on a full socket in any squeeze"
-expect_eq "$(counter terminates_sent)" 0 "no Terminate"
+expect_eq "$(xiw_counter terminates_sent)" 0 "no Terminate"

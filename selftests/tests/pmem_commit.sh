@@ -128,12 +128,10 @@ case ${XIW_BOOT:-} in
 		# a global (non-persistent) Flush writes nothing back: the
 		# commit operations of xiw_commitops (DRAM MRs, Flush global)
 		wb_clear
-		fl0=$(rdma statistic show link xiw0/1 | tr ' ' '\n' |
-			awk 'prev == "flushes_executed" { print; exit } { prev = $0 }')
+		fl0=$(xiw_counter flushes_executed)
 		run_timeout 150 "$(need_prog xiw_commitops)" 192.0.2.1 7494 >co.log 2>&1 ||
 			fail "xiw_commitops: $(grep -m1 -v '^ok ' co.log || true)"
-		fl1=$(rdma statistic show link xiw0/1 | tr ' ' '\n' |
-			awk 'prev == "flushes_executed" { print; exit } { prev = $0 }')
+		fl1=$(xiw_counter flushes_executed)
 		[ $((fl1 - fl0)) -ge 20 ] || fail "global Flushes executed: $fl0 -> $fl1"
 		read -r wb nwb < <(wb_bytes)
 		expect_eq "$wb" 0 "bytes given to arch_wb_cache_pmem by $((fl1 - fl0)) global Flushes ($nwb calls)"
