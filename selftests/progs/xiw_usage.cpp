@@ -336,44 +336,72 @@ size_t tail_dirty(const Ring &r, int cqe)
 	return n;
 }
 
+// An async event, copied out before it is acknowledged.
+struct AsyncEv {
+	ibv_event_type type;
+	void *elem;	// the CQ, QP or SRQ it names (element is a union)
+	int port;
+};
+
+// The async events of @ctx: the first waited for up to @ms, then more
+// until 300 ms pass without one. Each is printed and acknowledged.
+std::vector<AsyncEv> async_events(ibv_context *ctx, int ms)
+{
+	std::vector<AsyncEv> out;
+	int wait = ms;
+
+	for (;;) {
+		pollfd pfd{ ctx->async_fd, POLLIN, 0 };
+		ibv_async_event ae;
+
+		if (poll(&pfd, 1, wait) <= 0)
+			return out;
+		if (ibv_get_async_event(ctx, &ae))
+			die("ibv_get_async_event");
+		out.push_back({ ae.event_type, ae.element.srq,
+				ae.element.port_num });
+		std::printf("# async event %s\n",
+			    ibv_event_type_str(ae.event_type));
+		ibv_ack_async_event(&ae);
+		wait = 300;
+	}
+}
+
+// How many of @ev are of @type and name @elem.
+size_t count_ev(const std::vector<AsyncEv> &ev, ibv_event_type type,
+		const void *elem)
+{
+	return std::count_if(ev.begin(), ev.end(), [&](const AsyncEv &e) {
+		return e.type == type && e.elem == elem;
+	});
+}
+
+// Milliseconds from now to @end, at least 1.
+int ms_left(Clock::time_point end)
+{
+	auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+		end - Clock::now()).count();
+
+	return ms > 0 ? int(ms) + 1 : 1;
+}
+
 // Async events of @ctx until @want CQ_ERR events on @cq came, or @ms
 // passed; then 300 ms more for any further event. Returns the CQ_ERR
-// count; *@other counts every other event (each printed).
+// count; *@other counts every other event (async_events() prints all).
 int wait_cq_err(ibv_context *ctx, ibv_cq *cq, int want, int ms, int *other)
 {
 	auto end = Clock::now() + std::chrono::milliseconds(ms);
-	bool settling = false;
 	int got = 0;
 
 	*other = 0;
-	for (;;) {
-		auto now = Clock::now();
-
-		if (!settling && got >= want) {
-			settling = true;
-			end = now + std::chrono::milliseconds(300);
+	do {
+		for (const AsyncEv &e : async_events(ctx, ms_left(end))) {
+			if (e.type == IBV_EVENT_CQ_ERR && e.elem == cq)
+				got++;
+			else
+				(*other)++;
 		}
-		if (now >= end)
-			break;
-		int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
-				       end - now).count()) + 1;
-		pollfd pfd{ ctx->async_fd, POLLIN, 0 };
-
-		if (poll(&pfd, 1, left) <= 0)
-			continue;
-		ibv_async_event ae;
-
-		if (ibv_get_async_event(ctx, &ae))
-			die("ibv_get_async_event");
-		if (ae.event_type == IBV_EVENT_CQ_ERR && ae.element.cq == cq) {
-			got++;
-		} else {
-			std::printf("# async event %s\n",
-				    ibv_event_type_str(ae.event_type));
-			(*other)++;
-		}
-		ibv_ack_async_event(&ae);
-	}
+	} while (got < want && Clock::now() < end);
 	return got;
 }
 
@@ -996,46 +1024,6 @@ int do_solicited(cm_pair::Pair &pair)
 
 // ---- events ----
 
-// An async event, copied out before it is acknowledged.
-struct AsyncEv {
-	ibv_event_type type;
-	void *elem;	// the CQ, QP or SRQ it names (element is a union)
-	int port;
-};
-
-// The async events of @ctx: the first waited for up to @ms, then more
-// until 300 ms pass without one. Each is printed and acknowledged.
-std::vector<AsyncEv> async_events(ibv_context *ctx, int ms)
-{
-	std::vector<AsyncEv> out;
-	int wait = ms;
-
-	for (;;) {
-		pollfd pfd{ ctx->async_fd, POLLIN, 0 };
-		ibv_async_event ae;
-
-		if (poll(&pfd, 1, wait) <= 0)
-			return out;
-		if (ibv_get_async_event(ctx, &ae))
-			die("ibv_get_async_event");
-		out.push_back({ ae.event_type, ae.element.srq,
-				ae.element.port_num });
-		std::printf("# async event %s\n",
-			    ibv_event_type_str(ae.event_type));
-		ibv_ack_async_event(&ae);
-		wait = 300;
-	}
-}
-
-// How many of @ev are of @type and name @elem.
-size_t count_ev(const std::vector<AsyncEv> &ev, ibv_event_type type,
-		const void *elem)
-{
-	return std::count_if(ev.begin(), ev.end(), [&](const AsyncEv &e) {
-		return e.type == type && e.elem == elem;
-	});
-}
-
 int do_events(cm_pair::Pair &pair)
 {
 	constexpr uint32_t kLen = 32, kWr = 16, kPosted = 8, kLimit = 4;
@@ -1163,10 +1151,7 @@ bool port_event(ibv_context *ctx, ibv_event_type type, int ms)
 	auto end = Clock::now() + std::chrono::milliseconds(ms);
 
 	while (Clock::now() < end) {
-		int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
-				       end - Clock::now()).count()) + 1;
-
-		for (const AsyncEv &e : async_events(ctx, left))
+		for (const AsyncEv &e : async_events(ctx, ms_left(end)))
 			if (e.type == type && e.port == 1)
 				return true;
 	}
