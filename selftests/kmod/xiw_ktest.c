@@ -35,6 +35,9 @@
  *			completes, a Flush: the target holds the bytes of
  *			the Write, none of the overwrite (with xiw's
  *			tx_zcopy=1 the pages went to TCP by reference)
+ *	tx_noio		every pass of xiw's TX over the SQ of these kernel
+ *			QPs, seen by a kprobe on xiw_tx_sq_next() while the
+ *			checks above ran, had NOIO semantics
  *
  * @role "loopback" (default) runs both ends in module init (two xiw
  * devices, or one) and looks at the server's memory directly. Across two
@@ -75,6 +78,7 @@
 #include <linux/delay.h>
 #include <linux/inet.h>
 #include <linux/jiffies.h>
+#include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
@@ -280,6 +284,56 @@ static __printf(3, 4) void kt_fail(struct kt_ctx *ctx, const char *name,
 	vaf.va = &args;
 	pr_err("FAIL %s: %pV\n", name, &vaf);
 	va_end(args);
+}
+
+/*
+ * tx_noio. A kernel QP's TX is part of its consumer's I/O path: writeback
+ * or reclaim may wait for the very WRs a TX pass sends, so reclaim
+ * entered from that pass's allocations (TX pages, TCP's skbs) must not
+ * start I/O, and xiw runs the pass with NOIO semantics. The SQ side of
+ * xiw's TX (xiw_tx_sq_next()) is reached only from such a pass, never
+ * from RX, which sends responses only: a kprobe on it counts the calls
+ * whose task lacks PF_MEMALLOC_NOIO while this module's checks run. All
+ * of this module's QPs are kernel QPs; the test runs no user QP beside.
+ */
+static atomic_t kt_noio_calls = ATOMIC_INIT(0);
+static atomic_t kt_noio_missing = ATOMIC_INIT(0);
+
+static int kt_noio_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	atomic_inc(&kt_noio_calls);
+	if (!in_task() || !(current->flags & PF_MEMALLOC_NOIO))
+		atomic_inc(&kt_noio_missing);
+	return 0;
+}
+
+static struct kprobe kt_noio_probe = {
+	.symbol_name = "xiw_tx_sq_next",
+	.pre_handler = kt_noio_pre,
+};
+
+static void kt_noio_check(struct kt_ctx *ctx, int armed)
+{
+	int calls, missing;
+
+	if (armed) {
+		kt_fail(ctx, "tx_noio", "register_kprobe(%s): %d",
+			kt_noio_probe.symbol_name, armed);
+		return;
+	}
+	unregister_kprobe(&kt_noio_probe);
+	calls = atomic_read(&kt_noio_calls);
+	missing = atomic_read(&kt_noio_missing);
+	pr_info("tx_noio: %d SQ steps of TX, %d without NOIO\n", calls,
+		missing);
+	if (!calls)
+		kt_fail(ctx, "tx_noio", "the kprobe saw no TX pass");
+	else if (missing)
+		kt_fail(ctx, "tx_noio",
+			"%d of %d SQ steps of a kernel QP's TX ran without NOIO",
+			missing, calls);
+	else
+		kt_pass(ctx, "tx_noio");
 }
 
 static void kt_ep_init(struct kt_ep *ep, const char *name)
@@ -2089,6 +2143,7 @@ static int __init xiw_ktest_init(void)
 {
 	struct task_struct *task;
 	struct kt_ctx *ctx;
+	int noio_armed;
 	int rv;
 
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
@@ -2160,11 +2215,13 @@ static int __init xiw_ktest_init(void)
 		return 0;
 	}
 
+	noio_armed = register_kprobe(&kt_noio_probe);
 	kt_run_ops(ctx);
 	kt_run_commit(ctx);
 	kt_run_access(ctx);
 	if (zc_rounds)
 		kt_run_zc(ctx);
+	kt_noio_check(ctx, noio_armed);
 	pr_info("%d passed, %d failed\n", ctx->passed, ctx->failed);
 	rv = ctx->failed ? -EIO : 0;
 	kt_ctx_free(ctx);

@@ -23,7 +23,7 @@ defer eval '[ ! -d /sys/module/xiw_ktest ] || rmmod xiw_ktest'
 checks=(connect register write_flush atomic_write flush_mr
 	verify_crc32c_digest verify_crc32c_match verify_sha256_digest
 	verify_sha256_match bad_operands verify_mismatch flushed_after_terminate
-	commit_chain disconnect flush_no_right)
+	commit_chain disconnect flush_no_right tx_noio)
 
 # kmsg_since MARK: xiw_ktest's lines in the kernel log since MARK
 kmsg_since() { dmesg | sed -n "/$1/,\$p" | grep 'xiw_ktest: ' || true; }

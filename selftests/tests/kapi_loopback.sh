@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 120
-# description: kernel API of the commit extensions: a kernel ULP (selftests/kmod/xiw_ktest.ko) connects with rdma_cm (xiw1 to xiw0 over IPv4, then xiw0 to itself over IPv6) and runs RDMA Write then Flush, Atomic Write, Flush of a whole MR, Verify with crc32c and sha256 (digest returned and compared, matching hash, wrong hash ending in a Terminate), a commit log (Write, Flush, Atomic Write of the tail), Flush without the flush right; no reference left behind
+# description: kernel API of the commit extensions: a kernel ULP (selftests/kmod/xiw_ktest.ko) connects with rdma_cm (xiw1 to xiw0 over IPv4, then xiw0 to itself over IPv6) and runs RDMA Write then Flush, Atomic Write, Flush of a whole MR, Verify with crc32c and sha256 (digest returned and compared, matching hash, wrong hash ending in a Terminate), a commit log (Write, Flush, Atomic Write of the tail), Flush without the flush right; every SQ step of the kernel QPs' TX ran with NOIO semantics (a kprobe on xiw_tx_sq_next); no reference left behind
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd ip insmod rmmod modinfo modprobe dmesg
@@ -11,7 +11,7 @@ ktest_two_devices
 checks=(listen connect register write_flush atomic_write flush_mr
 	verify_crc32c_digest verify_crc32c_match verify_sha256_digest
 	verify_sha256_match bad_operands verify_mismatch flushed_after_terminate
-	commit_chain disconnect flush_no_right)
+	commit_chain disconnect flush_no_right tx_noio)
 
 # ktest_run WHAT CONNECTED-ERE PARAM...: insmod the test module with
 # PARAMs; every check must pass, its connections must be CONNECTED-ERE
