@@ -120,7 +120,10 @@ nbatch=$(( (${#cases[@]} + batch - 1) / batch ))
 # connections: the held one, the cases, a good one before and after every
 # batch, crc-ignored
 nconn=$(( 1 + ${#cases[@]} + nbatch + 1 + 1 ))
-"$T" --bind $addr --port $port --conns $nconn --timeout 100 --atomic >tgt.log 2>&1 &
+# The target lives as long as the test may (a loaded machine ran the
+# test for 119 s: a target of 100 s refused the last good peer).
+"$T" --bind $addr --port $port --conns $nconn --timeout "${XIW_TEST_LIMIT:-180}" \
+	--atomic >tgt.log 2>&1 &
 tgt=$!
 defer eval 'kill $tgt 2>/dev/null || true'
 wait_for 20 grep -q LISTENING tgt.log || fail "xiw_target does not listen: $(cat tgt.log)"

@@ -319,6 +319,9 @@ run_test() {
 		cd "$tmp" || exit 1
 		mkdir -p "$out/state/$name"
 		export XIW_TEST_NAME=$name XIW_TEST_TMP=$tmp XIW_TEST_OUT=$out/tests
+		# the test's timeout (its header, raised by XIW_TEST_TIMEOUT): a
+		# helper the test starts may live that long
+		export XIW_TEST_LIMIT=$limit
 		# For lib.sh's xiw_power_off, which checks the kernel log as the
 		# runner would before it powers the VM off; and a directory that
 		# outlives a power-off (boots of one "# boots: 2" test share it).
