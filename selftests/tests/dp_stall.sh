@@ -118,10 +118,20 @@ wait_for 30 grep -q STALLING peer5.log || fail "stall-irq: $(cat peer5.log)"
 grep -q SENDING tgt5.log || fail "target: $(cat tgt5.log)"
 # irq_used: requests not answered yet; 3 or 4 leave both RW ones unstarted
 irq_used() { rdma -dd res show qp link xiw0/1 2>/dev/null | sed -nE 's/.* drv_irq_used ([0-9]+).*/\1/p' | sort -n | tail -1; }
-sleep 1
-u=$(irq_used)
-[ "${u:-0}" -ge 3 ] ||
-	fail "TX answered the RW Read Requests, nothing to test: $(rdma -dd res show qp link xiw0/1)"
+# TX is parked once neither what it owes nor the socket's send queue
+# changes over a second: on a loaded machine a high irq_used can also
+# mean that TX has not run yet, and it would start a RW response later.
+tx_state() { echo "$(irq_used) $(ss -Htn '( sport = :7325 )' | awk '{ print $3 }')"; }
+tx_parked() {
+	local a b
+	a=$(tx_state)
+	sleep 1
+	b=$(tx_state)
+	u=${b%% *}
+	[ "$a" = "$b" ] && [ "${u:-0}" -ge 3 ]
+}
+wait_for 20 tx_parked ||
+	fail "TX answered the RW Read Requests or never parked, nothing to test: $(rdma -dd res show qp link xiw0/1)"
 dereg_at_once 5 dereg3.now "with Read Requests for the region queued"
 sleep 1
 ! grep -q DISCONNECTED tgt5.log || fail "dereg ended the connection of queued Read Requests: $(cat tgt5.log)"
