@@ -594,10 +594,15 @@ int main(int argc, char **argv)
 
 		if (poll(pfd, 2, 50) <= 0)
 			continue;
+		// Every queued asynchronous event before the next CM event:
+		// a QP's event is queued before its Terminate leaves, so
+		// before its connection's DISCONNECTED, which erases the QP
+		// from live (with cases in parallel, reading one event per
+		// pass printed a later one as id=0). The fd is non-blocking.
 		if (pfd[1].revents & POLLIN) {
 			ibv_async_event ae;
 
-			if (!ibv_get_async_event(ctx, &ae)) {
+			while (!ibv_get_async_event(ctx, &ae)) {
 				unsigned cid = 0;
 
 				for (auto &[id, c] : live)
