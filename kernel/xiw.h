@@ -362,13 +362,13 @@ struct xiw_mr {
 	u32 max_pages;
 	/*
 	 * XIW_MR_USER: memory windows bound to the region; INT_MIN once
-	 * dereg has begun, so no bind can start (xiw_mw.c).
+	 * dereg has begun, so no bind can start (xiw_stag_mw_bind()).
 	 */
 	atomic_t mw_bound;
 	/*
 	 * Data path accesses to the region's memory under way: each is one
-	 * non-preemptible section (xiw_mr_access_begin()) that an
-	 * invalidation waits out (xiw_mr_fence()).
+	 * non-preemptible section (xiw_stag_access_begin()) that an
+	 * invalidation waits out (xiw_stag_fence()).
 	 */
 	atomic_t accessing;
 	struct xiw_mw *mw;		/* XIW_MR_MW: the window */
@@ -380,7 +380,7 @@ struct xiw_mr {
  * device's mr_xa (@stag), so lookups, keys, validity and the rights and
  * range checks are those of every STag: base.iova and base.length of
  * @stag are the window's own range, @stag->access its own rights. What
- * only a window has is here, under @lock (xiw_mw.c).
+ * only a window has is here, under @lock (xiw_stag.c).
  */
 struct xiw_mw {
 	struct ib_mw base;
@@ -598,6 +598,15 @@ int xiw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr);
 
 /* xiw_mem.c */
+#define XIW_MR_DRAIN_MS	500	/* dereg: grace before revoking */
+
+/* The access rights of a region (registration, fast registration). */
+#define XIW_MR_ACCESS_SUPPORTED (IB_ACCESS_LOCAL_WRITE | \
+	IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+	IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND | \
+	IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT | \
+	IB_ACCESS_OPTIONAL)
+
 struct ib_mr *xiw_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 			      u64 va, int access, struct ib_udata *udata);
@@ -617,12 +626,16 @@ static inline bool xiw_ibdev_is_xiw(const struct ib_device *dev)
 int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
 		  unsigned int *sg_off);
 int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
-struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag);
-void xiw_mr_put(struct xiw_mr *mr);
+int xiw_mem_stag_add(struct xiw_device *xdev, struct xiw_mr *mr, u8 key);
+void xiw_mem_stag_remove(struct xiw_device *xdev, struct xiw_mr *mr);
+void xiw_dp_release_mr(struct xiw_device *xdev, struct xiw_mr *mr);
+void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr);
+
+/* xiw_stag.c */
+struct xiw_mr *xiw_stag_get(struct xiw_device *xdev, u32 stag);
+void xiw_stag_put(struct xiw_mr *mr);
 
 /* Why an STag did not resolve; the caller maps it to a Terminate code. */
-#define XIW_MR_DRAIN_MS	500	/* dereg: grace before revoking */
-
 enum xiw_mem_err {
 	XIW_MEM_OK,
 	XIW_MEM_INV_STAG,	/* unknown, wrong key, or invalid state */
@@ -644,7 +657,7 @@ struct xiw_mem_user {
 
 /*
  * An access by @who through @stag with @access rights, as each of its
- * sections checks it again (xiw_mr_access_begin()).
+ * sections checks it again (xiw_stag_access_begin()).
  */
 struct xiw_mem_grant {
 	struct xiw_device *xdev;
@@ -665,54 +678,40 @@ static inline struct xiw_mem_user xiw_mem_local(struct xiw_pd *pd)
 	return (struct xiw_mem_user){ .pd = pd };
 }
 
-struct xiw_mr *xiw_mr_resolve(struct xiw_device *xdev,
-			      const struct xiw_mem_user *who, u32 stag,
-			      int access, u64 va, u64 len,
-			      enum xiw_mem_err *err);
-struct xiw_mr *xiw_mr_cached(struct xiw_device *xdev,
-			     const struct xiw_mem_user *who,
-			     struct xiw_mr **cache, u32 stag, int access,
-			     u64 va, u64 len, enum xiw_mem_err *err);
-struct xiw_mr *xiw_mr_reuse(struct xiw_device *xdev,
-			    const struct xiw_mem_user *who, struct xiw_mr *kept,
-			    u32 stag, int access, u64 va, u64 len,
-			    enum xiw_mem_err *err);
-void xiw_dp_release_mr(struct xiw_device *xdev, struct xiw_mr *mr);
-void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr);
-enum xiw_mem_err xiw_mr_check(struct xiw_mr *mr, struct xiw_pd *pd,
-			      int access, u64 va, u64 len);
-struct page *xiw_mr_page(struct xiw_mr *mr, u64 va, u32 *off, u32 *avail);
-bool xiw_mem_page_is_pmem(struct page *page);
-int xiw_mr_fast_reg(struct xiw_mr *mr, struct xiw_pd *pd, u32 key,
-		    int access);
-int xiw_mr_may_invalidate(struct xiw_device *xdev,
-			  const struct xiw_mem_user *who, u32 stag);
-int xiw_mr_invalidate(struct xiw_device *xdev, const struct xiw_mem_user *who,
-		      u32 stag, bool remote);
-enum xiw_mem_err xiw_mr_access_begin(struct xiw_device *xdev,
-				     const struct xiw_mem_user *who,
-				     struct xiw_mr *mr, u32 stag, int access,
-				     u64 va, u64 len);
-void xiw_mr_access_end(struct xiw_mr *mr);
-void xiw_mr_fence(struct xiw_mr *mr);
-int xiw_mem_stag_add(struct xiw_device *xdev, struct xiw_mr *mr, u8 key);
-void xiw_mem_stag_remove(struct xiw_device *xdev, struct xiw_mr *mr);
+struct xiw_mr *xiw_stag_resolve(struct xiw_device *xdev,
+				const struct xiw_mem_user *who, u32 stag,
+				int access, u64 va, u64 len,
+				enum xiw_mem_err *err);
+struct xiw_mr *xiw_stag_cached(struct xiw_device *xdev,
+			       const struct xiw_mem_user *who,
+			       struct xiw_mr **cache, u32 stag, int access,
+			       u64 va, u64 len, enum xiw_mem_err *err);
+struct xiw_mr *xiw_stag_reuse(struct xiw_device *xdev,
+			      const struct xiw_mem_user *who,
+			      struct xiw_mr *kept, u32 stag, int access,
+			      u64 va, u64 len, enum xiw_mem_err *err);
+enum xiw_mem_err xiw_stag_check(struct xiw_mr *mr, struct xiw_pd *pd,
+				int access, u64 va, u64 len);
+struct page *xiw_stag_page(struct xiw_mr *mr, u64 va, u32 *off, u32 *avail);
+bool xiw_stag_page_is_pmem(struct page *page);
+int xiw_stag_fast_reg(struct xiw_mr *mr, struct xiw_pd *pd, u32 key,
+		      int access);
+int xiw_stag_may_invalidate(struct xiw_device *xdev,
+			    const struct xiw_mem_user *who, u32 stag);
+int xiw_stag_invalidate(struct xiw_device *xdev, const struct xiw_mem_user *who,
+			u32 stag, bool remote);
+enum xiw_mem_err xiw_stag_access_begin(struct xiw_device *xdev,
+				       const struct xiw_mem_user *who,
+				       struct xiw_mr *mr, u32 stag, int access,
+				       u64 va, u64 len);
+void xiw_stag_access_end(struct xiw_mr *mr);
+void xiw_stag_fence(struct xiw_mr *mr);
+int xiw_stag_mw_bind(struct xiw_device *xdev, struct xiw_qp *qp, u32 stag,
+		     u32 mr_lkey, u64 addr, u64 len, int access);
+void xiw_stag_mw_unbind(struct xiw_mw *mw);
 
 /* xiw_mw.c */
 int xiw_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int xiw_dealloc_mw(struct ib_mw *ibmw);
-int xiw_mw_bind(struct xiw_device *xdev, struct xiw_qp *qp, u32 stag,
-		u32 mr_lkey, u64 addr, u64 len, int access);
-struct xiw_mr *xiw_mw_resolve(struct xiw_mr *wmr, u32 stag,
-			      const struct xiw_mem_user *who, int access,
-			      u64 va, u64 len, enum xiw_mem_err *err);
-enum xiw_mem_err xiw_mw_grants(struct xiw_device *xdev,
-			       const struct xiw_mem_user *who,
-			       struct xiw_mr *mr, u32 stag, int access,
-			       u64 va, u64 len);
-int xiw_mw_inv_check(struct xiw_mr *wmr, u32 stag,
-		     const struct xiw_mem_user *who, bool remote);
-int xiw_mw_invalidate(struct xiw_mr *wmr, u32 stag,
-		      const struct xiw_mem_user *who, bool remote);
 
 #endif /* XIW_H */

@@ -145,12 +145,12 @@ bool xiw_commit_heavy(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 		return false;
 	if (!(e->flags & XIW_FLUSH_REGION))
 		return e->len > XIW_COMMIT_LIGHT;
-	mr = xiw_mr_get(xiw_dp_dev(dp), e->sink_stag);
+	mr = xiw_stag_get(xiw_dp_dev(dp), e->sink_stag);
 	if (!mr)
 		return true;
 	iova = READ_ONCE(mr->base.iova);
 	len = READ_ONCE(mr->base.length);
-	xiw_mr_put(mr);
+	xiw_stag_put(mr);
 	if (len > XIW_COMMIT_LIGHT)
 		return true;
 	e->sink_to = iova;
@@ -189,8 +189,8 @@ static int xiw_commit_yield(struct xiw_qp_dp *dp, u32 *since, u32 done)
 static int xiw_commit_begin(struct xiw_mr *mr, const struct xiw_mem_grant *g,
 			    u64 va, u64 len)
 {
-	if (xiw_mr_access_begin(g->xdev, &g->who, mr, g->stag, g->access, va,
-				len) != XIW_MEM_OK)
+	if (xiw_stag_access_begin(g->xdev, &g->who, mr, g->stag, g->access, va,
+				  len) != XIW_MEM_OK)
 		return -EKEYREVOKED;
 	return 0;
 }
@@ -227,9 +227,9 @@ int xiw_commit_flush(struct xiw_mr *mr, const struct xiw_mem_grant *g,
 		rv = xiw_commit_begin(mr, g, va, len);
 		if (rv)
 			return rv;
-		page = xiw_mr_page(mr, va, &off, &avail);
-		if (!page || (page != last && !xiw_mem_page_is_pmem(page))) {
-			xiw_mr_access_end(mr);
+		page = xiw_stag_page(mr, va, &off, &avail);
+		if (!page || (page != last && !xiw_stag_page_is_pmem(page))) {
+			xiw_stag_access_end(mr);
 			return -EIO;
 		}
 		last = page;
@@ -237,7 +237,7 @@ int xiw_commit_flush(struct xiw_mr *mr, const struct xiw_mem_grant *g,
 		p = kmap_local_page(page);
 		arch_wb_cache_pmem(p + off, avail);
 		kunmap_local(p);
-		xiw_mr_access_end(mr);
+		xiw_stag_access_end(mr);
 		va += avail;
 		len -= avail;
 		done += avail;
@@ -257,7 +257,7 @@ int xiw_commit_flush(struct xiw_mr *mr, const struct xiw_mem_grant *g,
 int xiw_commit_awrite(struct xiw_mr *mr, u64 va, u64 data)
 {
 	u32 off, avail;
-	struct page *page = xiw_mr_page(mr, va, &off, &avail);
+	struct page *page = xiw_stag_page(mr, va, &off, &avail);
 	void *p;
 
 	if (!page || off & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64))
@@ -342,19 +342,19 @@ int xiw_commit_verify(struct xiw_mr *mr, const struct xiw_mem_grant *g,
 			stop = xiw_commit_begin(mr, g, va, len);
 			if (stop)
 				break;
-			page = xiw_mr_page(mr, va, &off, &avail);
+			page = xiw_stag_page(mr, va, &off, &avail);
 			if (!page) {
-				xiw_mr_access_end(mr);
+				xiw_stag_access_end(mr);
 				rv = -EIO;
 				break;
 			}
 			if (page != last)
-				pmem = xiw_mem_page_is_pmem(page);
+				pmem = xiw_stag_page_is_pmem(page);
 			last = page;
 			avail = min(avail, len);
 			rv = xiw_commit_digest_page(desc, page, off, avail,
 						    pmem);
-			xiw_mr_access_end(mr);
+			xiw_stag_access_end(mr);
 			if (rv)
 				break;
 			va += avail;

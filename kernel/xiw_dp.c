@@ -374,7 +374,7 @@ void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
 static void xiw_dp_put_kept(struct xiw_mr **kept, struct xiw_mr *mr)
 {
 	if (*kept && (!mr || *kept == mr)) {
-		xiw_mr_put(*kept);
+		xiw_stag_put(*kept);
 		*kept = NULL;
 	}
 }
@@ -716,12 +716,12 @@ static void xiw_dp_drop_kept_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 	lock_sock(dp->sk);
 	if (rx->tmr == mr && rx->state != XIW_RX_DATA) {
 		rx->tmr = NULL;
-		xiw_mr_put(mr);
+		xiw_stag_put(mr);
 	}
 	/* only a cache: RX looks the STag up again, and is refused */
 	if (rx->rcache == mr) {
 		rx->rcache = NULL;
-		xiw_mr_put(mr);
+		xiw_stag_put(mr);
 	}
 	release_sock(dp->sk);
 }
@@ -773,7 +773,7 @@ void xiw_dp_put_lsges(struct xiw_lsge *sge, int n)
 
 	for (i = 0; i < n; i++) {
 		if (sge[i].mr)
-			xiw_mr_put(sge[i].mr);
+			xiw_stag_put(sge[i].mr);
 		sge[i].mr = NULL;
 	}
 }

@@ -222,9 +222,9 @@ static bool xiw_rx_start_send(struct xiw_qp_dp *dp)
 
 		if (!s->length)
 			continue;
-		l->mr = xiw_mr_resolve(to_xiw_dev(qp->base.device), &who,
-				       s->lkey, IB_ACCESS_LOCAL_WRITE, s->addr,
-				       s->length, &err);
+		l->mr = xiw_stag_resolve(to_xiw_dev(qp->base.device), &who,
+					 s->lkey, IB_ACCESS_LOCAL_WRITE,
+					 s->addr, s->length, &err);
 		if (!l->mr)
 			goto bad;
 		l->addr = s->addr;
@@ -271,13 +271,13 @@ void xiw_rx_release(struct xiw_qp_dp *dp)
 	xiw_dp_put_lsges(dp->rx.sge, dp->rx.nsge);
 	dp->rx.nsge = 0;
 	if (dp->rx.tmr)
-		xiw_mr_put(dp->rx.tmr);
+		xiw_stag_put(dp->rx.tmr);
 	dp->rx.tmr = NULL;
 	if (dp->rx.qmr)
-		xiw_mr_put(dp->rx.qmr);
+		xiw_stag_put(dp->rx.qmr);
 	dp->rx.qmr = NULL;
 	if (dp->rx.rcache)
-		xiw_mr_put(dp->rx.rcache);
+		xiw_stag_put(dp->rx.rcache);
 	dp->rx.rcache = NULL;
 }
 
@@ -359,7 +359,7 @@ static struct xiw_mem_user xiw_rx_mem_user(struct xiw_qp_dp *dp, int access)
 /*
  * The region a peer's request or tagged message names, with a reference
  * of its own, through the QP's responder region cache (rx->rcache, see
- * xiw_mr_cached()): the requests of a stream mostly name one region.
+ * xiw_stag_cached()): the requests of a stream mostly name one region.
  * The cache is RX's: only RX, and holders of the socket lock while RX is
  * not running (xiw_rx_release(), xiw_dp.c's drop of a region being
  * deregistered), touch it.
@@ -370,8 +370,8 @@ static struct xiw_mr *xiw_rx_region(struct xiw_qp_dp *dp, u32 stag,
 {
 	const struct xiw_mem_user who = xiw_rx_mem_user(dp, access);
 
-	return xiw_mr_cached(xiw_dp_dev(dp), &who, &dp->rx.rcache,
-			     stag, access, to, len, err);
+	return xiw_stag_cached(xiw_dp_dev(dp), &who, &dp->rx.rcache,
+			       stag, access, to, len, err);
 }
 
 /*
@@ -382,7 +382,7 @@ static struct xiw_mr *xiw_rx_region(struct xiw_qp_dp *dp, u32 stag,
  * further FPDU only checks it again: the STag still names it (not
  * invalidated and registered again under another key, not being
  * deregistered: xiw_mem_stag_remove() makes it invalid first), then state, PD,
- * rights and bounds as xiw_mr_resolve() does (xiw_mr_reuse()). A
+ * rights and bounds as xiw_stag_resolve() does (xiw_stag_reuse()). A
  * message's first FPDU finds its region through the QP's region cache
  * (xiw_rx_region()). NULL, *@err set, if the access is refused.
  */
@@ -395,8 +395,8 @@ static struct xiw_mr *xiw_rx_tagged_mr(struct xiw_qp_dp *dp, u32 stag,
 	if (rx->tmr) {
 		const struct xiw_mem_user who = xiw_rx_mem_user(dp, access);
 
-		rx->tmr = xiw_mr_reuse(xiw_dp_dev(dp), &who, rx->tmr,
-				       stag, access, to, len, err);
+		rx->tmr = xiw_stag_reuse(xiw_dp_dev(dp), &who, rx->tmr,
+					 stag, access, to, len, err);
 	} else {
 		rx->tmr = xiw_rx_region(dp, stag, access, to, len, err);
 	}
@@ -547,7 +547,7 @@ static bool xiw_rx_ird_full(struct xiw_qp_dp *dp, u8 hdrct)
 static void xiw_rx_keep_qmr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 {
 	if (dp->rx.qmr)
-		xiw_mr_put(dp->rx.qmr);
+		xiw_stag_put(dp->rx.qmr);
 	dp->rx.qmr = mr;
 }
 
@@ -615,9 +615,9 @@ static bool xiw_rx_hdr_atomic(struct xiw_qp_dp *dp)
 		return false;
 	}
 	/* an MR whose IOVA and memory differ in the low bits */
-	if (!xiw_mr_page(mr, to, &poff, &avail) ||
+	if (!xiw_stag_page(mr, to, &poff, &avail) ||
 	    poff & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64)) {
-		xiw_mr_put(mr);
+		xiw_stag_put(mr);
 		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
 			    XIW_RDMAP_EC_CATASTROPHIC_STREAM, XIW_HDRCT_MD);
 		return false;
@@ -662,7 +662,7 @@ static bool xiw_rx_commit_inv_ok(struct xiw_qp_dp *dp)
 	u32 inv = be32_to_cpu(dp->rx.hdr.untagged.inval_stag);
 	const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
 
-	if (!inv || !xiw_mr_may_invalidate(xiw_dp_dev(dp), &who, inv))
+	if (!inv || !xiw_stag_may_invalidate(xiw_dp_dev(dp), &who, inv))
 		return true;
 	xiw_dp_dbg(dp, "op %u: cannot invalidate STag %#x\n", dp->rx.op, inv);
 	xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_PROT,
@@ -687,20 +687,20 @@ static struct xiw_mr *xiw_rx_commit_mr(struct xiw_qp_dp *dp, u32 stag,
 	struct xiw_mr *mr;
 
 	if (region) {
-		mr = xiw_mr_get(xdev, stag);
+		mr = xiw_stag_get(xdev, stag);
 		if (!mr) {
 			err = XIW_MEM_INV_STAG;
 			goto fail;
 		}
 		to = READ_ONCE(mr->base.iova);
 		len = READ_ONCE(mr->base.length);
-		xiw_mr_put(mr);
+		xiw_stag_put(mr);
 	}
-	mr = xiw_mr_resolve(xdev, &who, stag, access, to, len, &err);
+	mr = xiw_stag_resolve(xdev, &who, stag, access, to, len, &err);
 	if (!mr)
 		goto fail;
 	if (!xiw_rx_commit_inv_ok(dp)) {
-		xiw_mr_put(mr);
+		xiw_stag_put(mr);
 		return NULL;
 	}
 	*va = to;
@@ -743,7 +743,7 @@ static bool xiw_rx_hdr_flush(struct xiw_qp_dp *dp)
 			      flags & XIW_FLUSH_REGION, &va, &len);
 	if (!mr)
 		return false;
-	xiw_mr_put(mr);
+	xiw_stag_put(mr);
 	return true;
 }
 
@@ -778,9 +778,9 @@ static bool xiw_rx_hdr_awrite(struct xiw_qp_dp *dp)
 			      false, &va, &len);
 	if (!mr)
 		return false;
-	if (!xiw_mr_page(mr, to, &poff, &avail) ||
+	if (!xiw_stag_page(mr, to, &poff, &avail) ||
 	    poff & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64)) {
-		xiw_mr_put(mr);
+		xiw_stag_put(mr);
 		goto not_atomic;
 	}
 	/* stored when the FPDU is complete (xiw_rx_exec()) */
@@ -818,7 +818,7 @@ static bool xiw_rx_hdr_verify(struct xiw_qp_dp *dp)
 	if (!mr)
 		return false;
 	dlen = xiw_commit_digest_len(READ_ONCE(mr->digest));
-	xiw_mr_put(mr);
+	xiw_stag_put(mr);
 	if (hash_len && hash_len != dlen) {
 		xiw_dp_dbg(dp, "Verify: %u-byte hash for a %d-byte digest\n",
 			   hash_len, dlen);
@@ -965,7 +965,7 @@ static int xiw_rx_copy(struct xiw_qp_dp *dp, struct xiw_mr *mr, u64 va,
 {
 	while (n) {
 		u32 poff, avail, chunk;
-		struct page *page = xiw_mr_page(mr, va, &poff, &avail);
+		struct page *page = xiw_stag_page(mr, va, &poff, &avail);
 		void *p;
 		int rv;
 
@@ -1001,12 +1001,12 @@ static int xiw_rx_place(struct xiw_qp_dp *dp, struct sk_buff *skb,
 		/*
 		 * The header's check is done again for every piece placed:
 		 * the STag may have been invalidated since (an access
-		 * section, xiw_mr_access_begin()). The Terminate names it
+		 * section, xiw_stag_access_begin()). The Terminate names it
 		 * as the header's check would have.
 		 */
-		err = xiw_mr_access_begin(xiw_dp_dev(dp), &who, rx->tmr,
-					  be32_to_cpu(rx->hdr.tagged.stag),
-					  rx->taccess, rx->tto, n);
+		err = xiw_stag_access_begin(xiw_dp_dev(dp), &who, rx->tmr,
+					    be32_to_cpu(rx->hdr.tagged.stag),
+					    rx->taccess, rx->tto, n);
 		if (err != XIW_MEM_OK) {
 			xiw_dp_dbg(dp, "STag %#x revoked while placed\n",
 				   be32_to_cpu(rx->hdr.tagged.stag));
@@ -1014,7 +1014,7 @@ static int xiw_rx_place(struct xiw_qp_dp *dp, struct sk_buff *skb,
 			return -EKEYREVOKED;
 		}
 		rv = xiw_rx_copy(dp, rx->tmr, rx->tto, skb, off, n);
-		xiw_mr_access_end(rx->tmr);
+		xiw_stag_access_end(rx->tmr);
 		rx->tto += n;
 		return rv;
 	}
@@ -1068,8 +1068,8 @@ static void xiw_rx_send_done(struct xiw_qp_dp *dp)
 		xiw_rx_rtr_done(dp);
 		return;
 	}
-	if (with_inv && xiw_mr_invalidate(to_xiw_dev(qp->base.device),
-					  &peer, inv, true)) {
+	if (with_inv && xiw_stag_invalidate(to_xiw_dev(qp->base.device),
+					    &peer, inv, true)) {
 		xiw_dp_dbg(dp, "cannot invalidate STag %#x\n", inv);
 		xiw_rx_recv_cqe(dp, IB_WC_REM_INV_REQ_ERR, 0, 0, false);
 		xiw_rx_end_send(dp);
@@ -1124,8 +1124,8 @@ static void xiw_rx_rresp_done(struct xiw_qp_dp *dp, u32 payload, bool last)
 		if (orqe.placed != orqe.len)
 			st = IB_WC_BAD_RESP_ERR;	/* a short Response */
 		else if (orqe.inv &&
-			 xiw_mr_invalidate(to_xiw_dev(qp->base.device),
-					   &local, orqe.inv_stag, false))
+			 xiw_stag_invalidate(to_xiw_dev(qp->base.device),
+					     &local, orqe.inv_stag, false))
 			st = IB_WC_MW_BIND_ERR;
 		if (st != IB_WC_SUCCESS)
 			xiw_dp_dbg(dp, "Read done: placed %u of %u, inv %d %#x\n",
@@ -1219,8 +1219,8 @@ static bool xiw_rx_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 
 	if (xiw_rx_exec_held(dp))
 		return true;
-	mr = xiw_mr_reuse(xiw_dp_dev(dp), &who, rx->qmr, e->sink_stag,
-			  access, e->sink_to, sizeof(u64), &err);
+	mr = xiw_stag_reuse(xiw_dp_dev(dp), &who, rx->qmr, e->sink_stag,
+			    access, e->sink_to, sizeof(u64), &err);
 	rx->qmr = NULL;
 	if (!mr) {
 		xiw_dp_dbg(dp, "IRQ type %u: STag %#x gone: %d\n", e->type,
@@ -1233,7 +1233,7 @@ static bool xiw_rx_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 		.access = access,
 	};
 	rv = xiw_tx_resp_exec_one(mr, &grant, e);
-	xiw_mr_put(mr);
+	xiw_stag_put(mr);
 	if (rv == -EKEYREVOKED) {
 		xiw_rx_term_prot(dp, XIW_MEM_INV_STAG, XIW_HDRCT_MD);
 		return false;
@@ -1249,7 +1249,7 @@ static bool xiw_rx_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 				     XIW_STAT_ATOMIC_WRITES, 1);
 	/* checked with the header (xiw_rx_commit_inv_ok()); as in TX */
 	if (e->inv_stag &&
-	    xiw_mr_invalidate(xiw_dp_dev(dp), &who, e->inv_stag, true)) {
+	    xiw_stag_invalidate(xiw_dp_dev(dp), &who, e->inv_stag, true)) {
 		xiw_dp_dbg(dp, "IRQ type %u: cannot invalidate STag %#x\n",
 			   e->type, e->inv_stag);
 		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_PROT,
@@ -1373,7 +1373,7 @@ static int xiw_rx_mr_write(struct xiw_mr *mr, u64 va, const void *src, u32 n)
 {
 	while (n) {
 		u32 poff, avail, chunk;
-		struct page *page = xiw_mr_page(mr, va, &poff, &avail);
+		struct page *page = xiw_stag_page(mr, va, &poff, &avail);
 		void *p;
 
 		if (!page)
@@ -1427,14 +1427,14 @@ static u8 xiw_rx_result_write(struct xiw_qp_dp *dp, struct xiw_orqe *o,
 	/* the popped entry's kept region (an atomic's), if any, is ours */
 	const struct xiw_mem_user who = xiw_mem_local(qp->pd);
 
-	mr = xiw_mr_reuse(to_xiw_dev(qp->base.device), &who, o->mr,
-			  o->sink_stag, IB_ACCESS_LOCAL_WRITE, o->sink_to, n,
-			  &err);
+	mr = xiw_stag_reuse(to_xiw_dev(qp->base.device), &who, o->mr,
+			    o->sink_stag, IB_ACCESS_LOCAL_WRITE, o->sink_to, n,
+			    &err);
 	o->mr = NULL;
 	if (!mr || xiw_rx_mr_write(mr, o->sink_to, src, n))
 		st = IB_WC_LOC_PROT_ERR;
 	if (mr)
-		xiw_mr_put(mr);
+		xiw_stag_put(mr);
 	return st;
 }
 
@@ -1496,7 +1496,7 @@ static void xiw_rx_cresp_done(struct xiw_qp_dp *dp)
 						 rx->hdr.verify_resp.hash, n);
 	}
 	if (o.mr)		/* only atomics keep one: not reached */
-		xiw_mr_put(o.mr);
+		xiw_stag_put(o.mr);
 	xiw_rx_resp_complete(dp, &o, st, n);
 }
 
@@ -1581,7 +1581,7 @@ static void xiw_rx_fpdu_done(struct xiw_qp_dp *dp)
 
 	/* The message's region goes with its last FPDU (xiw_rx_tagged_mr()) */
 	if (rx->tmr && last) {
-		xiw_mr_put(rx->tmr);
+		xiw_stag_put(rx->tmr);
 		rx->tmr = NULL;
 	}
 	switch (rx->op) {

@@ -78,8 +78,8 @@ int xiw_tx_add_sges(struct xiw_tx_ctx *tx, struct xiw_lsge *sge,
 		u32 off, avail, chunk;
 		struct page *page;
 
-		page = xiw_mr_page(sge[i].mr, sge[i].addr + from, &off,
-				   &avail);
+		page = xiw_stag_page(sge[i].mr, sge[i].addr + from, &off,
+				     &avail);
 		if (!page)
 			return -EFAULT;
 		chunk = min3(avail, sge[i].len - from, n - added);

@@ -225,7 +225,7 @@ static int xiw_tx_pages_bounce_get(struct xiw_qp_dp *dp, u32 total, gfp_t gfp)
  * Make sure the Read Response FPDU about to be framed, of up to @total
  * bytes, can be copied out of the responder's memory when it is sealed
  * without allocating anything then: it is sealed inside an access
- * section (xiw_mr_access_begin()), where nothing may sleep. Room in the
+ * section (xiw_stag_access_begin()), where nothing may sleep. Room in the
  * ring (allocated now), else the bounce pages. 0 or -ENOMEM.
  */
 int xiw_tx_pages_prepare(struct xiw_qp_dp *dp, u32 total)

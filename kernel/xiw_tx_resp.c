@@ -62,7 +62,7 @@ bool xiw_tx_resp_atomic(struct xiw_mr *mr, struct xiw_irqe *e)
 	u32 poff, avail;
 	void *va;
 
-	page = xiw_mr_page(mr, e->sink_to, &poff, &avail);
+	page = xiw_stag_page(mr, e->sink_to, &poff, &avail);
 	if (!page || poff & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64))
 		return false;
 	va = kmap_local_page(page);
@@ -91,14 +91,14 @@ int xiw_tx_resp_exec_one(struct xiw_mr *mr, const struct xiw_mem_grant *g,
 {
 	int rv;
 
-	if (xiw_mr_access_begin(g->xdev, &g->who, mr, g->stag, g->access,
-				e->sink_to, sizeof(u64)) != XIW_MEM_OK)
+	if (xiw_stag_access_begin(g->xdev, &g->who, mr, g->stag, g->access,
+				  e->sink_to, sizeof(u64)) != XIW_MEM_OK)
 		return -EKEYREVOKED;
 	if (e->type == XIW_RQ_ATOMIC)
 		rv = xiw_tx_resp_atomic(mr, e) ? 0 : -EIO;
 	else
 		rv = xiw_commit_awrite(mr, e->sink_to, e->data);
-	xiw_mr_access_end(mr);
+	xiw_stag_access_end(mr);
 	return rv;
 }
 
@@ -140,21 +140,21 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 		if ((e->flags & XIW_FLUSH_GLOBAL) || !access)
 			access |= IB_ACCESS_FLUSH_GLOBAL;
 		if (e->flags & XIW_FLUSH_REGION) {
-			mr = xiw_mr_get(xiw_dp_dev(dp), e->sink_stag);
+			mr = xiw_stag_get(xiw_dp_dev(dp), e->sink_stag);
 			if (!mr) {
 				if (kept)
-					xiw_mr_put(kept);
+					xiw_stag_put(kept);
 				xiw_tx_resp_prot_fail(dp, XIW_MEM_INV_STAG);
 				return false;
 			}
 			va = READ_ONCE(mr->base.iova);
 			len = READ_ONCE(mr->base.length);
-			xiw_mr_put(mr);
+			xiw_stag_put(mr);
 		}
 		break;
 	}
-	mr = xiw_mr_reuse(xiw_dp_dev(dp), &who, kept, e->sink_stag,
-			  access, va, len, &err);
+	mr = xiw_stag_reuse(xiw_dp_dev(dp), &who, kept, e->sink_stag,
+			    access, va, len, &err);
 	if (!mr) {
 		xiw_dp_dbg(dp, "IRQ type %u: STag %#x gone: %d\n", e->type,
 			   e->sink_stag, err);
@@ -184,7 +184,7 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 		if (e->hash_len && (e->hash_len != rv ||
 				    memcmp(e->hash, dig, rv))) {
 			WRITE_ONCE(dp->exec_mr, NULL);
-			xiw_mr_put(mr);
+			xiw_stag_put(mr);
 			xiw_commit_verify_mismatch();
 			xiw_dp_dbg(dp, "Verify of %llu bytes at %#llx: hash mismatch\n",
 				   len, va);
@@ -198,7 +198,7 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 		break;
 	}
 	WRITE_ONCE(dp->exec_mr, NULL);
-	xiw_mr_put(mr);
+	xiw_stag_put(mr);
 	if (!rv) {
 		static const u8 stat[] = {
 			[XIW_RQ_ATOMIC] = XIW_STAT_ATOMICS,
@@ -227,7 +227,7 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 	}
 	/* RX checked it (xiw_rx_commit_inv_ok()); it may have changed since */
 	if (e->inv_stag &&
-	    xiw_mr_invalidate(xiw_dp_dev(dp), &who, e->inv_stag, true)) {
+	    xiw_stag_invalidate(xiw_dp_dev(dp), &who, e->inv_stag, true)) {
 		xiw_dp_dbg(dp, "IRQ type %u: cannot invalidate STag %#x\n",
 			   e->type, e->inv_stag);
 		xiw_tx_resp_fail(dp, XIW_RDMAP_ET_REMOTE_PROT,
@@ -346,7 +346,7 @@ static bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only)
 		/* RX executed it at receipt: its result is in tx->irqe */
 	} else if (xiw_commit_heavy(dp, &tx->irqe)) {
 		if (tx->irqe.mr) {	/* not kept for Flush and Verify */
-			xiw_mr_put(tx->irqe.mr);
+			xiw_stag_put(tx->irqe.mr);
 			tx->irqe.mr = NULL;
 		}
 		if (!xiw_tx_resp_offload(dp))
@@ -358,11 +358,11 @@ static bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only)
 		const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
 
 		/* Checked by RX already; the MR may have changed since. */
-		tx->rr_sge.mr = xiw_mr_reuse(xiw_dp_dev(dp), &who,
-					     tx->irqe.mr, tx->irqe.src_stag,
-					     IB_ACCESS_REMOTE_READ,
-					     tx->irqe.src_to, tx->irqe.len,
-					     &err);
+		tx->rr_sge.mr = xiw_stag_reuse(xiw_dp_dev(dp), &who,
+					       tx->irqe.mr, tx->irqe.src_stag,
+					       IB_ACCESS_REMOTE_READ,
+					       tx->irqe.src_to, tx->irqe.len,
+					       &err);
 		tx->irqe.mr = NULL;
 		if (!tx->rr_sge.mr) {
 			xiw_tx_resp_prot_fail(dp, err);
@@ -432,7 +432,7 @@ static int xiw_tx_resp_build_qn3(struct xiw_qp_dp *dp)
 /*
  * Open the access section of the next Read Response FPDU (@n bytes from
  * rr_done on): a copy target that needs no allocation, then the source
- * STag checked again (xiw_mr_access_begin()), so that an invalidation the
+ * STag checked again (xiw_stag_access_begin()), so that an invalidation the
  * consumer was told of stops the response here. 0 with the section open,
  * -ENOMEM, or -EACCES after the Terminate.
  */
@@ -447,9 +447,9 @@ static int xiw_tx_resp_access(struct xiw_qp_dp *dp, u32 n)
 						       XIW_MPA_HDR_LEN + n));
 	if (rv)
 		return rv;
-	err = xiw_mr_access_begin(xiw_dp_dev(dp), &who, tx->rr_sge.mr,
-				  tx->irqe.src_stag, IB_ACCESS_REMOTE_READ,
-				  tx->irqe.src_to + tx->rr_done, n);
+	err = xiw_stag_access_begin(xiw_dp_dev(dp), &who, tx->rr_sge.mr,
+				    tx->irqe.src_stag, IB_ACCESS_REMOTE_READ,
+				    tx->irqe.src_to + tx->rr_done, n);
 	if (err == XIW_MEM_OK)
 		return 0;
 	xiw_dp_dbg(dp, "Read Response: STag %#x revoked after %u of %u bytes\n",
@@ -488,7 +488,7 @@ static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 		rv = xiw_tx_add_sges(tx, &tx->rr_sge, 1, tx->rr_done, n,
 				     &splice_ok);
 		if (rv < 0) {
-			xiw_mr_access_end(tx->rr_sge.mr);
+			xiw_stag_access_end(tx->rr_sge.mr);
 			tx->kind = XIW_TX_NONE;
 			return rv;
 		}
@@ -501,7 +501,7 @@ static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 		      tx->irqe.sink_to + tx->rr_done, tx->fpdu_last);
 	xiw_tx_seal(dp, sizeof(struct xiw_ddp_tagged), n);
 	if (n)
-		xiw_mr_access_end(tx->rr_sge.mr);
+		xiw_stag_access_end(tx->rr_sge.mr);
 	tx->rr_done += n;
 	return 1;
 }

@@ -38,9 +38,9 @@ static u8 xiw_tx_sq_resolve_sges(struct xiw_qp_dp *dp,
 
 		if (!len)
 			continue;
-		out[k].mr = xiw_mr_resolve(xiw_dp_dev(dp), &who,
-					   in[i].lkey, access, in[i].addr,
-					   len, &err);
+		out[k].mr = xiw_stag_resolve(xiw_dp_dev(dp), &who,
+					     in[i].lkey, access, in[i].addr,
+					     len, &err);
 		if (!out[k].mr) {
 			xiw_dp_dbg(dp, "SGE %d lkey %#x addr %#llx len %u: error %d\n",
 				   i, in[i].lkey, in[i].addr, len, err);
@@ -242,18 +242,19 @@ static int xiw_tx_sq_start(struct xiw_qp_dp *dp)
 
 	switch (s->opcode) {
 	case XIW_OP_REG_MR:
-		if (xiw_mr_fast_reg(to_xiw_mr((struct ib_mr *)(uintptr_t)
+		if (xiw_stag_fast_reg(to_xiw_mr((struct ib_mr *)(uintptr_t)
 					      s->raddr), qp->pd, s->rkey,
-				    (int)s->imm))
+				      (int)s->imm))
 			return IB_WC_MW_BIND_ERR;
 		return -EALREADY;
 	case XIW_OP_LOCAL_INV:
-		if (xiw_mr_invalidate(xiw_dp_dev(dp), &who, s->rkey, false))
+		if (xiw_stag_invalidate(xiw_dp_dev(dp), &who, s->rkey, false))
 			return IB_WC_MW_BIND_ERR;
 		return -EALREADY;
 	case XIW_OP_BIND_MW:
-		if (xiw_mw_bind(xiw_dp_dev(dp), qp, s->rkey, s->bind.mr_lkey,
-				s->raddr, s->bind.length, s->bind.access))
+		if (xiw_stag_mw_bind(xiw_dp_dev(dp), qp, s->rkey,
+				     s->bind.mr_lkey, s->raddr, s->bind.length,
+				     s->bind.access))
 			return IB_WC_MW_BIND_ERR;
 		return -EALREADY;
 	}

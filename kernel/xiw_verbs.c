@@ -33,7 +33,7 @@ int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_wr = XIW_MAX_QP_WR;
 	/*
 	 * Memory windows of type 1 and 2B: a type 2 window is checked
-	 * against both the QP it was bound through and its PD (xiw_mw.c).
+	 * against both the QP it was bound through and its PD (xiw_stag.c).
 	 */
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
 		IB_DEVICE_FLUSH_GLOBAL | IB_DEVICE_FLUSH_PERSISTENT |

@@ -58,12 +58,14 @@ The driver's Makefile lists the objects added so far; it is hooked
 into drivers/infiniband/ at the end of the series.
 MSG
 
-drv xiw_mem.c xiw_mw.c
+drv xiw_mem.c xiw_mw.c xiw_stag.c
 commit "RDMA/xiw: add memory regions and memory windows" <<'MSG'
 Registration verbs (user MRs through ib_umem, DMA MRs, fast
-registration of kernel MRs), the STag space and the lookups the data
-path does on every tagged operation, and memory windows type 1 and 2
-with bind and invalidate.
+registration of kernel MRs) and the STag space in xiw_mem.c, memory
+windows type 1 and 2 in xiw_mw.c, and in xiw_stag.c what the data path
+does with an STag on every tagged operation: the lookups and checks,
+fast registration, window binds and invalidation. xiw_stag.c calls
+nothing of the data path, so the engines added next only depend on it.
 
 STag lookups run under RCU on the receive path; a region is freed only
 after a grace period, so a placement that found the STag never touches

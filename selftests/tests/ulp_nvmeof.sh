@@ -18,7 +18,7 @@ wait_port_state xiw0 PORT_ACTIVE 5
 # with Invalidate), by the last Read Response of a Read with Invalidate
 # (nvmet-rdma's rdma_rw reads into an MR it registered; both come from
 # xiw_rx.c) or by a Local Invalidate WR (xiw_tx_sq.c). On x86-64 at
-# xiw_mr_invalidate's entry, its 4th argument (remote) is in %cx and the
+# xiw_stag_invalidate's entry, its 4th argument (remote) is in %cx and the
 # return address, in the function that called it, on top of the stack.
 TR=/sys/kernel/tracing
 mountpoint -q $TR || mount -t tracefs none $TR
@@ -29,8 +29,8 @@ kprobes_off() {
 	echo -:xiw_t/inval >>$TR/kprobe_events
 	echo -:xiw_t/frmr >>$TR/kprobe_events
 }
-echo "p:xiw_t/frmr $XIW_MOD:xiw_mr_fast_reg" >>$TR/kprobe_events
-echo "p:xiw_t/inval $XIW_MOD:xiw_mr_invalidate remote=%cx:u8 caller=+0(\$stack):x64" >>$TR/kprobe_events
+echo "p:xiw_t/frmr $XIW_MOD:xiw_stag_fast_reg" >>$TR/kprobe_events
+echo "p:xiw_t/inval $XIW_MOD:xiw_stag_invalidate remote=%cx:u8 caller=+0(\$stack):x64" >>$TR/kprobe_events
 defer kprobes_off
 echo 'hist:keys=common_pid' >$TR/events/xiw_t/frmr/trigger
 echo 'hist:keys=remote,caller.sym' >$TR/events/xiw_t/inval/trigger
