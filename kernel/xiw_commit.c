@@ -21,7 +21,8 @@
  *   the CPU cache lines of the range are written back with
  *   arch_wb_cache_pmem() and ordered with pmem_wmb() before the response.
  * - Atomic Write: one aligned 64-bit store (WRITE_ONCE), so no reader ever
- *   sees a torn value.
+ *   sees a torn value. The RFC 7306 atomics are executed here as well,
+ *   with a 64-bit compare-and-exchange (xiw_commit_exec_one()).
  * - Verify: a crypto API digest (crc32c or sha256, the MR's choice) of the
  *   range as placed, page by page; persistent memory is read with the
  *   machine-check-safe copy, so a poisoned line fails the Verify (a
@@ -267,6 +268,64 @@ int xiw_commit_awrite(struct xiw_mr *mr, u64 va, u64 data)
 	kunmap_local(p);
 	XIW_STAT_ADD(atomic_writes, 1);
 	return 0;
+}
+
+/*
+ * Execute an RFC 7306 atomic on the target memory with the CPU's 64-bit
+ * compare-and-exchange, so it is atomic against other QPs, other devices
+ * and the local CPUs alike; the value is in the CPU's byte order in
+ * memory, big-endian on the wire. A CmpSwap that does not match (or a
+ * FetchAdd of nothing) stores nothing. The original value goes to
+ * e->orig. False if the target is not aligned memory of @mr.
+ */
+static bool xiw_commit_atomic(struct xiw_mr *mr, struct xiw_irqe *e)
+{
+	bool fadd = (e->aopcode & XIW_AOP_MASK) == XIW_AOP_FETCH_ADD;
+	u64 *p, old, new;
+	struct page *page;
+	u32 poff, avail;
+	void *va;
+
+	page = xiw_stag_page(mr, e->sink_to, &poff, &avail);
+	if (!page || poff & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64))
+		return false;
+	va = kmap_local_page(page);
+	p = va + poff;
+	old = READ_ONCE(*p);
+	do {
+		new = fadd ? xiw_masked_fadd(old, e->add_swap,
+					     e->add_swap_mask) :
+			     xiw_masked_cswap(old, e->cmp, e->cmp_mask,
+					      e->add_swap, e->add_swap_mask);
+		if (new == old)
+			break;
+	} while (!try_cmpxchg64(p, &old, new));
+	kunmap_local(va);
+	e->orig = old;
+	return true;
+}
+
+/*
+ * Execute the atomic or Atomic Write @e on @mr in an access section of
+ * @g, for RX, which executes them where they are received
+ * (xiw_rx_exec()), and for TX, which runs those held behind a Flush or
+ * Verify in IRQ order (xiw_tx_resp.c): 0, -EKEYREVOKED (the STag no
+ * longer grants it) or -EIO (the target is not aligned memory of @mr).
+ */
+int xiw_commit_exec_one(struct xiw_mr *mr, const struct xiw_mem_grant *g,
+			struct xiw_irqe *e)
+{
+	int rv;
+
+	if (xiw_stag_access_begin(g->xdev, &g->who, mr, g->stag, g->access,
+				  e->sink_to, sizeof(u64)) != XIW_MEM_OK)
+		return -EKEYREVOKED;
+	if (e->type == XIW_RQ_ATOMIC)
+		rv = xiw_commit_atomic(mr, e) ? 0 : -EIO;
+	else
+		rv = xiw_commit_awrite(mr, e->sink_to, e->data);
+	xiw_stag_access_end(mr);
+	return rv;
 }
 
 /*

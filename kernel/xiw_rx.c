@@ -1232,7 +1232,7 @@ static bool xiw_rx_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e)
 		.xdev = xiw_dp_dev(dp), .who = who, .stag = e->sink_stag,
 		.access = access,
 	};
-	rv = xiw_tx_resp_exec_one(mr, &grant, e);
+	rv = xiw_commit_exec_one(mr, &grant, e);
 	xiw_stag_put(mr);
 	if (rv == -EKEYREVOKED) {
 		xiw_rx_term_prot(dp, XIW_MEM_INV_STAG, XIW_HDRCT_MD);

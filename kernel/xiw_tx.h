@@ -126,10 +126,6 @@ static inline void xiw_tx_sq_sent(struct xiw_qp_dp *dp, bool batched)
 int xiw_tx_resp_next(struct xiw_qp_dp *dp, bool short_only);
 int xiw_tx_resp_next_rx(struct xiw_qp_dp *dp);
 bool xiw_tx_resp_head_short(struct xiw_qp_dp *dp);
-/* also RX, which executes atomics where they are received */
-bool xiw_tx_resp_atomic(struct xiw_mr *mr, struct xiw_irqe *e);
-int xiw_tx_resp_exec_one(struct xiw_mr *mr, const struct xiw_mem_grant *g,
-			 struct xiw_irqe *e);
 
 /* An FPDU of the response in progress is in TCP (or in the batch). */
 static inline void xiw_tx_resp_sent(struct xiw_qp_dp *dp)

@@ -15,7 +15,6 @@
  * before it. A region that is gone or changed is answered with a
  * Terminate. Runs as the owner of XIW_DP_TX_BUSY, except the exec work.
  */
-#include <linux/highmem.h>
 
 #include "xiw_tx.h"
 #include "xiw_commit.h"
@@ -43,63 +42,6 @@ static void xiw_tx_resp_prot_fail(struct xiw_qp_dp *dp, enum xiw_mem_err err)
 			 err == XIW_MEM_PD ? XIW_RDMAP_EC_STAG_NOT_ASSOC :
 			 err == XIW_MEM_WRAP ? XIW_RDMAP_EC_TO_WRAP :
 			 XIW_RDMAP_EC_INV_STAG, -EACCES);
-}
-
-/*
- * Execute an RFC 7306 atomic on the target memory with the CPU's 64-bit
- * compare-and-exchange, so it is atomic against other QPs, other devices
- * and the local CPUs alike; the value is in the CPU's byte order in
- * memory, big-endian on the wire. A CmpSwap that does not match (or a
- * FetchAdd of nothing) stores nothing. The original value goes to
- * e->orig. Also called by RX, which executes atomics at receipt
- * (xiw_rx_exec()); false if the target is not aligned memory of @mr.
- */
-bool xiw_tx_resp_atomic(struct xiw_mr *mr, struct xiw_irqe *e)
-{
-	bool fadd = (e->aopcode & XIW_AOP_MASK) == XIW_AOP_FETCH_ADD;
-	u64 *p, old, new;
-	struct page *page;
-	u32 poff, avail;
-	void *va;
-
-	page = xiw_stag_page(mr, e->sink_to, &poff, &avail);
-	if (!page || poff & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64))
-		return false;
-	va = kmap_local_page(page);
-	p = va + poff;
-	old = READ_ONCE(*p);
-	do {
-		new = fadd ? xiw_masked_fadd(old, e->add_swap,
-					     e->add_swap_mask) :
-			     xiw_masked_cswap(old, e->cmp, e->cmp_mask,
-					      e->add_swap, e->add_swap_mask);
-		if (new == old)
-			break;
-	} while (!try_cmpxchg64(p, &old, new));
-	kunmap_local(va);
-	e->orig = old;
-	return true;
-}
-
-/*
- * Execute the atomic or Atomic Write @e on @mr in an access section of
- * @g: 0, -EKEYREVOKED (the STag no longer grants it) or -EIO (the target
- * is not aligned memory of @mr).
- */
-int xiw_tx_resp_exec_one(struct xiw_mr *mr, const struct xiw_mem_grant *g,
-			 struct xiw_irqe *e)
-{
-	int rv;
-
-	if (xiw_stag_access_begin(g->xdev, &g->who, mr, g->stag, g->access,
-				  e->sink_to, sizeof(u64)) != XIW_MEM_OK)
-		return -EKEYREVOKED;
-	if (e->type == XIW_RQ_ATOMIC)
-		rv = xiw_tx_resp_atomic(mr, e) ? 0 : -EIO;
-	else
-		rv = xiw_commit_awrite(mr, e->sink_to, e->data);
-	xiw_stag_access_end(mr);
-	return rv;
 }
 
 /*
@@ -170,7 +112,7 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 	switch (e->type) {
 	case XIW_RQ_ATOMIC:
 	case XIW_RQ_AWRITE:
-		rv = xiw_tx_resp_exec_one(mr, &grant, e);
+		rv = xiw_commit_exec_one(mr, &grant, e);
 		break;
 	case XIW_RQ_FLUSH:
 		rv = xiw_commit_flush(mr, &grant, va, len, e->flags,
