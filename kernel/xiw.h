@@ -269,7 +269,6 @@ struct xiw_llp_params {
 };
 
 /* xiw_dp.c: the data-path core, as the QP and the CM see it */
-extern struct workqueue_struct *xiw_dp_wq;
 extern struct workqueue_struct *xiw_exec_wq;
 int xiw_dp_init(void);
 void xiw_dp_exit(void);

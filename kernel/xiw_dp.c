@@ -37,47 +37,25 @@
 #include "xiw_sched.h"
 #include "xiw_tx.h"
 
-/*
- * TX and error work. WQ_MEM_RECLAIM: block storage (NVMe-oF, NFS) runs over
- * xiw, so writeback under memory pressure depends on this work making
- * progress.
- */
-struct workqueue_struct *xiw_dp_wq;
-struct workqueue_struct *xiw_dp_bulk_wq;
 struct workqueue_struct *xiw_exec_wq;
 
 int xiw_dp_init(void)
 {
-	xiw_dp_wq = alloc_workqueue("xiw_dp", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	if (!xiw_dp_wq)
-		return -ENOMEM;
-	/* TX of a QP with more to send than one run: nice 0 (xiw_sched_wq()) */
-	xiw_dp_bulk_wq = alloc_workqueue("xiw_dp_bulk", WQ_MEM_RECLAIM, 0);
 	/*
 	 * Long responder work (xiw_tx_resp_exec_work): any CPU, never TX's. It
 	 * holds a reference on the data path, which xiw_dp_llp_stop() waits
 	 * for from the CM's WQ_MEM_RECLAIM work (users_done: a completion,
 	 * so check_flush_dependency() cannot see it), so it needs a rescuer
-	 * as well.
+	 * like the TX workqueues (xiw_sched_init()).
 	 */
 	xiw_exec_wq = alloc_workqueue("xiw_exec", WQ_UNBOUND | WQ_MEM_RECLAIM,
 				      0);
-	if (!xiw_dp_bulk_wq || !xiw_exec_wq) {
-		if (xiw_exec_wq)
-			destroy_workqueue(xiw_exec_wq);
-		if (xiw_dp_bulk_wq)
-			destroy_workqueue(xiw_dp_bulk_wq);
-		destroy_workqueue(xiw_dp_wq);
-		return -ENOMEM;
-	}
-	return 0;
+	return xiw_exec_wq ? 0 : -ENOMEM;
 }
 
 void xiw_dp_exit(void)
 {
 	destroy_workqueue(xiw_exec_wq);
-	destroy_workqueue(xiw_dp_bulk_wq);
-	destroy_workqueue(xiw_dp_wq);
 }
 
 /* ------------------------------------------------------------------------
@@ -516,7 +494,7 @@ static void xiw_dp_term_timeout(struct work_struct *w)
 	    (drained != dp->term_drained_seen ||
 	     test_bit(XIW_DP_EXEC_BUSY, &dp->flags))) {
 		dp->term_drained_seen = drained;
-		queue_delayed_work(xiw_dp_wq, &dp->term_work,
+		queue_delayed_work(xiw_sched_hi_wq, &dp->term_work,
 				   msecs_to_jiffies(XIW_TERM_TIMEOUT_MS));
 		return;
 	}
@@ -528,7 +506,7 @@ static void xiw_dp_term_timeout(struct work_struct *w)
 			       dp->qp->base.qp_num, XIW_TERM_TIMEOUT_MS);
 	/* nothing of ours gets through: the CM resets the connection */
 	dp->err_reason = -ETIMEDOUT;
-	queue_work(xiw_dp_wq, &dp->err_work);
+	queue_work(xiw_sched_hi_wq, &dp->err_work);
 }
 
 /* xiw_dp_fatal(), xiw_dp_refuse(): @drain, the IRQ is answered first */
@@ -571,11 +549,11 @@ static void xiw_dp_fail(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		 * FPDU) must not keep the QP out of ERROR: give up on the
 		 * Terminate after a while and close anyway.
 		 */
-		queue_delayed_work(xiw_dp_wq, &dp->term_work,
+		queue_delayed_work(xiw_sched_hi_wq, &dp->term_work,
 				   msecs_to_jiffies(XIW_TERM_TIMEOUT_MS));
 	} else {
 		xiw_dp_dbg(dp, "fatal error %d\n", reason);
-		queue_work(xiw_dp_wq, &dp->err_work);
+		queue_work(xiw_sched_hi_wq, &dp->err_work);
 	}
 }
 

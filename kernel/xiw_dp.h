@@ -483,9 +483,6 @@ static inline struct xiw_qp_dp *xiw_dp_of_sk(struct sock *sk)
 void xiw_dp_put(struct xiw_qp_dp *dp);
 void xiw_dp_rtr_received(struct xiw_qp_dp *dp);
 
-/* xiw_dp.c: TX work of a QP with more to send than one run (nice 0) */
-extern struct workqueue_struct *xiw_dp_bulk_wq;
-
 /*
  * May the responder still execute and answer the peer's requests? Until
  * the data path fails; after that only while TX answers those a refused

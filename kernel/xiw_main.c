@@ -19,6 +19,7 @@
 #include "xiw_commit.h"
 #include "xiw_cm.h"
 #include "xiw_restrack.h"
+#include "xiw_sched.h"
 
 MODULE_AUTHOR("The xiw authors");
 MODULE_DESCRIPTION("Software iWARP RNIC with RFC 7306 atomics");
@@ -342,9 +343,12 @@ static int __init xiw_init(void)
 {
 	int rv;
 
-	rv = xiw_dp_init();
+	rv = xiw_sched_init();
 	if (rv)
 		return rv;
+	rv = xiw_dp_init();
+	if (rv)
+		goto out_sched;
 	rv = xiw_commit_init();
 	if (rv)
 		goto out_dp;
@@ -364,6 +368,8 @@ out_commit:
 	xiw_commit_exit();
 out_dp:
 	xiw_dp_exit();
+out_sched:
+	xiw_sched_exit();
 	return rv;
 }
 
@@ -375,6 +381,7 @@ static void __exit xiw_exit(void)
 	xiw_cm_exit();
 	xiw_commit_exit();
 	xiw_dp_exit();
+	xiw_sched_exit();
 	ida_destroy(&xiw_dev_ida);
 }
 

@@ -28,6 +28,36 @@
 #include "xiw_sched.h"
 #include "xiw_tx.h"
 
+/*
+ * The data path's workqueues: TX work (xiw_sched_wq() picks one) and,
+ * on the high-priority one, the data path's error and Terminate work.
+ * WQ_MEM_RECLAIM: block storage (NVMe-oF, NFS) runs over xiw, so
+ * writeback under memory pressure depends on this work making progress.
+ */
+struct workqueue_struct *xiw_sched_hi_wq;
+static struct workqueue_struct *xiw_sched_bulk_wq;
+
+int xiw_sched_init(void)
+{
+	xiw_sched_hi_wq = alloc_workqueue("xiw_dp", WQ_HIGHPRI | WQ_MEM_RECLAIM,
+					  0);
+	if (!xiw_sched_hi_wq)
+		return -ENOMEM;
+	/* TX of a QP with more to send than one run: nice 0 (xiw_sched_wq()) */
+	xiw_sched_bulk_wq = alloc_workqueue("xiw_dp_bulk", WQ_MEM_RECLAIM, 0);
+	if (!xiw_sched_bulk_wq) {
+		destroy_workqueue(xiw_sched_hi_wq);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void xiw_sched_exit(void)
+{
+	destroy_workqueue(xiw_sched_bulk_wq);
+	destroy_workqueue(xiw_sched_hi_wq);
+}
+
 /* The backoff is over: TX tries again, unless sk_write_space was first. */
 void xiw_sched_retry_work(struct work_struct *w)
 {
@@ -100,13 +130,13 @@ static bool xiw_sched_sq_idle(struct xiw_qp_dp *dp, int rv)
 }
 
 /*
- * The workqueue of the TX work. xiw_dp_wq's workers run at nice -20, so
+ * The workqueue of the TX work. xiw_sched_hi_wq's workers run at nice -20, so
  * that a poster's burst or a peer's requests are answered at once, ahead
  * of whatever else the CPU runs. TX work that keeps a CPU busy would take
  * it from every normal task there for as long as it lasts (CFS gives a
  * nice 0 task a small fraction of a CPU beside a nice -20 one that never
  * sleeps), so it goes to
- * xiw_dp_bulk_wq (nice 0, a fair share) instead, in two cases:
+ * xiw_sched_bulk_wq (nice 0, a fair share) instead, in two cases:
  *
  * - the QP is a bulk flow: its last run had more to send than a run
  *   takes (its budget of XIW_TX_BURST FPDUs spent, or TCP full or short
@@ -116,7 +146,8 @@ static bool xiw_sched_sq_idle(struct xiw_qp_dp *dp, int rv)
  *   it was for - many QPs whose runs each drain their work can keep a CPU
  *   just as busy as one bulk flow.
  *
- * A latency-bound QP on a CPU with time to spare never leaves xiw_dp_wq.
+ * A latency-bound QP on a CPU with time to spare never leaves
+ * xiw_sched_hi_wq.
  * tx.bulk is written by the owner of TX_BUSY, a CPU's load by the TX work
  * on that CPU; both are read without a lock: a stale value picks the
  * other queue once, and a work item queued on either runs TX all the
@@ -153,7 +184,7 @@ static struct workqueue_struct *xiw_sched_wq(struct xiw_qp_dp *dp,
 {
 	return READ_ONCE(dp->tx.bulk) ||
 	       READ_ONCE(per_cpu_ptr(&xiw_sched_load, cpu)->loaded) ?
-	       xiw_dp_bulk_wq : xiw_dp_wq;
+	       xiw_sched_bulk_wq : xiw_sched_hi_wq;
 }
 
 /* After a run of the TX loop that returned @rv: bulk flow or not. */

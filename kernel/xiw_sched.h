@@ -8,6 +8,11 @@
 
 #include "xiw_dp.h"
 
+/* TX work (nice -20) and the data path's error and Terminate work */
+extern struct workqueue_struct *xiw_sched_hi_wq;
+int xiw_sched_init(void);
+void xiw_sched_exit(void);
+
 void xiw_sched_kick(struct xiw_qp_dp *dp, bool inline_ok);
 void xiw_sched_queue(struct xiw_qp_dp *dp);
 void xiw_sched_defer(struct xiw_qp_dp *dp);

@@ -39,6 +39,7 @@
 #include <net/tcp.h>
 
 #include "xiw_tx.h"
+#include "xiw_sched.h"
 #include "xiw_trace.h"
 
 /* ------------------------------------------------------------------------
@@ -255,7 +256,7 @@ static void xiw_tx_backoff(struct xiw_qp_dp *dp)
 
 	tx->backoff_ms = min_t(u32, ms * 2, XIW_TX_BACKOFF_MAX_MS);
 	xiw_dp_dbg(dp, "TCP short of memory: TX retries in %u ms\n", ms);
-	mod_delayed_work(xiw_dp_wq, &dp->tx_retry, msecs_to_jiffies(ms));
+	mod_delayed_work(xiw_sched_hi_wq, &dp->tx_retry, msecs_to_jiffies(ms));
 }
 
 /*
@@ -459,7 +460,7 @@ static void xiw_tx_fpdu_sent(struct xiw_qp_dp *dp, bool batched)
 		trace_xiw_term_tx(dp, tx->hdr.term.term_ctrl);
 		xiw_dp_stat_add(dp, XIW_STAT_TERM_SENT, 1);
 		clear_bit(XIW_DP_TERM_PENDING, &dp->flags);
-		queue_work(xiw_dp_wq, &dp->err_work);
+		queue_work(xiw_sched_hi_wq, &dp->err_work);
 		break;
 	case XIW_TX_SQ:
 		xiw_tx_sq_sent(dp, batched);
@@ -719,7 +720,7 @@ static void xiw_tx_push_failed(struct xiw_qp_dp *dp, int rv)
 	xiw_dp_drain_stop(dp);
 	if (!test_and_set_bit(XIW_DP_ERROR, &dp->flags))
 		dp->err_reason = rv;
-	queue_work(xiw_dp_wq, &dp->err_work);
+	queue_work(xiw_sched_hi_wq, &dp->err_work);
 }
 
 /*
