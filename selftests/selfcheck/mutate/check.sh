@@ -7,7 +7,8 @@
 # host/NAME.txt gives for mutation NAME. Checked: every fixture's verdict
 # and detail (expect.txt), the summary line and exit status, a failing
 # baseline (a named test fails or skips on the clean tree, and the host
-# tests' failure) stopping the run with exit status 3, -B. Prints TAP and
+# tests' failure) stopping the run with exit status 3, -B; and that every
+# real mutation (selftests/mutations/) applies to the tree. Prints TAP and
 # "N passed, N failed"; a scratch tree in a temporary directory.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -71,6 +72,18 @@ t "-B: no baseline, the mutations judged, exit status 0" \
 	"$([ $rc = 0 ] && ! grep -q 'baseline' <<<"$out" &&
 	   grep -q '^mutate: 2 mutations: 2 killed, 0 survived, 0 error' <<<"$out"; echo $?)" \
 	"exit $rc: $(tail -n 1 <<<"$out")"
+
+# 4. The real mutations apply to this tree as mutate.sh applies them: a
+# patch whose context moved away would only show as an ERROR in a long
+# make mutate run (six did, unnoticed, after code and tests moved).
+root=$(cd "$here/../../.." && pwd)
+bad=
+for p in "$root"/selftests/mutations/*.patch; do
+	patch -p1 -d "$root" --dry-run -s -f <"$p" >/dev/null 2>&1 ||
+		bad+=" $(basename "$p" .patch)"
+done
+t "every patch of selftests/mutations/ applies to the tree" \
+	"$([ -z "$bad" ]; echo $?)" "does not apply:$bad"
 
 echo "1..$i"
 echo "$np passed, $nf failed"
