@@ -11,7 +11,7 @@
  * too. RX stores an Atomic Write where it is received, in message order
  * with the Writes and Sends around it, unless an earlier Flush or Verify
  * is still to run: then TX stores it after them, in IRQ order
- * (xiw_rx_exec()). Placement by RX is a CPU store into the MR's pages
+ * (xiw_rx_req_exec()). Placement by RX is a CPU store into the MR's pages
  * (kmap), so:
  *
  * - Flush G (global visibility): a full barrier; every earlier placement
@@ -308,7 +308,7 @@ static bool xiw_commit_atomic(struct xiw_mr *mr, struct xiw_irqe *e)
 /*
  * Execute the atomic or Atomic Write @e on @mr in an access section of
  * @g, for RX, which executes them where they are received
- * (xiw_rx_exec()), and for TX, which runs those held behind a Flush or
+ * (xiw_rx_req_exec()), and for TX, which runs those held behind a Flush or
  * Verify in IRQ order (xiw_tx_resp.c): 0, -EKEYREVOKED (the STag no
  * longer grants it) or -EIO (the target is not aligned memory of @mr).
  */

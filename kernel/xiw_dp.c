@@ -9,7 +9,7 @@
  * completion order of SQ WRs, the one fatal-error path (Terminate, then
  * ERROR through xiw_qp.c and the CM), and the revocation of regions a
  * stalled peer holds, and the one way from RX to the CM (the RTR). The
- * engines report to it: TX (xiw_tx*.c) and RX (xiw_rx.c) call
+ * engines report to it: TX (xiw_tx*.c) and RX (xiw_rx*.c) call
  * xiw_dp_cmpl_done() and xiw_dp_fatal(); zero-copy completions come from
  * xiw_tx_zc.c. Who runs TX is decided beside it, in xiw_sched.c. QP state
  * is decided only by xiw_qp.c: this file asks it
@@ -422,7 +422,7 @@ void xiw_dp_cmpl_flush(struct xiw_qp *qp, bool discard)
 			notify = xiw_dp_cmpl_reap(dp);
 		xiw_dp_put_kept_mrs(dp, NULL);
 		dp->orq_head = dp->orq_tail;
-		WRITE_ONCE(dp->irq_head, dp->irq_tail);	/* xiw_rx_ird_full() */
+		WRITE_ONCE(dp->irq_head, dp->irq_tail);	/* xiw_rx_req_ird_full() */
 	}
 	spin_unlock_bh(&dp->lock);
 	if (held)

@@ -2,7 +2,7 @@
 /*
  * xiw - data path: per-connection state shared by the core (xiw_dp.c) and
  * the TX engine (xiw_tx*.c, run as xiw_sched.c decides) and the RX
- * engine (xiw_rx.c).
+ * engine (xiw_rx*.c).
  *
  * One struct xiw_qp_dp exists while a QP has a TCP connection, from
  * xiw_dp_llp_start() to xiw_dp_llp_stop(). Everything the engines need at
@@ -131,7 +131,7 @@ struct xiw_orqe {
 	/*
 	 * Atomic: the result buffer's region, TX's reference on its SGE
 	 * handed over, for RX to write the Response into
-	 * (xiw_rx_result_write()). NULL: look the STag up.
+	 * (xiw_rx_resp_result_write()). NULL: look the STag up.
 	 */
 	struct xiw_mr *mr;
 };
@@ -142,7 +142,7 @@ struct xiw_orqe {
  *
  * Execution: RX executes an RFC 7306 atomic or an Atomic Write as soon as
  * its FPDU is complete, before it places any later message of the stream
- * (xiw_rx_exec(): IBA C9-28 order, which RFC 7306 allows), and queues it
+ * (xiw_rx_req_exec(): IBA C9-28 order, which RFC 7306 allows), and queues it
  * with @executed set and its result; TX frames the response. While an
  * earlier Flush or Verify is not yet executed, an atomic or Atomic Write
  * waits in the IRQ unexecuted instead (the draft orders an Atomic Write
@@ -330,7 +330,7 @@ struct xiw_rx_ctx {
 
 	/*
 	 * Read, Atomic or Atomic Write Request being received: its region,
-	 * for its execution (xiw_rx_exec()) or the IRQ
+	 * for its execution (xiw_rx_req_exec()) or the IRQ
 	 */
 	struct xiw_mr *qmr;
 	/* the responder's region cache (xiw_rx_region()), reference held */
@@ -338,7 +338,7 @@ struct xiw_rx_ctx {
 	/*
 	 * The last IRQ entry RX left for TX to execute (a Flush, a Verify,
 	 * a held atomic): atomics and Atomic Writes wait until TX popped it
-	 * (xiw_rx_exec_held()).
+	 * (xiw_rx_req_exec_held()).
 	 */
 	bool exec_wait;
 	u32 exec_wait_idx;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xiw - RX engine: FPDU parsing and direct placement in sk_data_ready.
+ * xiw - RX, the stream core: FPDU parsing and direct placement in
+ * sk_data_ready.
  *
  * TCP calls sk_data_ready in softirq (or from the socket backlog in
  * process context) with the socket lock held; xiw_rx_data_ready() drains
@@ -9,6 +10,7 @@
  * CRC is computed over the placed bytes. The socket lock serialises RX,
  * so struct xiw_rx_ctx has no lock of its own; what RX shares with TX (ORQ,
  * IRQ, completion ring) is under dp->lock. No sleeping, no allocation.
+ * That holds for the three RX files (xiw_rx.h).
  *
  * Per FPDU: read the 4-byte MPA/DDP/RDMAP control, then the DDP header,
  * validate it with xiw_rx_check_hdr() (xiw_wire.h), read the rest of the
@@ -18,6 +20,15 @@
  * at once, invalidation, Terminate).
  * Requests queued in the IRQ are answered, and a TX waiting for ORD is
  * kicked, once per pass, after tcp_read_sock() (xiw_rx_data_ready()).
+ *
+ * This file owns the stream (header steps, trailer and CRC, the dispatch
+ * of each FPDU by opcode), placement, the tagged-access checks both roles
+ * share (QP rights, the region cache, the STag of a tagged FPDU: RDMA
+ * Writes and Read Responses), untagged Sends and Immediate Data with
+ * their receive WQEs, the RTR, a Terminate received, and the errors of
+ * all of RX. The peer's requests are xiw_rx_req.c's, its responses
+ * xiw_rx_resp.c's; a Write or a Send is handled here from header to
+ * completion without leaving this file.
  *
  * Any error: xiw_dp_refuse() with the Terminate RFC 5040/5041/5044
  * prescribe (Documentation/wire-format.md); RX then drops everything,
@@ -30,8 +41,6 @@
 
 #include "xiw_rx.h"
 #include "xiw_sched.h"
-#include "xiw_tx.h"
-#include "xiw_commit.h"
 #include "xiw_trace.h"
 
 #define XIW_RX_OPS	XIW_OPMASK_RX	/* xiw_wire.h */
@@ -52,7 +61,7 @@ static bool xiw_rx_is_term(const struct xiw_rx_ctx *rx)
  * The first error of the QP also raises the asynchronous event (later
  * ones find the data path already failed and change nothing).
  */
-static void xiw_rx_fail(struct xiw_qp_dp *dp, const struct xiw_term_code *tc)
+void xiw_rx_fail(struct xiw_qp_dp *dp, const struct xiw_term_code *tc)
 {
 	dp->rx.state = XIW_RX_DEAD;
 	if (test_bit(XIW_DP_ERROR, &dp->flags))
@@ -74,8 +83,8 @@ static void xiw_rx_fail(struct xiw_qp_dp *dp, const struct xiw_term_code *tc)
 	xiw_dp_refuse(dp, tc, &dp->rx.hdr, dp->rx.hdr_got, -EPROTO);
 }
 
-static void xiw_rx_term(struct xiw_qp_dp *dp, u8 layer, u8 etype, u8 ecode,
-			u8 hdrct)
+void xiw_rx_term(struct xiw_qp_dp *dp, u8 layer, u8 etype, u8 ecode,
+		 u8 hdrct)
 {
 	struct xiw_term_code tc = {
 		.layer = layer, .etype = etype, .ecode = ecode, .hdrct = hdrct,
@@ -83,8 +92,6 @@ static void xiw_rx_term(struct xiw_qp_dp *dp, u8 layer, u8 etype, u8 ecode,
 
 	xiw_rx_fail(dp, &tc);
 }
-
-#define XIW_HDRCT_MD	(XIW_TERM_HDRCT_M | XIW_TERM_HDRCT_D)
 
 /* Terminate for a failed tagged (DDP-placed) STag check. */
 static void xiw_rx_term_tagged(struct xiw_qp_dp *dp, enum xiw_mem_err err)
@@ -110,8 +117,8 @@ static void xiw_rx_term_tagged(struct xiw_qp_dp *dp, enum xiw_mem_err err)
  * RDMAP remote protection error. @hdrct: headers copied (an Atomic's
  * RDMAP header is not, RFC 7306 section 8.1).
  */
-static void xiw_rx_term_prot(struct xiw_qp_dp *dp, enum xiw_mem_err err,
-			     u8 hdrct)
+void xiw_rx_term_prot(struct xiw_qp_dp *dp, enum xiw_mem_err err,
+		      u8 hdrct)
 {
 	static const u8 code[] = {
 		[XIW_MEM_INV_STAG] = XIW_RDMAP_EC_INV_STAG,
@@ -223,8 +230,8 @@ static bool xiw_rx_start_send(struct xiw_qp_dp *dp)
 		if (!s->length)
 			continue;
 		l->mr = xiw_stag_resolve(to_xiw_dev(qp->base.device), &who,
-					 s->lkey, IB_ACCESS_LOCAL_WRITE,
-					 s->addr, s->length, &err);
+					 s->lkey, IB_ACCESS_LOCAL_WRITE, s->addr,
+					 s->length, &err);
 		if (!l->mr)
 			goto bad;
 		l->addr = s->addr;
@@ -284,38 +291,6 @@ void xiw_rx_release(struct xiw_qp_dp *dp)
 /* ------------------------------------------------------------------------
  * Header processing (the whole header is in rx->hdr)
  */
-static struct xiw_orqe *xiw_rx_orq_head(struct xiw_qp_dp *dp)
-{
-	u32 n = roundup_pow_of_two(max_t(u32, dp->ord, 1));
-
-	if (dp->orq_head == dp->orq_tail)
-		return NULL;
-	return &dp->orq[dp->orq_head & (n - 1)];
-}
-
-/*
- * A response that does not fit the oldest ORQ entry (type, Request
- * Identifier, STag, offset, length): that entry's WR completes with
- * IB_WC_BAD_RESP_ERR (the verbs status of a bad response), before the
- * Terminate the caller sends; the rest flush.
- */
-static void xiw_rx_resp_bad(struct xiw_qp_dp *dp)
-{
-	struct xiw_orqe *o;
-	bool done = false;
-	u32 cidx = 0;
-
-	spin_lock_bh(&dp->lock);
-	o = xiw_rx_orq_head(dp);
-	if (o && !o->rtr) {
-		cidx = o->cidx;
-		done = true;
-	}
-	spin_unlock_bh(&dp->lock);
-	xiw_dp_mark_failing(dp);
-	if (done)
-		xiw_dp_cmpl_done(dp, cidx, IB_WC_BAD_RESP_ERR, 0);
-}
 
 /*
  * QP access rights (RFC 5040 leaves them to the RNIC; enforced as IB does,
@@ -331,7 +306,7 @@ static void xiw_rx_resp_bad(struct xiw_qp_dp *dp)
  *   wants no remote access sets a non-zero value without remote bits
  *   (IB_ACCESS_LOCAL_WRITE).
  */
-static bool xiw_rx_qp_allows(struct xiw_qp_dp *dp, int access)
+bool xiw_rx_qp_allows(struct xiw_qp_dp *dp, int access)
 {
 	int qa = READ_ONCE(dp->qp->access);
 
@@ -364,9 +339,9 @@ static struct xiw_mem_user xiw_rx_mem_user(struct xiw_qp_dp *dp, int access)
  * not running (xiw_rx_release(), xiw_dp.c's drop of a region being
  * deregistered), touch it.
  */
-static struct xiw_mr *xiw_rx_region(struct xiw_qp_dp *dp, u32 stag,
-				    int access, u64 to, u64 len,
-				    enum xiw_mem_err *err)
+struct xiw_mr *xiw_rx_region(struct xiw_qp_dp *dp, u32 stag,
+			     int access, u64 to, u64 len,
+			     enum xiw_mem_err *err)
 {
 	const struct xiw_mem_user who = xiw_rx_mem_user(dp, access);
 
@@ -417,7 +392,7 @@ static bool xiw_rx_hdr_tagged(struct xiw_qp_dp *dp, u32 payload)
 	rx->tto = to;
 	if (rx->op == XIW_RDMAP_OP_READ_RESP) {
 		spin_lock_bh(&dp->lock);
-		o = xiw_rx_orq_head(dp);
+		o = xiw_rx_resp_orq_head(dp);
 		if (!o || o->type != XIW_RQ_READ) {
 			/* nothing outstanding, or an atomic/Flush/Verify */
 			ok = false;
@@ -516,342 +491,6 @@ static bool xiw_rx_hdr_send(struct xiw_qp_dp *dp, u32 payload)
 	return true;
 }
 
-/*
- * IRD is shared by Read and Atomic Requests (RFC 7306 section 5.2).
- *
- * Without dp->lock: RX alone advances irq_tail, and TX frees a slot
- * (irq_head, WRITE_ONCE under dp->lock: xiw_tx_resp_start() for a
- * response of one FPDU, else xiw_tx_resp_irq_pop()) before the
- * response's last FPDU goes to this socket's sendmsg. That send takes
- * and releases the socket lock RX runs under, so RX, handling a request
- * the peer sent after it had that response, sees the slot free. A value
- * older than that only counts a slot as busy that is busy.
- */
-static bool xiw_rx_ird_full(struct xiw_qp_dp *dp, u8 hdrct)
-{
-	u32 busy = dp->irq_tail - READ_ONCE(dp->irq_head);
-
-	if (busy < max_t(u32, dp->ird, 1))
-		return false;
-	xiw_dp_dbg(dp, "IRD %u exceeded\n", dp->ird);
-	xiw_rx_term(dp, XIW_TERM_LAYER_DDP, XIW_DDP_ET_UNTAGGED,
-		    XIW_DDP_EC_UT_MSN_RANGE, hdrct);
-	return true;
-}
-
-/*
- * A Read, Atomic or Atomic Write Request's region, looked up with its
- * header: kept for its execution at receipt (xiw_rx_exec()) or its IRQ
- * entry (xiw_rx_irq_push()), so that it is only checked again.
- */
-static void xiw_rx_keep_qmr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
-{
-	if (dp->rx.qmr)
-		xiw_stag_put(dp->rx.qmr);
-	dp->rx.qmr = mr;
-}
-
-static bool xiw_rx_hdr_rreq(struct xiw_qp_dp *dp)
-{
-	struct xiw_rdmap_rreq *r = &dp->rx.hdr.rreq;
-	u32 len = be32_to_cpu(r->read_size);
-	enum xiw_mem_err err;
-	struct xiw_mr *mr;
-
-	if (xiw_rx_ird_full(dp, XIW_HDRCT_MD | XIW_TERM_HDRCT_R))
-		return false;
-	if (!len)
-		return true;	/* zero-length Read: no STag check */
-	if (!xiw_rx_qp_allows(dp, IB_ACCESS_REMOTE_READ)) {
-		xiw_rx_term_prot(dp, XIW_MEM_ACCESS,
-				 XIW_HDRCT_MD | XIW_TERM_HDRCT_R);
-		return false;
-	}
-	mr = xiw_rx_region(dp, be32_to_cpu(r->src_stag), IB_ACCESS_REMOTE_READ,
-			   be64_to_cpu(r->src_to), len, &err);
-	if (!mr) {
-		xiw_dp_dbg(dp, "Read source STag %#x: error %d\n",
-			   be32_to_cpu(r->src_stag), err);
-		xiw_rx_term_prot(dp, err, XIW_HDRCT_MD | XIW_TERM_HDRCT_R);
-		return false;
-	}
-	xiw_rx_keep_qmr(dp, mr);
-	return true;
-}
-
-/*
- * Atomic Request header: IRD, AOpCode, alignment (of the TO and of the
- * memory behind it), STag with remote-atomic right and bounds. Nothing is
- * touched before the whole FPDU is in and its CRC checked (section 5.4
- * rule 3); then xiw_rx_exec() executes it, with the region kept here.
- */
-static bool xiw_rx_hdr_atomic(struct xiw_qp_dp *dp)
-{
-	struct xiw_rdmap_atomic_req *r = &dp->rx.hdr.atomic_req;
-	u64 to = be64_to_cpu(r->to);
-	struct xiw_term_code tc;
-	enum xiw_mem_err err;
-	struct xiw_mr *mr;
-	u32 poff, avail;
-
-	if (xiw_rx_ird_full(dp, XIW_HDRCT_MD))
-		return false;
-	if (!xiw_atomic_req_check(be32_to_cpu(r->aopcode), to, &tc)) {
-		xiw_dp_dbg(dp, "Atomic Request: AOpCode %#x TO %#llx refused\n",
-			   be32_to_cpu(r->aopcode), to);
-		xiw_rx_fail(dp, &tc);
-		return false;
-	}
-	if (!xiw_rx_qp_allows(dp, IB_ACCESS_REMOTE_ATOMIC)) {
-		xiw_rx_term_prot(dp, XIW_MEM_ACCESS, XIW_HDRCT_MD);
-		return false;
-	}
-	mr = xiw_rx_region(dp, be32_to_cpu(r->stag), IB_ACCESS_REMOTE_ATOMIC,
-			   to, sizeof(u64), &err);
-	if (!mr) {
-		xiw_dp_dbg(dp, "Atomic STag %#x TO %#llx: error %d\n",
-			   be32_to_cpu(r->stag), to, err);
-		xiw_rx_term_prot(dp, err, XIW_HDRCT_MD);
-		return false;
-	}
-	/* an MR whose IOVA and memory differ in the low bits */
-	if (!xiw_stag_page(mr, to, &poff, &avail) ||
-	    poff & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64)) {
-		xiw_stag_put(mr);
-		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
-			    XIW_RDMAP_EC_CATASTROPHIC_STREAM, XIW_HDRCT_MD);
-		return false;
-	}
-	/* executed when the FPDU is complete (xiw_rx_exec()) */
-	xiw_rx_keep_qmr(dp, mr);
-	return true;
-}
-
-/* Atomic Response header: it must answer the oldest ORQ entry. */
-static bool xiw_rx_hdr_aresp(struct xiw_qp_dp *dp)
-{
-	u32 id = be32_to_cpu(dp->rx.hdr.atomic_resp.req_id);
-	struct xiw_orqe *o;
-	bool ok;
-
-	spin_lock_bh(&dp->lock);
-	o = xiw_rx_orq_head(dp);
-	ok = o && o->type == XIW_RQ_ATOMIC && o->req_id == id;
-	spin_unlock_bh(&dp->lock);
-	if (!ok) {
-		xiw_dp_dbg(dp, "Atomic Response %u answers nothing\n", id);
-		xiw_rx_resp_bad(dp);
-		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
-			    XIW_RDMAP_EC_OPCODE, XIW_HDRCT_MD);
-	}
-	return ok;
-}
-
-/*
- * The Invalidate STag of a Flush, Verify or Atomic Write Request: "Set to
- * zero, or optionally to non-zero by the sender, processed by the
- * receiver" (commit draft section 3.1). Processed as a Send with
- * Invalidate's is (RFC 5040 section 5.2): checked here, so that a STag
- * this peer may not invalidate is refused with the request's header
- * copied (RDMAP / Remote Protection / 0x09), and invalidated once the
- * request is executed (xiw_tx_resp.c), so the operation itself still
- * finds its region valid when it names the same STag.
- */
-static bool xiw_rx_commit_inv_ok(struct xiw_qp_dp *dp)
-{
-	u32 inv = be32_to_cpu(dp->rx.hdr.untagged.inval_stag);
-	const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
-
-	if (!inv || !xiw_stag_may_invalidate(xiw_dp_dev(dp), &who, inv))
-		return true;
-	xiw_dp_dbg(dp, "op %u: cannot invalidate STag %#x\n", dp->rx.op, inv);
-	xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_PROT,
-		    XIW_RDMAP_EC_CANNOT_INVALIDATE, XIW_HDRCT_MD);
-	return false;
-}
-
-/*
- * Commit draft requests: resolve the Data Sink STag with @access for
- * [@to, @to + @len), or the STag's whole region (@region, Flush R), and
- * report the MR's range in *@va and *@vlen. Protection errors end in a
- * Terminate RDMAP / Remote Protection. Returns the MR (reference held)
- * or NULL.
- */
-static struct xiw_mr *xiw_rx_commit_mr(struct xiw_qp_dp *dp, u32 stag,
-				       int access, u64 to, u64 len,
-				       bool region, u64 *va, u64 *vlen)
-{
-	const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
-	struct xiw_device *xdev = xiw_dp_dev(dp);
-	enum xiw_mem_err err;
-	struct xiw_mr *mr;
-
-	if (region) {
-		mr = xiw_stag_get(xdev, stag);
-		if (!mr) {
-			err = XIW_MEM_INV_STAG;
-			goto fail;
-		}
-		to = READ_ONCE(mr->base.iova);
-		len = READ_ONCE(mr->base.length);
-		xiw_stag_put(mr);
-	}
-	mr = xiw_stag_resolve(xdev, &who, stag, access, to, len, &err);
-	if (!mr)
-		goto fail;
-	if (!xiw_rx_commit_inv_ok(dp)) {
-		xiw_stag_put(mr);
-		return NULL;
-	}
-	*va = to;
-	*vlen = len;
-	return mr;
-fail:
-	xiw_dp_dbg(dp, "op %u: STag %#x TO %#llx len %llu access %#x: error %d\n",
-		   dp->rx.op, stag, to, len, access, err);
-	xiw_rx_term_prot(dp, err, XIW_HDRCT_MD);
-	return NULL;
-}
-
-/*
- * RDMA Flush Request: IRD, the flush right(s) its flags ask for (P:
- * IB_ACCESS_FLUSH_PERSISTENT, G or neither: IB_ACCESS_FLUSH_GLOBAL), the
- * QP's remote-write right (a Flush is about writes), bounds. Length 0 is
- * an ordering point that still checks the STag; R flushes the region.
- */
-static bool xiw_rx_hdr_flush(struct xiw_qp_dp *dp)
-{
-	struct xiw_rdmap_flush_req *r = &dp->rx.hdr.flush_req;
-	u32 flags = be32_to_cpu(r->flags);
-	int access = 0;
-	struct xiw_mr *mr;
-	u64 va, len;
-
-	if (xiw_rx_ird_full(dp, XIW_HDRCT_MD))
-		return false;
-	if (flags & XIW_FLUSH_PERSISTENT)
-		access |= IB_ACCESS_FLUSH_PERSISTENT;
-	if ((flags & XIW_FLUSH_GLOBAL) || !access)
-		access |= IB_ACCESS_FLUSH_GLOBAL;
-	if (!xiw_rx_qp_allows(dp, IB_ACCESS_REMOTE_WRITE)) {
-		xiw_rx_term_prot(dp, XIW_MEM_ACCESS, XIW_HDRCT_MD);
-		return false;
-	}
-	mr = xiw_rx_commit_mr(dp, be32_to_cpu(r->sink_stag), access,
-			      be64_to_cpu(r->sink_to),
-			      be32_to_cpu(r->sink_len),
-			      flags & XIW_FLUSH_REGION, &va, &len);
-	if (!mr)
-		return false;
-	xiw_stag_put(mr);
-	return true;
-}
-
-/*
- * Atomic Write Request: IRD, Length exactly 8, an 8-byte aligned target
- * (in the IOVA and in memory), remote-write right, bounds. A request that
- * cannot be placed atomically is refused like a misaligned atomic: RDMAP
- * Remote Operation / catastrophic error localized to the stream.
- */
-static bool xiw_rx_hdr_awrite(struct xiw_qp_dp *dp)
-{
-	struct xiw_rdmap_awrite_req *r = &dp->rx.hdr.awrite_req;
-	u64 to = be64_to_cpu(r->sink_to);
-	struct xiw_mr *mr;
-	u32 poff, avail;
-	u64 va, len;
-
-	if (xiw_rx_ird_full(dp, XIW_HDRCT_MD))
-		return false;
-	if (be32_to_cpu(r->sink_len) != XIW_ATOMIC_WRITE_LEN ||
-	    to & (XIW_ATOMIC_ALIGN - 1)) {
-		xiw_dp_dbg(dp, "Atomic Write: length %u TO %#llx refused\n",
-			   be32_to_cpu(r->sink_len), to);
-		goto not_atomic;
-	}
-	if (!xiw_rx_qp_allows(dp, IB_ACCESS_REMOTE_WRITE)) {
-		xiw_rx_term_prot(dp, XIW_MEM_ACCESS, XIW_HDRCT_MD);
-		return false;
-	}
-	mr = xiw_rx_commit_mr(dp, be32_to_cpu(r->sink_stag),
-			      IB_ACCESS_REMOTE_WRITE, to, XIW_ATOMIC_WRITE_LEN,
-			      false, &va, &len);
-	if (!mr)
-		return false;
-	if (!xiw_stag_page(mr, to, &poff, &avail) ||
-	    poff & (XIW_ATOMIC_ALIGN - 1) || avail < sizeof(u64)) {
-		xiw_stag_put(mr);
-		goto not_atomic;
-	}
-	/* stored when the FPDU is complete (xiw_rx_exec()) */
-	xiw_rx_keep_qmr(dp, mr);
-	return true;
-not_atomic:
-	xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
-		    XIW_RDMAP_EC_CATASTROPHIC_STREAM, XIW_HDRCT_MD);
-	return false;
-}
-
-/*
- * RDMA Verify Request (staged whole, hash included): IRD, remote-read
- * right (the digest tells about the contents), bounds, and a supplied
- * hash must have the length of the MR's digest.
- */
-static bool xiw_rx_hdr_verify(struct xiw_qp_dp *dp)
-{
-	struct xiw_rdmap_verify_req *r = &dp->rx.hdr.verify_req;
-	u32 hash_len = be16_to_cpu(r->hdr.ctrl.mpa_len) -
-		       XIW_DDP_UNTAGGED_HDR_LEN - XIW_RDMAP_VERIFY_REQ_MIN;
-	struct xiw_mr *mr;
-	u64 va, len;
-	int dlen;
-
-	if (xiw_rx_ird_full(dp, XIW_HDRCT_MD))
-		return false;
-	if (!xiw_rx_qp_allows(dp, IB_ACCESS_REMOTE_READ)) {
-		xiw_rx_term_prot(dp, XIW_MEM_ACCESS, XIW_HDRCT_MD);
-		return false;
-	}
-	mr = xiw_rx_commit_mr(dp, be32_to_cpu(r->sink_stag),
-			      IB_ACCESS_REMOTE_READ, be64_to_cpu(r->sink_to),
-			      be32_to_cpu(r->sink_len), false, &va, &len);
-	if (!mr)
-		return false;
-	dlen = xiw_commit_digest_len(READ_ONCE(mr->digest));
-	xiw_stag_put(mr);
-	if (hash_len && hash_len != dlen) {
-		xiw_dp_dbg(dp, "Verify: %u-byte hash for a %d-byte digest\n",
-			   hash_len, dlen);
-		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
-			    XIW_RDMAP_EC_UNSPECIFIED, XIW_HDRCT_MD);
-		return false;
-	}
-	return true;
-}
-
-/*
- * A Response on QN 3 to a commit-draft request: it must answer the
- * oldest ORQ entry, and be of its type.
- */
-static bool xiw_rx_hdr_cresp(struct xiw_qp_dp *dp, u8 type)
-{
-	struct xiw_orqe *o;
-	bool ok;
-
-	spin_lock_bh(&dp->lock);
-	o = xiw_rx_orq_head(dp);
-	ok = o && o->type == type;
-	spin_unlock_bh(&dp->lock);
-	if (!ok) {
-		xiw_dp_dbg(dp, "Response op %u answers no request of its type\n",
-			   dp->rx.op);
-		xiw_rx_resp_bad(dp);
-		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
-			    XIW_RDMAP_EC_OPCODE, XIW_HDRCT_MD);
-	}
-	return ok;
-}
-
 /* Immediate Data [with SE]: one untagged buffer (RQE) per message. */
 static bool xiw_rx_hdr_imm(struct xiw_qp_dp *dp)
 {
@@ -928,26 +567,26 @@ static bool xiw_rx_hdr_done(struct xiw_qp_dp *dp)
 	case XIW_RDMAP_OP_SEND_SE_INV:
 		return xiw_rx_hdr_send(dp, payload);
 	case XIW_RDMAP_OP_READ_REQ:
-		return xiw_rx_hdr_rreq(dp);
+		return xiw_rx_req_hdr_rreq(dp);
 	case XIW_RDMAP_OP_IMM:
 	case XIW_RDMAP_OP_IMM_SE:
 		return xiw_rx_hdr_imm(dp);
 	case XIW_RDMAP_OP_ATOMIC_REQ:
-		return xiw_rx_hdr_atomic(dp);
+		return xiw_rx_req_hdr_atomic(dp);
 	case XIW_RDMAP_OP_ATOMIC_RESP:
-		return xiw_rx_hdr_aresp(dp);
+		return xiw_rx_resp_hdr_aresp(dp);
 	case XIW_RDMAP_OP_FLUSH_REQ:
-		return xiw_rx_hdr_flush(dp);
+		return xiw_rx_req_hdr_flush(dp);
 	case XIW_RDMAP_OP_ATOMIC_WRITE_REQ:
-		return xiw_rx_hdr_awrite(dp);
+		return xiw_rx_req_hdr_awrite(dp);
 	case XIW_RDMAP_OP_VERIFY_REQ:
-		return xiw_rx_hdr_verify(dp);
+		return xiw_rx_req_hdr_verify(dp);
 	case XIW_RDMAP_OP_FLUSH_RESP:
-		return xiw_rx_hdr_cresp(dp, XIW_RQ_FLUSH);
+		return xiw_rx_resp_hdr_cresp(dp, XIW_RQ_FLUSH);
 	case XIW_RDMAP_OP_ATOMIC_WRITE_RESP:
-		return xiw_rx_hdr_cresp(dp, XIW_RQ_AWRITE);
+		return xiw_rx_resp_hdr_cresp(dp, XIW_RQ_AWRITE);
 	case XIW_RDMAP_OP_VERIFY_RESP:
-		return xiw_rx_hdr_cresp(dp, XIW_RQ_VERIFY);
+		return xiw_rx_resp_hdr_cresp(dp, XIW_RQ_VERIFY);
 	case XIW_RDMAP_OP_TERMINATE:
 		return true;
 	default:
@@ -1041,7 +680,7 @@ static int xiw_rx_place(struct xiw_qp_dp *dp, struct sk_buff *skb,
 /* ------------------------------------------------------------------------
  * Whole FPDU received and its CRC checked: act on it.
  */
-static void xiw_rx_rtr_done(struct xiw_qp_dp *dp)
+void xiw_rx_rtr_done(struct xiw_qp_dp *dp)
 {
 	clear_bit(XIW_DP_RTR_WAIT, &dp->flags);
 	xiw_dp_dbg(dp, "RTR received\n");
@@ -1083,202 +722,6 @@ static void xiw_rx_send_done(struct xiw_qp_dp *dp)
 }
 
 /*
- * An ORQ entry was popped (caller holds dp->lock): an ORD slot is free and
- * a fence may have lifted. TX needs a kick only if it waits for that,
- * which it says with XIW_DP_ORD_WAIT, set under dp->lock too
- * (xiw_tx_sq_blocked()), so the kick is never lost. It is given at the end
- * of the RX pass (xiw_rx_data_ready()), after the completion.
- */
-static void xiw_rx_orq_freed(struct xiw_qp_dp *dp)
-{
-	if (test_and_clear_bit(XIW_DP_ORD_WAIT, &dp->flags))
-		dp->rx.tx_wake = true;
-}
-
-static void xiw_rx_rresp_done(struct xiw_qp_dp *dp, u32 payload, bool last)
-{
-	struct xiw_qp *qp = dp->qp;
-	struct xiw_orqe *o, orqe;
-
-	spin_lock_bh(&dp->lock);
-	o = xiw_rx_orq_head(dp);
-	if (!o) {
-		spin_unlock_bh(&dp->lock);
-		return;		/* flushed meanwhile */
-	}
-	o->placed += payload;
-	orqe = *o;
-	if (last) {
-		dp->orq_head++;
-		xiw_rx_orq_freed(dp);
-	}
-	spin_unlock_bh(&dp->lock);
-	if (!last)
-		return;
-	if (orqe.rtr) {
-		xiw_dp_dbg(dp, "RTR Read answered\n");
-	} else {
-		const struct xiw_mem_user local = xiw_mem_local(qp->pd);
-		u8 st = IB_WC_SUCCESS;
-
-		if (orqe.placed != orqe.len)
-			st = IB_WC_BAD_RESP_ERR;	/* a short Response */
-		else if (orqe.inv &&
-			 xiw_stag_invalidate(to_xiw_dev(qp->base.device),
-					     &local, orqe.inv_stag, false))
-			st = IB_WC_MW_BIND_ERR;
-		if (st != IB_WC_SUCCESS)
-			xiw_dp_dbg(dp, "Read done: placed %u of %u, inv %d %#x\n",
-				   orqe.placed, orqe.len, orqe.inv,
-				   orqe.inv_stag);
-		xiw_dp_cmpl_done(dp, orqe.cidx, st, orqe.placed);
-		if (st != IB_WC_SUCCESS) {
-			xiw_rx_term(dp, XIW_TERM_LAYER_DDP, XIW_DDP_ET_TAGGED,
-				    XIW_DDP_EC_T_BASE_BOUNDS, XIW_HDRCT_MD);
-			return;
-		}
-	}
-}
-
-/*
- * Queue an inbound QN 1 request for TX, which answers IRQ entries in
- * arrival order, executing first those RX did not (xiw_rx_exec()). IRD
- * was checked with the header.
- */
-static void xiw_rx_irq_push(struct xiw_qp_dp *dp, struct xiw_irqe *e)
-{
-	u32 n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
-	struct xiw_rx_ctx *rx = &dp->rx;
-
-	/* the region its header was checked against goes with it */
-	e->mr = rx->qmr;
-	rx->qmr = NULL;
-	rx->msn[XIW_QN_REQ]++;
-	spin_lock_bh(&dp->lock);
-	if (e->type != XIW_RQ_READ && !e->executed) {
-		/* later atomics and Atomic Writes wait for it */
-		rx->exec_wait = true;
-		rx->exec_wait_idx = dp->irq_tail;
-	}
-	dp->irq[dp->irq_tail & (n - 1)] = *e;
-	WRITE_ONCE(dp->irq_tail, dp->irq_tail + 1);	/* xiw_dp_irq_pending() */
-	spin_unlock_bh(&dp->lock);
-	/* answered when this RX pass ends (xiw_rx_data_ready()) */
-	rx->irq_new++;
-	if (!xiw_irqe_short(e))
-		rx->irq_long = true;
-}
-
-/*
- * Is an earlier request of the stream still to be executed by TX (a Flush
- * or a Verify, or an atomic or Atomic Write held behind one)? TX pops an
- * IRQ entry, under dp->lock, only once it executed it.
- */
-static bool xiw_rx_exec_held(struct xiw_qp_dp *dp)
-{
-	struct xiw_rx_ctx *rx = &dp->rx;
-
-	if (!rx->exec_wait)
-		return false;
-	spin_lock_bh(&dp->lock);
-	if ((s32)(dp->irq_head - rx->exec_wait_idx) > 0)
-		rx->exec_wait = false;
-	spin_unlock_bh(&dp->lock);
-	return rx->exec_wait;
-}
-
-/*
- * Execute an RFC 7306 atomic or an Atomic Write @e where it is received,
- * its FPDU complete and CRC checked, before any later message of the
- * stream is placed: a Write or Send that follows it finds it done, as
- * InfiniBand's responder orders them (IBA C9-28) and as applications
- * ported through RFC 7306 expect. The result (e->orig) goes into the IRQ
- * entry; TX only frames the response, in IRQ order, after the responses
- * to earlier Reads.
- *
- * Not while an earlier Flush or Verify waits for TX (xiw_rx_exec_held()):
- * the commit draft orders an Atomic Write "after the successful completion
- * of any previous requested RDMA Flush or RDMA Verify" (section 3.1.3),
- * and RFC 7306 atomics wait with it. Such a request stays unexecuted in
- * the IRQ and TX executes it in IRQ order (xiw_tx_resp_exec()).
- *
- * The region kept with the header (rx->qmr) is checked again (the STag
- * may have been invalidated meanwhile) and consumed. False after a
- * Terminate.
- */
-static bool xiw_rx_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e)
-{
-	const struct xiw_mem_user who = xiw_mem_peer(dp->qp);
-	bool atomic = e->type == XIW_RQ_ATOMIC;
-	int access = atomic ? IB_ACCESS_REMOTE_ATOMIC : IB_ACCESS_REMOTE_WRITE;
-	struct xiw_rx_ctx *rx = &dp->rx;
-	struct xiw_mem_grant grant;
-	enum xiw_mem_err err;
-	struct xiw_mr *mr;
-	int rv;
-
-	if (xiw_rx_exec_held(dp))
-		return true;
-	mr = xiw_stag_reuse(xiw_dp_dev(dp), &who, rx->qmr, e->sink_stag,
-			    access, e->sink_to, sizeof(u64), &err);
-	rx->qmr = NULL;
-	if (!mr) {
-		xiw_dp_dbg(dp, "IRQ type %u: STag %#x gone: %d\n", e->type,
-			   e->sink_stag, err);
-		xiw_rx_term_prot(dp, err, XIW_HDRCT_MD);
-		return false;
-	}
-	grant = (struct xiw_mem_grant){
-		.xdev = xiw_dp_dev(dp), .who = who, .stag = e->sink_stag,
-		.access = access,
-	};
-	rv = xiw_commit_exec_one(mr, &grant, e);
-	xiw_stag_put(mr);
-	if (rv == -EKEYREVOKED) {
-		xiw_rx_term_prot(dp, XIW_MEM_INV_STAG, XIW_HDRCT_MD);
-		return false;
-	}
-	if (rv) {
-		xiw_dp_dbg(dp, "IRQ type %u at %#llx failed: %d\n", e->type,
-			   e->sink_to, rv);
-		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_OP,
-			    XIW_RDMAP_EC_CATASTROPHIC_STREAM, XIW_HDRCT_MD);
-		return false;
-	}
-	xiw_dp_stat_add(dp, atomic ? XIW_STAT_ATOMICS :
-				     XIW_STAT_ATOMIC_WRITES, 1);
-	/* checked with the header (xiw_rx_commit_inv_ok()); as in TX */
-	if (e->inv_stag &&
-	    xiw_stag_invalidate(xiw_dp_dev(dp), &who, e->inv_stag, true)) {
-		xiw_dp_dbg(dp, "IRQ type %u: cannot invalidate STag %#x\n",
-			   e->type, e->inv_stag);
-		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_REMOTE_PROT,
-			    XIW_RDMAP_EC_CANNOT_INVALIDATE, XIW_HDRCT_MD);
-		return false;
-	}
-	e->executed = true;
-	return true;
-}
-
-static void xiw_rx_rreq_done(struct xiw_qp_dp *dp)
-{
-	struct xiw_rdmap_rreq *r = &dp->rx.hdr.rreq;
-	bool rtr = test_bit(XIW_DP_RTR_WAIT, &dp->flags);
-	struct xiw_irqe e = {
-		.type = XIW_RQ_READ,
-		.sink_stag = be32_to_cpu(r->sink_stag),
-		.sink_to = be64_to_cpu(r->sink_to),
-		.src_stag = be32_to_cpu(r->src_stag),
-		.src_to = be64_to_cpu(r->src_to),
-		.len = be32_to_cpu(r->read_size),
-	};
-
-	xiw_rx_irq_push(dp, &e);
-	if (rtr)
-		xiw_rx_rtr_done(dp);
-}
-
-/*
  * Immediate Data delivered: complete the RQE as RECV_RDMA_WITH_IMM with
  * the whole 64-bit value (kernel ULPs and verbs see its low 32 bits).
  * byte_len is the length of the last RDMA Write message received before
@@ -1301,203 +744,6 @@ static void xiw_rx_imm_done(struct xiw_qp_dp *dp)
 	xiw_cq_add(dp->qp->rcq, dp->qp, &cqe,
 		   rx->op == XIW_RDMAP_OP_IMM_SE);
 	xiw_rx_end_send(dp);
-}
-
-/* Atomic Request delivered: executed now (xiw_rx_exec()), TX answers. */
-static void xiw_rx_atomic_done(struct xiw_qp_dp *dp)
-{
-	struct xiw_rdmap_atomic_req *r = &dp->rx.hdr.atomic_req;
-	struct xiw_irqe e = {
-		.type = XIW_RQ_ATOMIC,
-		.sink_stag = be32_to_cpu(r->stag),
-		.sink_to = be64_to_cpu(r->to),
-		.len = sizeof(u64),
-		.req_id = be32_to_cpu(r->req_id),
-		.aopcode = be32_to_cpu(r->aopcode),
-		.add_swap = be64_to_cpu(r->add_swap),
-		.add_swap_mask = be64_to_cpu(r->add_swap_mask),
-		.cmp = be64_to_cpu(r->cmp),
-		.cmp_mask = be64_to_cpu(r->cmp_mask),
-	};
-
-	if (xiw_rx_exec(dp, &e))
-		xiw_rx_irq_push(dp, &e);
-}
-
-/*
- * Flush, Atomic Write or Verify Request delivered (checked with the
- * header). An Atomic Write is executed now (xiw_rx_exec()); TX executes a
- * Flush or Verify once every earlier request is done, right before its
- * response.
- */
-static void xiw_rx_commit_req_done(struct xiw_qp_dp *dp)
-{
-	union xiw_fpdu_hdr *h = &dp->rx.hdr;
-	struct xiw_irqe e = {
-		.inv_stag = be32_to_cpu(h->untagged.inval_stag),
-	};
-
-	switch (dp->rx.op) {
-	case XIW_RDMAP_OP_FLUSH_REQ:
-		e.type = XIW_RQ_FLUSH;
-		e.sink_stag = be32_to_cpu(h->flush_req.sink_stag);
-		e.sink_to = be64_to_cpu(h->flush_req.sink_to);
-		e.len = be32_to_cpu(h->flush_req.sink_len);
-		e.flags = be32_to_cpu(h->flush_req.flags) & XIW_FLUSH_FLAGS;
-		break;
-	case XIW_RDMAP_OP_ATOMIC_WRITE_REQ:
-		e.type = XIW_RQ_AWRITE;
-		e.sink_stag = be32_to_cpu(h->awrite_req.sink_stag);
-		e.sink_to = be64_to_cpu(h->awrite_req.sink_to);
-		e.len = XIW_ATOMIC_WRITE_LEN;
-		/* a big-endian value on the wire (the draft), stored as a u64 */
-		e.data = be64_to_cpu(h->awrite_req.data);
-		if (!xiw_rx_exec(dp, &e))
-			return;
-		break;
-	default:	/* Verify */
-		e.type = XIW_RQ_VERIFY;
-		e.sink_stag = be32_to_cpu(h->verify_req.sink_stag);
-		e.sink_to = be64_to_cpu(h->verify_req.sink_to);
-		e.len = be32_to_cpu(h->verify_req.sink_len);
-		e.hash_len = be16_to_cpu(h->ctrl.mpa_len) -
-			     XIW_DDP_UNTAGGED_HDR_LEN - XIW_RDMAP_VERIFY_REQ_MIN;
-		memcpy(e.hash, h->verify_req.hash, e.hash_len);
-		break;
-	}
-	xiw_rx_irq_push(dp, &e);
-}
-
-/* Copy @n bytes of kernel memory into an MR. */
-static int xiw_rx_mr_write(struct xiw_mr *mr, u64 va, const void *src, u32 n)
-{
-	while (n) {
-		u32 poff, avail, chunk;
-		struct page *page = xiw_stag_page(mr, va, &poff, &avail);
-		void *p;
-
-		if (!page)
-			return -EFAULT;
-		chunk = min(avail, n);
-		p = kmap_local_page(page);
-		memcpy(p + poff, src, chunk);
-		kunmap_local(p);
-		va += chunk;
-		src += chunk;
-		n -= chunk;
-	}
-	return 0;
-}
-
-/*
- * A Response on QN 3 arrived: take the oldest ORQ entry (the header check
- * proved it is of the Response's type) into *@o. False if the QP was
- * flushed meanwhile.
- */
-static bool xiw_rx_orq_pop(struct xiw_qp_dp *dp, struct xiw_orqe *o)
-{
-	struct xiw_orqe *head;
-
-	dp->rx.msn[XIW_QN_RESP]++;
-	spin_lock_bh(&dp->lock);
-	head = xiw_rx_orq_head(dp);
-	if (head) {
-		*o = *head;
-		dp->orq_head++;
-		xiw_rx_orq_freed(dp);
-	}
-	spin_unlock_bh(&dp->lock);
-	return head;
-}
-
-/*
- * Write what a Response returns (an atomic's original value, a Verify's
- * digest) to the WR's local result buffer. An ib_wc status. @o is the
- * entry xiw_rx_orq_pop() copied out: its region reference, if any, is
- * consumed.
- */
-static u8 xiw_rx_result_write(struct xiw_qp_dp *dp, struct xiw_orqe *o,
-			      const void *src, u32 n)
-{
-	struct xiw_qp *qp = dp->qp;
-	enum xiw_mem_err err;
-	struct xiw_mr *mr;
-	u8 st = IB_WC_SUCCESS;
-
-	/* the popped entry's kept region (an atomic's), if any, is ours */
-	const struct xiw_mem_user who = xiw_mem_local(qp->pd);
-
-	mr = xiw_stag_reuse(to_xiw_dev(qp->base.device), &who, o->mr,
-			    o->sink_stag, IB_ACCESS_LOCAL_WRITE, o->sink_to, n,
-			    &err);
-	o->mr = NULL;
-	if (!mr || xiw_rx_mr_write(mr, o->sink_to, src, n))
-		st = IB_WC_LOC_PROT_ERR;
-	if (mr)
-		xiw_stag_put(mr);
-	return st;
-}
-
-/*
- * Complete the WR of a Response with @st and @byte_len. A WR whose result
- * could not be delivered ends the connection (the peer did its part: RDMAP
- * catastrophic).
- */
-static void xiw_rx_resp_complete(struct xiw_qp_dp *dp,
-				 const struct xiw_orqe *o, u8 st, u32 byte_len)
-{
-	xiw_dp_cmpl_done(dp, o->cidx, st, st ? 0 : byte_len);
-	if (st != IB_WC_SUCCESS) {
-		xiw_dp_dbg(dp, "result of request type %u (%u bytes) not delivered to STag %#x: %u\n",
-			   o->type, byte_len, o->sink_stag, st);
-		xiw_rx_term(dp, XIW_TERM_LAYER_RDMAP, XIW_RDMAP_ET_CATASTROPHIC,
-			    0, 0);
-	}
-}
-
-/*
- * Atomic Response delivered: the original value goes to the WR's result
- * buffer in the CPU's byte order, and the WR completes (section 5.4
- * rule 7: not before this).
- */
-static void xiw_rx_aresp_done(struct xiw_qp_dp *dp)
-{
-	u64 orig = be64_to_cpu(dp->rx.hdr.atomic_resp.orig);
-	struct xiw_orqe o;
-
-	if (!xiw_rx_orq_pop(dp, &o))
-		return;		/* flushed meanwhile */
-	xiw_rx_resp_complete(dp, &o, xiw_rx_result_write(dp, &o, &orig,
-							 sizeof(orig)),
-			     sizeof(orig));
-}
-
-/*
- * Flush, Atomic Write or Verify Response delivered: the WR completes. A
- * Verify's digest goes to its result buffer (if it has one; too short a
- * buffer completes the WR with IB_WC_LOC_LEN_ERR).
- */
-static void xiw_rx_cresp_done(struct xiw_qp_dp *dp)
-{
-	struct xiw_rx_ctx *rx = &dp->rx;
-	u8 st = IB_WC_SUCCESS;
-	struct xiw_orqe o;
-	u32 n = 0;
-
-	if (!xiw_rx_orq_pop(dp, &o))
-		return;		/* flushed meanwhile */
-	if (o.type == XIW_RQ_VERIFY) {
-		n = be16_to_cpu(rx->hdr.ctrl.mpa_len) -
-		    XIW_DDP_UNTAGGED_HDR_LEN;
-		if (o.len && n > o.len)
-			st = IB_WC_LOC_LEN_ERR;
-		else if (o.len)
-			st = xiw_rx_result_write(dp, &o,
-						 rx->hdr.verify_resp.hash, n);
-	}
-	if (o.mr)		/* only atomics keep one: not reached */
-		xiw_stag_put(o.mr);
-	xiw_rx_resp_complete(dp, &o, st, n);
 }
 
 /*
@@ -1594,7 +840,7 @@ static void xiw_rx_fpdu_done(struct xiw_qp_dp *dp)
 			xiw_rx_rtr_done(dp);
 		break;
 	case XIW_RDMAP_OP_READ_RESP:
-		xiw_rx_rresp_done(dp, payload, last);
+		xiw_rx_resp_rresp_done(dp, payload, last);
 		break;
 	case XIW_RDMAP_OP_SEND:
 	case XIW_RDMAP_OP_SEND_INV:
@@ -1604,27 +850,27 @@ static void xiw_rx_fpdu_done(struct xiw_qp_dp *dp)
 			xiw_rx_send_done(dp);
 		break;
 	case XIW_RDMAP_OP_READ_REQ:
-		xiw_rx_rreq_done(dp);
+		xiw_rx_req_rreq_done(dp);
 		break;
 	case XIW_RDMAP_OP_IMM:
 	case XIW_RDMAP_OP_IMM_SE:
 		xiw_rx_imm_done(dp);
 		break;
 	case XIW_RDMAP_OP_ATOMIC_REQ:
-		xiw_rx_atomic_done(dp);
+		xiw_rx_req_atomic_done(dp);
 		break;
 	case XIW_RDMAP_OP_ATOMIC_RESP:
-		xiw_rx_aresp_done(dp);
+		xiw_rx_resp_aresp_done(dp);
 		break;
 	case XIW_RDMAP_OP_FLUSH_REQ:
 	case XIW_RDMAP_OP_ATOMIC_WRITE_REQ:
 	case XIW_RDMAP_OP_VERIFY_REQ:
-		xiw_rx_commit_req_done(dp);
+		xiw_rx_req_commit_done(dp);
 		break;
 	case XIW_RDMAP_OP_FLUSH_RESP:
 	case XIW_RDMAP_OP_ATOMIC_WRITE_RESP:
 	case XIW_RDMAP_OP_VERIFY_RESP:
-		xiw_rx_cresp_done(dp);
+		xiw_rx_resp_cresp_done(dp);
 		break;
 	case XIW_RDMAP_OP_TERMINATE:
 		xiw_rx_term_done(dp);

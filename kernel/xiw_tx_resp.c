@@ -5,7 +5,7 @@
  * source region (copied: nothing tells the responder when its memory may
  * change). RFC 7306 atomics and Atomic Writes are executed by RX where
  * they are received, in message order with the Writes and Sends around
- * them (xiw_rx_exec()); TX frames their responses from the result in the
+ * them (xiw_rx_req_exec()); TX frames their responses from the result in the
  * IRQ entry. Flush and Verify, and an atomic or Atomic Write that arrived
  * while an earlier Flush or Verify was still to run, are executed here on
  * the responder's memory right before their response on queue 3. A
@@ -167,7 +167,7 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 				 XIW_RDMAP_EC_CATASTROPHIC_STREAM, rv);
 		return false;
 	}
-	/* RX checked it (xiw_rx_commit_inv_ok()); it may have changed since */
+	/* RX checked it (xiw_rx_req_commit_inv_ok()); it may have changed since */
 	if (e->inv_stag &&
 	    xiw_stag_invalidate(xiw_dp_dev(dp), &who, e->inv_stag, true)) {
 		xiw_dp_dbg(dp, "IRQ type %u: cannot invalidate STag %#x\n",
@@ -186,7 +186,7 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
  * kicks TX when done; the IRQ head stays where it is meanwhile, so no
  * later request of the stream is answered before it, and none that waits
  * in the IRQ is executed before it (RX holds atomics and Atomic Writes
- * back while it is there: xiw_rx_exec_held()). Later Writes and Sends are
+ * back while it is there: xiw_rx_req_exec_held()). Later Writes and Sends are
  * placed meanwhile, and later Reads may see them, as for any Read.
  */
 void xiw_tx_resp_exec_work(struct work_struct *w)
@@ -267,13 +267,13 @@ static bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only)
 			 * before the FPDU goes (xiw_tx_resp_irq_pop()): either
 			 * way before the peer can have it. An entry still to
 			 * be executed is popped only once executed
-			 * (xiw_rx_exec_held() waits for that).
+			 * (xiw_rx_req_exec_held() waits for that).
 			 */
 			tx->rr_popped = head->executed ||
 					(head->type == XIW_RQ_READ &&
 					 head->len <=
 					 xiw_ddp_max_payload(dp->mss, true));
-			if (tx->rr_popped)	/* xiw_rx_ird_full() */
+			if (tx->rr_popped)	/* xiw_rx_req_ird_full() */
 				WRITE_ONCE(dp->irq_head, dp->irq_head + 1);
 		}
 	}

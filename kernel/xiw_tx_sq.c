@@ -348,7 +348,7 @@ static bool xiw_tx_sq_blocked(struct xiw_qp_dp *dp)
 	busy = dp->orq_tail - dp->orq_head;
 	blocked = (fence && busy) || (read && busy >= max_t(u32, dp->ord, 1));
 	/*
-	 * Under dp->lock, like every ORQ pop (xiw_rx.c): the pop after
+	 * Under dp->lock, like every ORQ pop (xiw_rx_resp.c): the pop after
 	 * this sees the bit and kicks TX; a pop before it made busy smaller.
 	 * So the Response that unblocks this WR always kicks, and no other
 	 * Response needs to.

@@ -97,13 +97,18 @@ the consumer's pages zero copy with completions deferred until TCP
 has released them. The scheduler decides who runs TX and where.
 MSG
 
-drv xiw_rx.c
+drv xiw_rx.c xiw_rx_req.c xiw_rx_resp.c
 commit "RDMA/xiw: add the receive engine" <<'MSG'
 The receive engine parses FPDUs in the socket's data_ready callback
 and places tagged and untagged payloads directly into registered
 memory, validating every STag, offset and length against the peer's
 rights before a byte is written; a violation ends the connection with
-the Terminate message RFC 5040 names for it.
+the Terminate message RFC 5040 names for it. Its stream core handles
+Writes and Sends itself; the responder side checks the peer's Read
+Requests, atomics and commit requests, executes atomics at receipt and
+queues the requests for TX to answer, and the requester side matches
+the peer's responses against the outstanding requests and completes
+their work requests.
 MSG
 
 drv xiw_commit.c

@@ -17,9 +17,10 @@ wait_port_state xiw0 PORT_ACTIVE 5
 # (IB_WR_REG_MR) and invalidations of an STag, remote (an incoming Send
 # with Invalidate), by the last Read Response of a Read with Invalidate
 # (nvmet-rdma's rdma_rw reads into an MR it registered; both come from
-# xiw_rx.c) or by a Local Invalidate WR (xiw_tx_sq.c). On x86-64 at
-# xiw_stag_invalidate's entry, its 4th argument (remote) is in %cx and the
-# return address, in the function that called it, on top of the stack.
+# RX: xiw_rx.c, xiw_rx_resp.c) or by a Local Invalidate WR (xiw_tx_sq.c).
+# On x86-64 at xiw_stag_invalidate's entry, its 4th argument (remote) is in
+# %cx and the return address, in the function that called it, on top of
+# the stack.
 TR=/sys/kernel/tracing
 mountpoint -q $TR || mount -t tracefs none $TR
 kprobes_off() {
