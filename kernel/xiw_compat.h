@@ -115,24 +115,28 @@ static inline void xiw_ubuf_set_ops(struct ubuf_info *uarg,
 /*
  * 6.11, "RDMA: Pass entire uverbs attr bundle to create cq function":
  * ib_device_ops.create_cq gets the uverbs_attr_bundle, not the udata.
- * xiw_create_cq() takes the bundle; before 6.11 the device ops point to
- * xiw_create_cq_udata(), which finds the bundle around the udata
- * (ib_uverbs always passes &attrs->driver_udata; kernel CQs: NULL).
+ * The driver's create_cq takes the bundle; XIW_CREATE_CQ_OP(fn) is what
+ * the device ops point to: fn itself, or before 6.11 fn_udata(), which
+ * XIW_DEFINE_CREATE_CQ_OP(fn) defines and which finds the bundle around
+ * the udata (ib_uverbs always passes &attrs->driver_udata; kernel CQs:
+ * NULL). From 6.11 on, XIW_DEFINE_CREATE_CQ_OP(fn) checks that fn has the
+ * op's type.
  */
-int xiw_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		  struct uverbs_attr_bundle *attrs);
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
-#define xiw_create_cq_op xiw_create_cq
+#define XIW_DEFINE_CREATE_CQ_OP(fn)					\
+static_assert(__same_type(&(fn), ((const struct ib_device_ops *)0)->create_cq))
+#define XIW_CREATE_CQ_OP(fn) fn
 #else
-static inline int xiw_create_cq_udata(struct ib_cq *ibcq,
-				      const struct ib_cq_init_attr *attr,
-				      struct ib_udata *udata)
-{
-	return xiw_create_cq(ibcq, attr, udata ?
-			     rdma_udata_to_uverbs_attr_bundle(udata) : NULL);
+#define XIW_DEFINE_CREATE_CQ_OP(fn)					\
+static int fn##_udata(struct ib_cq *ibcq,				\
+		      const struct ib_cq_init_attr *attr,		\
+		      struct ib_udata *udata)				\
+{									\
+	return fn(ibcq, attr, udata ?					\
+		  rdma_udata_to_uverbs_attr_bundle(udata) : NULL);	\
 }
 
-#define xiw_create_cq_op xiw_create_cq_udata
+#define XIW_CREATE_CQ_OP(fn) fn##_udata
 #endif
 
 /*

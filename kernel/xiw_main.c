@@ -35,6 +35,8 @@ static LIST_HEAD(xiw_dev_list);
 static DEFINE_MUTEX(xiw_dev_mutex);
 static DEFINE_IDA(xiw_dev_ida);
 
+XIW_DEFINE_CREATE_CQ_OP(xiw_create_cq);
+
 static const struct ib_device_ops xiw_device_ops = {
 	.owner = THIS_MODULE,
 	.uverbs_abi_ver = XIW_ABI_VERSION,
@@ -50,7 +52,7 @@ static const struct ib_device_ops xiw_device_ops = {
 	.counter_dealloc = xiw_counter_dealloc,
 	.counter_unbind_qp = xiw_counter_unbind_qp,
 	.counter_update_stats = xiw_counter_update_stats,
-	.create_cq = xiw_create_cq_op,
+	.create_cq = XIW_CREATE_CQ_OP(xiw_create_cq),
 	.create_qp = xiw_create_qp,
 	.create_srq = xiw_create_srq,
 	.dealloc_mw = xiw_dealloc_mw,
