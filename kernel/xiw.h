@@ -301,8 +301,23 @@ struct xiw_sk_ctx {
 	struct xiw_qp_dp *dp;
 };
 
-/* xiw_qp.c: affiliated asynchronous event (any context) */
-void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type);
+/*
+ * An affiliated asynchronous event for the QP's consumer, reported through
+ * the handler ib_core installed (any context): the data path raises QP
+ * events here without a call into the QP's verbs (xiw_qp.c).
+ */
+static inline void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->base.device,
+		.event = type,
+		.element.qp = &qp->base,
+	};
+
+	if (qp->base.event_handler)
+		qp->base.event_handler(&ev, qp->base.qp_context);
+}
+
 /* xiw_qp.c: data path -> QP state (process context, takes state_lock) */
 void xiw_qp_llp_error_state(struct xiw_qp *qp);
 void xiw_qp_llp_error_state_locked(struct xiw_qp *qp);
@@ -313,7 +328,6 @@ bool xiw_qp_llp_closing_locked(struct xiw_qp *qp);
 void xiw_qp_llp_down_locked(struct xiw_qp *qp);
 /* xiw_qp.c: for the CM and the data path */
 bool xiw_qp_caller_owns(struct xiw_qp *qp);
-u8 xiw_qp_sq_wc_opcode(bool user, u8 op);
 /* xiw_qp.c: a user SQ's doorbell rang (xiw_doorbell.c) */
 void xiw_qp_sq_doorbell(struct xiw_qp *qp, bool burst);
 
@@ -550,6 +564,7 @@ void xiw_wq_post(struct xiw_queue *q, const void *wqe);
 bool xiw_wq_take(struct xiw_queue *q, void *wqe);
 bool xiw_wq_published(struct xiw_queue *q, u32 cons, u32 ahead);
 u32 xiw_wq_count_published(struct xiw_queue *q);
+u8 xiw_wq_wc_opcode(bool user, u8 op);
 int xiw_wq_post_recv(struct xiw_queue *q, const struct ib_recv_wr *wr,
 		     u32 max_sge, const struct ib_recv_wr **bad_wr);
 

@@ -266,45 +266,6 @@ err_count:
 }
 
 /*
- * The completion opcode of an SQE's opcode: the one map, used by the TX
- * engine and by the flush of a ring. User CQEs know no masked atomics
- * (rdma-core reports them as the plain ones).
- */
-u8 xiw_qp_sq_wc_opcode(bool user, u8 op)
-{
-	switch (op) {
-	case XIW_OP_WRITE:
-	case XIW_OP_WRITE_IMM:
-		return IB_WC_RDMA_WRITE;
-	case XIW_OP_READ:
-	case XIW_OP_READ_INV:
-		return IB_WC_RDMA_READ;
-	case XIW_OP_ATOMIC_FADD:
-		return IB_WC_FETCH_ADD;
-	case XIW_OP_ATOMIC_CSWAP:
-		return IB_WC_COMP_SWAP;
-	case XIW_OP_ATOMIC_MASKED_FADD:
-		return user ? IB_WC_FETCH_ADD : IB_WC_MASKED_FETCH_ADD;
-	case XIW_OP_ATOMIC_MASKED_CSWAP:
-		return user ? IB_WC_COMP_SWAP : IB_WC_MASKED_COMP_SWAP;
-	case XIW_OP_FLUSH:
-		return IB_WC_FLUSH;
-	case XIW_OP_ATOMIC_WRITE:
-		return IB_WC_ATOMIC_WRITE;
-	case XIW_OP_VERIFY:
-		return XIW_WC_VERIFY;
-	case XIW_OP_REG_MR:
-		return IB_WC_REG_MR;
-	case XIW_OP_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	case XIW_OP_BIND_MW:
-		return IB_WC_BIND_MW;
-	default:	/* Send, Send with Invalidate, Immediate Data */
-		return IB_WC_SEND;
-	}
-}
-
-/*
  * Complete every valid entry of @q with WR_FLUSH_ERR on @cq, or discard it
  * silently if @cq is NULL. At most one pass over the ring, so a process
  * that keeps refilling its ring cannot keep the kernel here. Caller holds
@@ -326,7 +287,7 @@ static bool xiw_queue_flush(struct xiw_queue *q, struct xiw_qp *qp,
 			break;
 		/* wr_id is at the same place in both */
 		cqe.wr_id = e.sqe.wr_id;
-		cqe.opcode = sq ? xiw_qp_sq_wc_opcode(qp->user, e.sqe.opcode) :
+		cqe.opcode = sq ? xiw_wq_wc_opcode(qp->user, e.sqe.opcode) :
 				  IB_WC_RECV;
 		if (cq)
 			__xiw_cq_add(cq, qp, &cqe, false, &notify);
@@ -402,19 +363,6 @@ static void xiw_rq_flush(struct xiw_qp *qp, bool discard)
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 	if (notify)
 		xiw_cq_notify(qp->rcq);
-}
-
-/* Affiliated asynchronous event for the QP's consumer (any context). */
-void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type)
-{
-	struct ib_event ev = {
-		.device = qp->base.device,
-		.event = type,
-		.element.qp = &qp->base,
-	};
-
-	if (qp->base.event_handler)
-		qp->base.event_handler(&ev, qp->base.qp_context);
 }
 
 static void xiw_queue_set_error(struct xiw_queue *q, bool error)

@@ -238,6 +238,45 @@ u32 xiw_wq_count_published(struct xiw_queue *q)
 	return n;
 }
 
+/*
+ * The completion opcode of an SQE's opcode: the one map, used by the TX
+ * engine and by the flush of a ring (xiw_qp.c). User CQEs know no masked
+ * atomics (rdma-core reports them as the plain ones).
+ */
+u8 xiw_wq_wc_opcode(bool user, u8 op)
+{
+	switch (op) {
+	case XIW_OP_WRITE:
+	case XIW_OP_WRITE_IMM:
+		return IB_WC_RDMA_WRITE;
+	case XIW_OP_READ:
+	case XIW_OP_READ_INV:
+		return IB_WC_RDMA_READ;
+	case XIW_OP_ATOMIC_FADD:
+		return IB_WC_FETCH_ADD;
+	case XIW_OP_ATOMIC_CSWAP:
+		return IB_WC_COMP_SWAP;
+	case XIW_OP_ATOMIC_MASKED_FADD:
+		return user ? IB_WC_FETCH_ADD : IB_WC_MASKED_FETCH_ADD;
+	case XIW_OP_ATOMIC_MASKED_CSWAP:
+		return user ? IB_WC_COMP_SWAP : IB_WC_MASKED_COMP_SWAP;
+	case XIW_OP_FLUSH:
+		return IB_WC_FLUSH;
+	case XIW_OP_ATOMIC_WRITE:
+		return IB_WC_ATOMIC_WRITE;
+	case XIW_OP_VERIFY:
+		return XIW_WC_VERIFY;
+	case XIW_OP_REG_MR:
+		return IB_WC_REG_MR;
+	case XIW_OP_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case XIW_OP_BIND_MW:
+		return IB_WC_BIND_MW;
+	default:	/* Send, Send with Invalidate, Immediate Data */
+		return IB_WC_SEND;
+	}
+}
+
 static int xiw_recv_wr_to_rqe(struct xiw_rqe *rqe, const struct ib_recv_wr *wr,
 			      u32 max_sge)
 {

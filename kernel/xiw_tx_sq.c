@@ -181,7 +181,7 @@ static bool xiw_tx_sq_fetch(struct xiw_qp_dp *dp)
 		 * (xiw_tx_sq_start()); a refused opcode completes as a Send.
 		 */
 		c->opcode = xiw_sqe_op_allowed(tx->sqe.opcode, qp->user) ?
-			    xiw_qp_sq_wc_opcode(qp->user, tx->sqe.opcode) :
+			    xiw_wq_wc_opcode(qp->user, tx->sqe.opcode) :
 			    IB_WC_SEND;
 		c->status = IB_WC_SUCCESS;
 		c->byte_len = 0;
