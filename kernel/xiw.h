@@ -177,7 +177,7 @@ struct xiw_qp {
 
 	spinlock_t sq_lock;		/* SQ consumer side */
 	struct xiw_queue sq;
-	bool sq_flush_held;		/* under sq_lock: xiw_qp_sq_flush_hold() */
+	bool sq_flush_held;		/* under sq_lock: xiw_flush_sq_hold() */
 	u32 max_send_sge;
 	u32 max_inline;
 	enum ib_sig_type sq_sig_type;
@@ -190,7 +190,7 @@ struct xiw_qp {
 	u8 ord;				/* max_rd_atomic */
 	u8 ird;				/* max_dest_rd_atomic */
 
-	/* LLP: set by xiw_dp_llp_start(), owned by the data path */
+	/* LLP: set by xiw_llp_start(), owned by the data path */
 	struct xiw_cep *cep;		/* connection endpoint (xiw_cm.c) */
 	struct xiw_qp_dp __rcu *dp;	/* the data path (xiw_dp.h) */
 
@@ -246,7 +246,7 @@ static inline gfp_t xiw_qp_gfp(const struct xiw_qp *qp, gfp_t gfp)
  * Connection manager -> data path interface.
  *
  * When MPA negotiation is complete, xiw_cm.c hands the TCP socket to the
- * QP with xiw_dp_llp_start(): the QP goes to RTS, the data path installs
+ * QP with xiw_llp_start(): the QP goes to RTS, the data path installs
  * its socket callbacks (sk_data_ready, sk_write_space) and, if
  * rtr_send_first, sends the RTR frame. The CM keeps sk_state_change.
  */
@@ -268,18 +268,19 @@ struct xiw_llp_params {
 	bool rtr_wait;		/* passive side: first frame must be the RTR */
 };
 
-/* xiw_dp.c: the data-path core, as the QP and the CM see it */
+/* xiw_dp.c: the data-path core, as the QP sees it */
 extern struct workqueue_struct *xiw_exec_wq;
 int xiw_dp_init(void);
 void xiw_dp_exit(void);
-int xiw_dp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
-		     const struct xiw_llp_params *p);
-void xiw_dp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep);
-void xiw_dp_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird);
-bool xiw_dp_llp_failed_locked(struct xiw_qp *qp);
 void xiw_dp_sq_kick(struct xiw_qp *qp, bool burst);
+/* xiw_llp.c: the data path on its connection, for the QP and the CM */
+int xiw_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
+		  const struct xiw_llp_params *p);
+void xiw_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep);
+void xiw_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird);
+bool xiw_llp_failed_locked(struct xiw_qp *qp);
 /* flush the WRs the data path holds; caller holds the QP's state_lock */
-void xiw_dp_cmpl_flush(struct xiw_qp *qp, bool discard);
+void xiw_llp_flush(struct xiw_qp *qp, bool discard);
 
 /* xiw_doorbell.c: the SQ doorbell file of user QPs */
 extern const struct uapi_definition xiw_uapi_defs[];
@@ -293,8 +294,8 @@ void xiw_cm_qp_disconnect(struct xiw_cep *cep, bool abortive);
 /*
  * What sk->sk_user_data of an xiw socket points to, for the socket's
  * whole life: the CM's endpoint embeds it (xiw_cm.c). The data path
- * publishes its connection there from xiw_dp_llp_start() to
- * xiw_dp_llp_stop(), so the socket callbacks it installs find it in one
+ * publishes its connection there from xiw_llp_start() to
+ * xiw_llp_stop(), so the socket callbacks it installs find it in one
  * step. Written and read under sk->sk_callback_lock.
  */
 struct xiw_sk_ctx {
@@ -596,10 +597,14 @@ void xiw_qp_get(struct ib_qp *ibqp);
 void xiw_qp_put(struct ib_qp *ibqp);
 struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn);
 void xiw_qp_iw_add_ref(struct ib_qp *ibqp);
-void xiw_qp_sq_flush_hold(struct xiw_qp *qp);
-void xiw_qp_sq_flush_release(struct xiw_qp *qp);
 struct xiw_qp *xiw_qp_lookup(struct xiw_device *xdev, u32 qpn);
 void xiw_qp_dev_to_error(struct xiw_device *xdev);
+
+/* xiw_flush.c: a QP's rings flushed into its CQs */
+void xiw_flush_sq(struct xiw_qp *qp, bool discard);
+void xiw_flush_rq(struct xiw_qp *qp, bool discard);
+void xiw_flush_sq_hold(struct xiw_qp *qp);
+void xiw_flush_sq_release(struct xiw_qp *qp);
 
 /* xiw_srq.c */
 int xiw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
@@ -642,8 +647,8 @@ int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
 int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int xiw_mem_stag_add(struct xiw_device *xdev, struct xiw_mr *mr, u8 key);
 void xiw_mem_stag_remove(struct xiw_device *xdev, struct xiw_mr *mr);
-void xiw_dp_release_mr(struct xiw_device *xdev, struct xiw_mr *mr);
-void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr);
+void xiw_llp_release_mr(struct xiw_device *xdev, struct xiw_mr *mr);
+void xiw_llp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr);
 
 /* xiw_stag.c */
 struct xiw_mr *xiw_stag_get(struct xiw_device *xdev, u32 stag);

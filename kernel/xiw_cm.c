@@ -17,7 +17,7 @@
  * is its CEP's struct xiw_sk_ctx, for the whole life of the socket (the
  * data path publishes its connection there while it owns the socket). The CM installs
  * sk_state_change and, during negotiation, sk_data_ready; from
- * xiw_dp_llp_start() to xiw_dp_llp_stop() the data path owns sk_data_ready
+ * xiw_llp_start() to xiw_llp_stop() the data path owns sk_data_ready
  * and sk_write_space. The CM restores the original callbacks before it
  * releases the socket.
  *
@@ -497,7 +497,7 @@ static void xiw_cep_drop_listener(struct xiw_cep *cep)
 
 /*
  * Stop the data path this CEP started and unlink the QP. The QP goes to
- * ERROR in xiw_dp_llp_stop() if it was still connected, under its state
+ * ERROR in xiw_llp_stop() if it was still connected, under its state
  * mutex and only for this CEP's connection. Nothing else here changes the
  * QP's state: a QP the consumer moved to RESET (and maybe reconnected
  * with another CEP meanwhile), or one whose connect lost to another, is
@@ -511,7 +511,7 @@ static void xiw_cep_qp_down(struct xiw_cep *cep)
 		return;
 	/* clears qp->cep; the QP goes to ERROR if it was connected */
 	if (cep->llp_started) {
-		xiw_dp_llp_stop(qp, cep);
+		xiw_llp_stop(qp, cep);
 		cep->llp_started = false;
 	}
 	mutex_lock(&qp->state_lock);
@@ -561,9 +561,9 @@ static int xiw_cep_qp_up(struct xiw_cep *cep, bool active)
 	mutex_unlock(&qp->state_lock);
 	xiw_cep_get(cep);
 	cep->qp_linked = true;
-	rv = xiw_dp_llp_start(qp, cep, p);
+	rv = xiw_llp_start(qp, cep, p);
 	if (rv)
-		xiw_cep_dbg(cep, "xiw_dp_llp_start: %d\n", rv);
+		xiw_cep_dbg(cep, "xiw_llp_start: %d\n", rv);
 	else
 		cep->llp_started = true;
 	return rv;

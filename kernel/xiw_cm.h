@@ -63,7 +63,7 @@ struct xiw_cep {
 	bool active;
 	bool open;			/* initial reference: until closed */
 	bool qp_linked;			/* ref held while qp->cep may be us */
-	bool llp_started;		/* xiw_dp_llp_start() succeeded */
+	bool llp_started;		/* xiw_llp_start() succeeded */
 	bool pd_ref;			/* ref held for iwcm's provider_data */
 
 	/* listener: children not yet reported; child: its listener */

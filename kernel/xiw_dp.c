@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xiw - data-path core: one owner for a connection's data-path state.
+ * xiw - data-path core: what the engines share for one connection.
  *
- * From xiw_dp_llp_start() to xiw_dp_llp_stop() a connected QP has a struct
- * xiw_qp_dp. This file owns everything about it that is not the work of
- * one engine: its lifetime and references (RCU + refcount, drained at
- * stop), the socket callbacks it installs, the TX/error workqueue, the
- * completion order of SQ WRs, the one fatal-error path (Terminate, then
- * ERROR through xiw_qp.c and the CM), and the revocation of regions a
- * stalled peer holds, and the one way from RX to the CM (the RTR). The
- * engines report to it: TX (xiw_tx*.c) and RX (xiw_rx*.c) call
- * xiw_dp_cmpl_done() and xiw_dp_fatal(); zero-copy completions come from
- * xiw_tx_zc.c. Who runs TX is decided beside it, in xiw_sched.c. QP state
- * is decided only by xiw_qp.c: this file asks it
- * (xiw_qp_llp_enter_rts_locked(), xiw_qp_llp_down_locked()).
+ * A connected QP has a struct xiw_qp_dp from xiw_llp_start() to
+ * xiw_llp_stop() (xiw_llp.c, which attaches it to its socket and takes it
+ * away). This file is what TX (xiw_tx*.c) and RX (xiw_rx*.c) report to
+ * while it lives: the completion order of SQ WRs (xiw_dp_cmpl_done(), the
+ * zero-copy holds of xiw_tx_zc.c), the one fatal-error path, the
+ * references on the data path and the regions it keeps, and the kick of
+ * new SQ work. It calls only downwards: the scheduler (xiw_sched.c), the
+ * CQs and the STag table; what must reach the QP's state or the CM is
+ * queued as work that xiw_llp.c installed (err_work, rtr_work).
  *
  * The error path, in order: xiw_dp_fatal() (any context) sets
  * XIW_DP_ERROR, records the Terminate and kicks TX; TX sends it at the next
@@ -21,21 +18,16 @@
  * err_work. When RX refused a request of the peer (xiw_dp_refuse()), TX
  * first answers the requests the peer sent before it (the IRQ), as an
  * InfiniBand responder does, and only then sends the Terminate. Then
- * err_work asks xiw_qp.c to move the QP to ERROR (which calls
- * back xiw_dp_cmpl_flush() under the state mutex, before the rings are
- * flushed) and tells the CM, which closes the connection and finally
- * calls xiw_dp_llp_stop().
+ * err_work (xiw_llp.c) asks xiw_qp.c to move the QP to ERROR (which
+ * flushes the data path first: xiw_llp_flush(), then xiw_dp_cmpl_flush()
+ * here) and tells the CM, which closes the connection and finally calls
+ * xiw_llp_stop().
  */
-#include <linux/delay.h>
 #include <linux/slab.h>
-#include <linux/tcp.h>
 #include <net/sock.h>
-#include <net/tcp.h>
 
 #include "xiw_dp.h"
-#include "xiw_rx.h"
 #include "xiw_sched.h"
-#include "xiw_tx.h"
 
 struct workqueue_struct *xiw_exec_wq;
 
@@ -43,7 +35,7 @@ int xiw_dp_init(void)
 {
 	/*
 	 * Long responder work (xiw_tx_resp_exec_work): any CPU, never TX's. It
-	 * holds a reference on the data path, which xiw_dp_llp_stop() waits
+	 * holds a reference on the data path, which xiw_llp_stop() waits
 	 * for from the CM's WQ_MEM_RECLAIM work (users_done: a completion,
 	 * so check_flush_dependency() cannot see it), so it needs a rescuer
 	 * like the TX workqueues (xiw_sched_init()).
@@ -166,19 +158,19 @@ bool xiw_dp_cmpl_zc_hold(struct xiw_qp_dp *dp, u32 cidx)
  * The flush could not take every zero-copy page back in time
  * (xiw_tx_zc_reclaim()): the WRs it left hold their slots, which keep
  * every later slot from being reaped, and the SQ ring's WRs, later still,
- * are not flushed either until they completed (xiw_qp_sq_flush_hold()).
+ * are not flushed either until they completed (xiw_flush_sq_hold()).
  * XIW_DP_ZC_HELD marks that; whoever clears it once zc_pending is zero,
  * the last release or the flush itself, flushes the SQ ring.
  */
 static void xiw_dp_zc_unhold(struct xiw_qp_dp *dp)
 {
 	if (test_and_clear_bit(XIW_DP_ZC_HELD, &dp->flags))
-		xiw_qp_sq_flush_release(dp->qp);
+		xiw_flush_sq_release(dp->qp);
 }
 
 static void xiw_dp_zc_hold(struct xiw_qp_dp *dp)
 {
-	xiw_qp_sq_flush_hold(dp->qp);
+	xiw_flush_sq_hold(dp->qp);
 	set_bit(XIW_DP_ZC_HELD, &dp->flags);
 	/* pairs with atomic_dec_and_test() in xiw_dp_cmpl_zc_release() */
 	smp_mb__after_atomic();
@@ -349,7 +341,7 @@ void xiw_dp_cmpl_remote_err(struct xiw_qp_dp *dp,
  * Entries taken by TX or RX are no longer between head and tail: their
  * references are the taker's. Caller holds dp->lock.
  */
-static void xiw_dp_put_kept(struct xiw_mr **kept, struct xiw_mr *mr)
+void xiw_dp_put_kept(struct xiw_mr **kept, struct xiw_mr *mr)
 {
 	if (*kept && (!mr || *kept == mr)) {
 		xiw_stag_put(*kept);
@@ -357,7 +349,7 @@ static void xiw_dp_put_kept(struct xiw_mr **kept, struct xiw_mr *mr)
 	}
 }
 
-static void xiw_dp_put_kept_mrs(struct xiw_qp_dp *dp, struct xiw_mr *mr)
+void xiw_dp_put_kept_mrs(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 {
 	u32 ni = roundup_pow_of_two(max_t(u32, dp->ird, 1));
 	u32 no = roundup_pow_of_two(max_t(u32, dp->ord, 1));
@@ -371,36 +363,18 @@ static void xiw_dp_put_kept_mrs(struct xiw_qp_dp *dp, struct xiw_mr *mr)
 }
 
 /*
- * Flush the WRs the data path holds (taken from the SQ, not completed:
- * the one being sent and the outstanding Reads), oldest first, and forget
- * the ORQ and IRQ. Called by xiw_qp.c when the QP enters ERROR (@discard
- * false: WR_FLUSH_ERR completions) or RESET (@discard: no completions),
- * with the state mutex held, before the SQ ring itself is flushed. On
- * return RX executes nothing more: no placement, no Read Response, no
- * atomic. Zero-copy pages TCP still holds are taken back first
- * (xiw_tx_zc_reclaim(): a completion, also WR_FLUSH_ERR, means the buffer
- * is free); WRs whose pages do not come back in time complete later, and
- * the SQ ring's flush waits for them (xiw_dp_zc_hold()). A discard
- * completes nothing and need not wait.
+ * The completion side of a flush (xiw_llp_flush()), once: the WRs the
+ * data path holds (taken from the SQ, not completed: the one being sent
+ * and the outstanding Reads) complete with WR_FLUSH_ERR, oldest first, or
+ * are dropped (@discard), and the ORQ and IRQ are forgotten. @held: the
+ * zero-copy pages of some WRs did not come back in time; those complete
+ * later, and the SQ ring's flush waits for them (xiw_dp_zc_hold()).
  */
-void xiw_dp_cmpl_flush(struct xiw_qp *qp, bool discard)
+void xiw_dp_cmpl_flush(struct xiw_qp_dp *dp, bool discard, bool held)
 {
-	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
-				lockdep_is_held(&qp->state_lock));
-	bool notify = false, held = false;
+	bool notify = false;
 	u32 i;
 
-	if (!dp)
-		return;
-	set_bit(XIW_DP_ERROR, &dp->flags);
-	/* nothing is answered any more, not even before a refused request */
-	xiw_dp_drain_stop(dp);
-	/* RX runs under the socket lock: stop it before its RQE is flushed. */
-	lock_sock(dp->sk);
-	xiw_rx_flush(dp);
-	release_sock(dp->sk);
-	if (!discard && !test_bit(XIW_DP_FLUSHED, &dp->flags))
-		held = !xiw_tx_zc_reclaim(dp);
 	spin_lock_bh(&dp->lock);
 	if (!test_and_set_bit(XIW_DP_FLUSHED, &dp->flags)) {
 		for (i = dp->cmpl_head; i != dp->cmpl_tail; i++) {
@@ -430,31 +404,21 @@ void xiw_dp_cmpl_flush(struct xiw_qp *qp, bool discard)
 	else if (discard && test_and_clear_bit(XIW_DP_ZC_HELD, &dp->flags))
 		wake_up_var(&dp->zc_pending);	/* xiw_tx_zc_wait_held() */
 	if (notify)
-		xiw_cq_notify(qp->scq);
+		xiw_cq_notify(dp->qp->scq);
 }
 
 /*
  * RX took the peer's RTR frame (passive side, RFC 6581): the connection
- * is fully up. Any context; the CM does the rest in its work.
+ * is fully up. Any context; rtr_work tells the CM (xiw_llp.c).
  */
 void xiw_dp_rtr_received(struct xiw_qp_dp *dp)
 {
-	xiw_cm_rtr_received(dp->cep);
+	queue_work(xiw_sched_hi_wq, &dp->rtr_work);
 }
 
 /* ------------------------------------------------------------------------
  * Errors
  */
-static void xiw_dp_err_work(struct work_struct *w)
-{
-	struct xiw_qp_dp *dp = container_of(w, struct xiw_qp_dp, err_work);
-
-	if (test_bit(XIW_DP_STOPPED, &dp->flags))
-		return;
-	xiw_qp_llp_error_state(dp->qp);
-	xiw_cm_llp_error(dp->cep, dp->err_reason);
-}
-
 /*
  * Stop answering the requests before a refused one (XIW_DP_TERM_DRAIN):
  * TX sends the pending Terminate at its next FPDU boundary. True if a
@@ -483,7 +447,7 @@ bool xiw_dp_drain_stop(struct xiw_qp_dp *dp)
  * does not read stops that within a period; one that reads slowly gets
  * the answers it is owed, a finite amount.
  */
-static void xiw_dp_term_timeout(struct work_struct *w)
+void xiw_dp_term_timeout(struct work_struct *w)
 {
 	struct xiw_qp_dp *dp = container_of(to_delayed_work(w),
 					    struct xiw_qp_dp, term_work);
@@ -621,127 +585,6 @@ void xiw_dp_resp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 	xiw_sched_kick(dp, false);
 }
 
-/* Does @dp hold a reference on @mr? A racy look: the caller retries. */
-static bool xiw_dp_holds_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
-{
-	int i;
-
-	/* data_race: RX/TX change these without our lock; a miss retries */
-	if (data_race(dp->rx.tmr) == mr || data_race(dp->tx.rr_sge.mr) == mr ||
-	    /* data_race: as above */
-	    data_race(dp->rx.rcache) == mr ||
-	    /* data_race: as above */
-	    data_race(dp->rx.qmr) == mr || data_race(dp->tx.irqe.mr) == mr ||
-	    READ_ONCE(dp->exec_mr) == mr)
-		return true;
-	for (i = 0; i < XIW_MAX_SGE; i++) {
-		/* data_race: as above */
-		if (data_race(dp->rx.sge[i].mr) == mr ||
-		    /* data_race: as above */
-		    data_race(dp->tx.sge[i].mr) == mr)
-			return true;
-	}
-	return false;
-}
-
-/* Call @fn(dp, @mr) for the data path of every QP of @xdev. Sleeps. */
-static void xiw_dp_for_each(struct xiw_device *xdev, struct xiw_mr *mr,
-			    void (*fn)(struct xiw_qp_dp *dp,
-				       struct xiw_mr *mr))
-{
-	unsigned long index;
-	struct xiw_qp *qp;
-
-	xa_lock(&xdev->qp_xa);
-	xa_for_each(&xdev->qp_xa, index, qp) {
-		struct xiw_qp_dp *dp;
-
-		if (!refcount_inc_not_zero(&qp->ref))
-			continue;
-		xa_unlock(&xdev->qp_xa);
-		dp = xiw_dp_get(qp);
-		if (dp) {
-			fn(dp, mr);
-			xiw_dp_put(dp);
-		}
-		xiw_qp_put(&qp->base);
-		xa_lock(&xdev->qp_xa);
-	}
-	xa_unlock(&xdev->qp_xa);
-}
-
-/*
- * Regions the data path keeps from a lookup to a later use: IRQ entries
- * (RX's lookup for TX), ORQ entries (TX's for RX), and RX's region of a
- * tagged message from one FPDU to the next (xiw_rx_tagged_mr()), which
- * only an FPDU whose payload is being placed uses, and RX's region cache
- * (xiw_rx_region()). Take them back (RX's
- * under the socket lock, which RX runs under, when it is between FPDUs),
- * so that dereg waits neither for the rest of a message nor for requests
- * and responses a peer may never let through: whoever comes to them then
- * looks the STag up and is refused, as if nothing had been kept.
- */
-static void xiw_dp_drop_kept_mr(struct xiw_qp_dp *dp, struct xiw_mr *mr)
-{
-	struct xiw_rx_ctx *rx = &dp->rx;
-
-	spin_lock_bh(&dp->lock);
-	xiw_dp_put_kept_mrs(dp, mr);
-	spin_unlock_bh(&dp->lock);
-	/* data_race: racy looks first, checked again under the lock */
-	if (data_race(rx->tmr) != mr && data_race(rx->rcache) != mr)
-		return;
-	lock_sock(dp->sk);
-	if (rx->tmr == mr && rx->state != XIW_RX_DATA) {
-		rx->tmr = NULL;
-		xiw_stag_put(mr);
-	}
-	/* only a cache: RX looks the STag up again, and is refused */
-	if (rx->rcache == mr) {
-		rx->rcache = NULL;
-		xiw_stag_put(mr);
-	}
-	release_sock(dp->sk);
-}
-
-/*
- * xiw_mem_stag_remove(): the data path lets go of @mr wherever it only kept it:
- * RX between the FPDUs of a message, IRQ and ORQ entries not taken yet.
- */
-void xiw_dp_release_mr(struct xiw_device *xdev, struct xiw_mr *mr)
-{
-	xiw_dp_for_each(xdev, mr, xiw_dp_drop_kept_mr);
-}
-
-static void xiw_dp_revoke_one(struct xiw_qp_dp *dp, struct xiw_mr *mr)
-{
-	struct xiw_term_code tc = {
-		.layer = XIW_TERM_LAYER_RDMAP,
-		.etype = XIW_RDMAP_ET_CATASTROPHIC,
-	};
-
-	/* kept since the first pass (a request checked just before it) */
-	xiw_dp_drop_kept_mr(dp, mr);
-	if (xiw_dp_holds_mr(dp, mr)) {
-		xiw_dp_dbg(dp, "holds STag %#x being deregistered: ending the connection\n",
-			   READ_ONCE(mr->stag));
-		xiw_dp_fatal(dp, &tc, NULL, 0, -ETIMEDOUT);
-	}
-}
-
-/*
- * dereg_mr waits for the data path's references on a region; normally
- * they go within one FPDU. A peer controls how long an FPDU takes (a
- * header and then silence, a Read Response into a closed window), so
- * after a grace period xiw_mem_stag_remove() calls this: every connection
- * still holding @mr ends with a Terminate and goes to ERROR, which
- * releases the region. A process can always deregister and exit.
- */
-void xiw_dp_revoke_mr(struct xiw_device *xdev, struct xiw_mr *mr)
-{
-	xiw_dp_for_each(xdev, mr, xiw_dp_revoke_one);
-}
-
 /* ------------------------------------------------------------------------
  * Local SGEs
  */
@@ -758,7 +601,7 @@ void xiw_dp_put_lsges(struct xiw_lsge *sge, int n)
 
 /*
  * Take a reference on the QP's data path, NULL if it has none. Once
- * xiw_dp_llp_stop() unpublished it, a lookup that still sees it gets no
+ * xiw_llp_stop() unpublished it, a lookup that still sees it gets no
  * reference after the count reached zero; the count stays readable for
  * such a lookup because the structure is freed after a grace period.
  */
@@ -814,280 +657,16 @@ struct xiw_qp_dp *xiw_dp_get_sk(struct sock *sk)
 	return dp;
 }
 
-static void xiw_dp_write_space(struct sock *sk)
-{
-	struct xiw_qp_dp *dp;
-
-	read_lock_bh(&sk->sk_callback_lock);
-	dp = xiw_dp_get_sk(sk);
-	read_unlock_bh(&sk->sk_callback_lock);
-	if (!dp)
-		return;
-	if (sk_stream_is_writeable(sk) &&
-	    test_and_clear_bit(XIW_DP_TX_NOSPACE, &dp->flags)) {
-		if (sk->sk_socket)
-			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-		xiw_sched_queue(dp);
-	}
-	xiw_dp_put(dp);
-}
-
-/* ------------------------------------------------------------------------
- * LLP hand-over
- */
-static void xiw_dp_free(struct xiw_qp_dp *dp)
-{
-	xiw_tx_zc_free(dp);
-	xiw_tx_pages_free(dp);
-	kvfree(dp->tx.batch);
-	kvfree(dp->cmpl);
-	kfree(dp->orq);
-	kfree(dp->irq);
-	/* a lookup that found it before llp_stop unpublished it (xiw_dp_get) */
-	kfree_rcu(dp, rcu);
-}
-
-int xiw_dp_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
-		     const struct xiw_llp_params *p)
-{
-	struct sock *sk = p->sock->sk;
-	gfp_t gfp = xiw_qp_gfp(qp, GFP_KERNEL);
-	struct mem_cgroup *memcg;
-	struct xiw_qp_dp *dp;
-	bool nomem;
-	u32 n;
-	int i;
-
-	/* the CM attached the socket: its endpoint's context is there */
-	if (WARN_ON_ONCE(!sk->sk_user_data))
-		return -EINVAL;
-	/* charged to the QP's creator, not to the CM work that runs this */
-	memcg = xiw_qp_memcg_enter(qp);
-	dp = kzalloc(sizeof(*dp), gfp);
-	if (!dp) {
-		xiw_qp_memcg_exit(memcg);
-		return -ENOMEM;
-	}
-	dp->qp = qp;
-	dp->cep = cep;
-	dp->sock = p->sock;
-	dp->sk = sk;
-	dp->crc = p->crc;
-	dp->mpa_rev = p->mpa_rev;
-	dp->rtr = p->rtr_send_first ? p->rtr : XIW_RTR_NONE;
-	dp->ord = min_t(u32, p->ord, XIW_MAX_ORD);
-	dp->ird = min_t(u32, p->ird, XIW_MAX_IRD);
-	dp->mss = tcp_sk(sk)->mss_cache ?: 1460;
-	if (!xiw_ddp_max_payload(dp->mss, false))
-		dp->mss = 536;
-	refcount_set(&dp->users, 1);
-	init_completion(&dp->users_done);
-	spin_lock_init(&dp->lock);
-	INIT_WORK(&dp->tx_work, xiw_sched_work);
-	INIT_WORK(&dp->err_work, xiw_dp_err_work);
-	INIT_DELAYED_WORK(&dp->term_work, xiw_dp_term_timeout);
-	INIT_DELAYED_WORK(&dp->tx_retry, xiw_sched_retry_work);
-	INIT_WORK(&dp->exec_work, xiw_tx_resp_exec_work);
-	for (i = 0; i < XIW_QN_COUNT; i++) {
-		dp->tx.msn[i] = 1;
-		dp->rx.msn[i] = 1;
-	}
-	if (p->rtr_wait && p->rtr != XIW_RTR_NONE) {
-		dp->rx.rtr_type = p->rtr;
-		set_bit(XIW_DP_RTR_WAIT, &dp->flags);
-	}
-
-	dp->cmpl_num = qp->sq.num;
-	dp->cmpl = kvcalloc(dp->cmpl_num, sizeof(*dp->cmpl), gfp);
-	n = roundup_pow_of_two(max_t(u32, dp->ord, 1));
-	dp->orq = kcalloc(n, sizeof(*dp->orq), gfp);
-	n = roundup_pow_of_two(max_t(u32, dp->ird, 1));
-	dp->irq = kcalloc(n, sizeof(*dp->irq), gfp);
-	dp->tx.batch = kvmalloc(XIW_TX_BATCH_BYTES, gfp);
-	nomem = !dp->cmpl || !dp->orq || !dp->irq || !dp->tx.batch ||
-		xiw_tx_zc_attach(dp, gfp);
-	xiw_qp_memcg_exit(memcg);
-	if (nomem) {
-		xiw_dp_free(dp);
-		return -ENOMEM;
-	}
-
-	mutex_lock(&qp->state_lock);
-	if (!xiw_qp_llp_may_start_locked(qp)) {
-		mutex_unlock(&qp->state_lock);
-		xiw_dp_free(dp);
-		return -EINVAL;
-	}
-	xiw_qp_get(&qp->base);
-	qp->cep = cep;
-	rcu_assign_pointer(qp->dp, dp);
-
-	tcp_sock_set_nodelay(sk);
-	lock_sock(sk);
-	/*
-	 * RX may send responses from softirq (xiw_sched_from_rx()), where
-	 * current's page fragment belongs to whoever was interrupted.
-	 */
-	sk->sk_use_task_frag = false;
-	write_lock_bh(&sk->sk_callback_lock);
-	dp->sk_ctx = sk->sk_user_data;
-	dp->sk_ctx->dp = dp;
-	dp->saved_data_ready = sk->sk_data_ready;
-	dp->saved_write_space = sk->sk_write_space;
-	sk->sk_data_ready = xiw_rx_data_ready;
-	sk->sk_write_space = xiw_dp_write_space;
-	write_unlock_bh(&sk->sk_callback_lock);
-	release_sock(sk);
-
-	xiw_qp_llp_enter_rts_locked(qp);
-	mutex_unlock(&qp->state_lock);
-	xiw_dp_dbg(dp, "RTS, mss %u crc %d ord %u ird %u rtr %d/%d/%d\n", dp->mss,
-		   dp->crc, dp->ord, dp->ird, p->rtr, p->rtr_send_first,
-		   p->rtr_wait);
-
-	/* Data that arrived with the MPA reply, and WRs posted early. */
-	lock_sock(sk);
-	xiw_rx_data_ready(sk);
-	release_sock(sk);
-	xiw_dp_sq_kick(qp, false);
-	return 0;
-}
-
-/*
- * The ORD and IRD the connection negotiated, if the QP has one (query_qp);
- * the caller holds the QP's state mutex, which keeps qp->dp.
- */
-void xiw_dp_llp_ord_ird_locked(struct xiw_qp *qp, u8 *ord, u8 *ird)
-{
-	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
-				lockdep_is_held(&qp->state_lock));
-
-	if (dp) {
-		*ord = dp->ord;
-		*ird = dp->ird;
-	}
-}
-
-/*
- * Has the connection failed for good (a Terminate sent or received, a
- * socket error)? The QP is then on its way to ERROR: err_work moves it
- * there, after the completion and the event that tell the consumer why.
- * The caller holds the QP's state mutex, which keeps qp->dp; llp_stop
- * sets XIW_DP_ERROR too, but with XIW_DP_STOPPED and under that mutex.
- */
-bool xiw_dp_llp_failed_locked(struct xiw_qp *qp)
-{
-	struct xiw_qp_dp *dp = rcu_dereference_protected(qp->dp,
-				lockdep_is_held(&qp->state_lock));
-
-	return dp && (test_bit(XIW_DP_ERROR, &dp->flags) ||
-		      test_bit(XIW_DP_FAILING, &dp->flags)) &&
-	       !test_bit(XIW_DP_STOPPED, &dp->flags);
-}
-
 /*
  * RX is about to complete a WR with the error that ends the connection (a
  * Terminate received, a response that answers nothing) and only then
  * calls xiw_dp_fatal(). A consumer may poll that completion from the
  * mmap'd ring and query its QP in between: from here on it is in ERROR
- * (xiw_dp_llp_failed_locked()), never RTS.
+ * (xiw_llp_failed_locked()), never RTS.
  */
 void xiw_dp_mark_failing(struct xiw_qp_dp *dp)
 {
 	set_bit(XIW_DP_FAILING, &dp->flags);
 	/* the bit before the completion that the consumer polls */
 	smp_mb__after_atomic();
-}
-
-/*
- * Graceful close (QP in CLOSING): what the consumer posted before it asked
- * for the close goes out before the FIN. Bounded: a peer that does not
- * read cannot hold the close forever.
- */
-static void xiw_dp_drain_tx(struct xiw_qp_dp *dp)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(2000);
-
-	while (!test_bit(XIW_DP_ERROR, &dp->flags) &&
-	       time_before(jiffies, end)) {
-		/* no flush_work(): the CM's workqueue reclaims memory */
-		xiw_sched_kick(dp, false);
-		if (xiw_tx_idle(dp))
-			return;
-		usleep_range(500, 1000);
-	}
-}
-
-/*
- * Detach the data path from the socket: restore the callbacks, move the QP
- * to ERROR if it was connected (flushing everything), wait for every user
- * of the data path and free it. Process context; the caller must not hold
- * the QP's state mutex. Safe against concurrent softirq RX and TX work.
- *
- * Only the endpoint that started the data path (@cep) stops it: CM work
- * of an old connection, or of a connect that lost the QP to another, must
- * never stop or move to ERROR a connection it does not own.
- */
-void xiw_dp_llp_stop(struct xiw_qp *qp, struct xiw_cep *cep)
-{
-	struct xiw_qp_dp *dp;
-	struct sock *sk;
-
-	mutex_lock(&qp->state_lock);
-	dp = rcu_dereference_protected(qp->dp,
-				       lockdep_is_held(&qp->state_lock));
-	if (!dp || dp->cep != cep) {
-		mutex_unlock(&qp->state_lock);
-		return;
-	}
-	if (xiw_qp_llp_closing_locked(qp)) {
-		/* Only llp_stop frees dp, and only after this. */
-		mutex_unlock(&qp->state_lock);
-		xiw_dp_drain_tx(dp);
-		mutex_lock(&qp->state_lock);
-	}
-	set_bit(XIW_DP_STOPPED, &dp->flags);
-	set_bit(XIW_DP_ERROR, &dp->flags);
-	sk = dp->sk;
-	write_lock_bh(&sk->sk_callback_lock);
-	dp->sk_ctx->dp = NULL;
-	if (sk->sk_data_ready == xiw_rx_data_ready)
-		sk->sk_data_ready = dp->saved_data_ready;
-	if (sk->sk_write_space == xiw_dp_write_space)
-		sk->sk_write_space = dp->saved_write_space;
-	write_unlock_bh(&sk->sk_callback_lock);
-
-	xiw_qp_llp_down_locked(qp);
-	rcu_assign_pointer(qp->dp, NULL);
-	qp->cep = NULL;
-	mutex_unlock(&qp->state_lock);
-
-	/*
-	 * No grace period here: a lookup that still finds dp (xiw_dp_get())
-	 * either took its reference before the count reached zero, and is
-	 * waited for, or fails to take one; the structure it read the count
-	 * from is freed only after a grace period (xiw_dp_free()).
-	 */
-	xiw_dp_put(dp);
-	wait_for_completion(&dp->users_done);
-	cancel_work_sync(&dp->tx_work);
-	/* TX, stopped now, arms no backoff; a pending one queues tx_work */
-	cancel_delayed_work_sync(&dp->tx_retry);
-	cancel_delayed_work_sync(&dp->term_work);
-	cancel_work_sync(&dp->err_work);
-	cancel_work_sync(&dp->tx_work);
-	/* it held a reference: done by now; a no-op kept for clarity */
-	cancel_work_sync(&dp->exec_work);
-
-	xiw_dp_put_lsges(dp->tx.sge, dp->tx.nsge);
-	xiw_dp_put_lsges(&dp->tx.rr_sge, 1);
-	xiw_dp_put_kept(&dp->tx.irqe.mr, NULL);
-	spin_lock_bh(&dp->lock);
-	xiw_dp_put_kept_mrs(dp, NULL);
-	spin_unlock_bh(&dp->lock);
-	xiw_rx_release(dp);
-	xiw_tx_zc_wait_held(dp);
-	xiw_dp_dbg(dp, "stopped\n");
-	xiw_dp_free(dp);
-	xiw_qp_put(&qp->base);
 }

@@ -5,7 +5,7 @@
  * engine (xiw_rx*.c).
  *
  * One struct xiw_qp_dp exists while a QP has a TCP connection, from
- * xiw_dp_llp_start() to xiw_dp_llp_stop(). Everything the engines need at
+ * xiw_llp_start() to xiw_llp_stop(). Everything the engines need at
  * FPDU rate is allocated there once: no allocation per FPDU.
  *
  * Concurrency (see also xiw_sched.c, xiw_tx.c and xiw_rx.c):
@@ -56,7 +56,7 @@ enum {
 	XIW_DP_ERROR,		/* fatal: no more TX/RX, QP going to ERROR */
 	XIW_DP_FAILING,		/* an error CQE goes out ahead of the fatal */
 	XIW_DP_FLUSHED,		/* completion ring flushed, nothing completes */
-	XIW_DP_STOPPED,		/* xiw_dp_llp_stop() in progress */
+	XIW_DP_STOPPED,		/* xiw_llp_stop() in progress */
 	XIW_DP_CMPL_WAIT,	/* TX waits for a free completion slot */
 	XIW_DP_EXEC_BUSY,	/* exec_work runs the IRQ head */
 	XIW_DP_EXEC_DONE,	/* exec_work executed it: TX answers */
@@ -387,6 +387,7 @@ struct xiw_qp_dp {
 
 	struct work_struct tx_work;
 	struct work_struct err_work;
+	struct work_struct rtr_work;	/* the peer's RTR, for the CM */
 	struct delayed_work term_work;	/* Terminate send timeout */
 	struct delayed_work tx_retry;	/* TX backing off: TCP short of memory */
 	struct work_struct exec_work;	/* long Flush P / Verify */
@@ -462,6 +463,10 @@ void xiw_dp_refuse(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 void xiw_dp_resp_fatal(struct xiw_qp_dp *dp, const struct xiw_term_code *tc,
 		       int reason);
 bool xiw_dp_drain_stop(struct xiw_qp_dp *dp);
+void xiw_dp_term_timeout(struct work_struct *w);
+void xiw_dp_cmpl_flush(struct xiw_qp_dp *dp, bool discard, bool held);
+void xiw_dp_put_kept(struct xiw_mr **kept, struct xiw_mr *mr);
+void xiw_dp_put_kept_mrs(struct xiw_qp_dp *dp, struct xiw_mr *mr);
 void xiw_dp_put_lsges(struct xiw_lsge *sge, int n);
 struct xiw_qp_dp *xiw_dp_get(struct xiw_qp *qp);
 struct xiw_qp_dp *xiw_dp_get_sk(struct sock *sk);
@@ -469,7 +474,7 @@ struct xiw_qp_dp *xiw_dp_get_sk(struct sock *sk);
 /*
  * The data path of a socket's QP, without a reference, or NULL, for a
  * socket callback that uses it only while it holds sk_callback_lock
- * (read): xiw_dp_llp_stop() unhooks the data path under the write lock
+ * (read): xiw_llp_stop() unhooks the data path under the write lock
  * before it waits for the data path's users, so it waits for that
  * callback too.
  */

@@ -71,11 +71,11 @@ static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr,
 /*
  * Unpublish the STag and wait for the data path's references. They last
  * one FPDU, which a peer can stretch without limit (see
- * xiw_dp_revoke_mr()): after XIW_MR_DRAIN_MS the connections still
+ * xiw_llp_revoke_mr()): after XIW_MR_DRAIN_MS the connections still
  * holding the region are ended, and waiting goes on until they let go.
  * The data path also keeps regions from a lookup to a later use
  * (xiw_stag_reuse(): RX between a message's FPDUs, IRQ and ORQ entries):
- * those references are taken back at once (xiw_dp_release_mr()).
+ * those references are taken back at once (xiw_llp_release_mr()).
  * Invalid first, so that a kept region is refused when it is checked
  * again instead of looked up.
  */
@@ -85,10 +85,10 @@ void xiw_mem_stag_remove(struct xiw_device *xdev, struct xiw_mr *mr)
 	xa_erase(&xdev->mr_xa, mr->stag >> XIW_STAG_KEY_BITS);
 	xiw_stag_put(mr);
 	if (!try_wait_for_completion(&mr->free)) {
-		xiw_dp_release_mr(xdev, mr);
+		xiw_llp_release_mr(xdev, mr);
 		while (!wait_for_completion_timeout(&mr->free,
 						    msecs_to_jiffies(XIW_MR_DRAIN_MS)))
-			xiw_dp_revoke_mr(xdev, mr);
+			xiw_llp_revoke_mr(xdev, mr);
 	}
 }
 

@@ -265,106 +265,6 @@ err_count:
 	return rv;
 }
 
-/*
- * Complete every valid entry of @q with WR_FLUSH_ERR on @cq, or discard it
- * silently if @cq is NULL. At most one pass over the ring, so a process
- * that keeps refilling its ring cannot keep the kernel here. Caller holds
- * the queue's consumer lock.
- */
-static bool xiw_queue_flush(struct xiw_queue *q, struct xiw_qp *qp,
-			    struct xiw_cq *cq, bool sq)
-{
-	bool notify = false;
-	struct xiw_cqe cqe = { .status = IB_WC_WR_FLUSH_ERR };
-	union {
-		struct xiw_sqe sqe;
-		struct xiw_rqe rqe;
-	} e;
-	u32 n;
-
-	for (n = 0; n < q->num; n++) {
-		if (!xiw_wq_take(q, &e))
-			break;
-		/* wr_id is at the same place in both */
-		cqe.wr_id = e.sqe.wr_id;
-		cqe.opcode = sq ? xiw_wq_wc_opcode(qp->user, e.sqe.opcode) :
-				  IB_WC_RECV;
-		if (cq)
-			__xiw_cq_add(cq, qp, &cqe, false, &notify);
-	}
-	return notify;
-}
-
-/*
- * Flush the SQ ring: WR_FLUSH_ERR completions, or none (@discard). Not
- * while older WRs the data path took wait for their zero-copy pages
- * (sq_flush_held): the ring's WRs complete after them. The completion
- * handler runs after the queue lock is dropped.
- */
-static void xiw_sq_flush(struct xiw_qp *qp, bool discard)
-{
-	unsigned long flags;
-	bool notify = false;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	if (discard)
-		qp->sq_flush_held = false;
-	if (!qp->sq_flush_held)
-		notify = xiw_queue_flush(&qp->sq, qp, discard ? NULL : qp->scq,
-					 true);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	if (notify)
-		xiw_cq_notify(qp->scq);
-}
-
-/*
- * The data path's flush left WRs to their zero-copy pages: hold the SQ
- * ring's flush until xiw_qp_sq_flush_release(). The QP is in ERROR and
- * leaves it only through RESET, whose discarding flush ends the hold.
- */
-void xiw_qp_sq_flush_hold(struct xiw_qp *qp)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	qp->sq_flush_held = true;
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-}
-
-/*
- * Those WRs completed: flush the SQ ring now, unless a RESET discarded it
- * meanwhile. Any context but hard IRQ (the last page's release may come
- * from softirq).
- */
-void xiw_qp_sq_flush_release(struct xiw_qp *qp)
-{
-	unsigned long flags;
-	bool notify = false;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	if (qp->sq_flush_held) {
-		qp->sq_flush_held = false;
-		notify = xiw_queue_flush(&qp->sq, qp, qp->scq, true);
-	}
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	if (notify)
-		xiw_cq_notify(qp->scq);
-}
-
-static void xiw_rq_flush(struct xiw_qp *qp, bool discard)
-{
-	unsigned long flags;
-	bool notify;
-
-	if (qp->srq)
-		return;
-	spin_lock_irqsave(&qp->rq_lock, flags);
-	notify = xiw_queue_flush(&qp->rq, qp, discard ? NULL : qp->rcq, false);
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
-	if (notify)
-		xiw_cq_notify(qp->rcq);
-}
-
 static void xiw_queue_set_error(struct xiw_queue *q, bool error)
 {
 	if (!q->ctrl)
@@ -392,9 +292,9 @@ static void xiw_qp_enter_error(struct xiw_qp *qp)
 	/* Posters that saw the old state must see ERROR before flushing. */
 	smp_mb();
 	/* WRs the data path took from the SQ are older: flush them first. */
-	xiw_dp_cmpl_flush(qp, false);
-	xiw_sq_flush(qp, false);
-	xiw_rq_flush(qp, false);
+	xiw_llp_flush(qp, false);
+	xiw_flush_sq(qp, false);
+	xiw_flush_rq(qp, false);
 	if (qp->srq && old != XIW_QPS_IDLE_RESET)
 		xiw_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
@@ -445,7 +345,7 @@ void xiw_qp_llp_down_locked(struct xiw_qp *qp)
 	    qp->state == XIW_QPS_TERMINATE)
 		xiw_qp_llp_error_state_locked(qp);
 	else
-		xiw_dp_cmpl_flush(qp, false);
+		xiw_llp_flush(qp, false);
 }
 
 void xiw_qp_llp_error_state(struct xiw_qp *qp)
@@ -529,7 +429,7 @@ static bool xiw_qps_transition_ok(struct xiw_qp *qp, enum xiw_qp_state from,
 static enum ib_qp_state xiw_qp_ib_state_locked(struct xiw_qp *qp)
 {
 	if ((qp->state == XIW_QPS_RTS || qp->state == XIW_QPS_CLOSING) &&
-	    xiw_dp_llp_failed_locked(qp))
+	    xiw_llp_failed_locked(qp))
 		return IB_QPS_ERR;
 	return xiw_to_ib_qps[qp->state];
 }
@@ -646,9 +546,9 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			xiw_queue_set_error(&qp->rq, true);
 		/* as in xiw_qp_enter_error(): posters see it before the flush */
 		smp_mb();
-		xiw_dp_cmpl_flush(qp, true);
-		xiw_sq_flush(qp, true);
-		xiw_rq_flush(qp, true);
+		xiw_llp_flush(qp, true);
+		xiw_flush_sq(qp, true);
+		xiw_flush_rq(qp, true);
 		xiw_queue_set_error(&qp->sq, false);
 		if (!qp->srq)
 			xiw_queue_set_error(&qp->rq, false);
@@ -680,8 +580,8 @@ int xiw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->max_rd_atomic = qp->ord;
 	attr->max_dest_rd_atomic = qp->ird;
 	/* connected: what MPA negotiated (rdma_cm never sets them on iWARP) */
-	xiw_dp_llp_ord_ird_locked(qp, &attr->max_rd_atomic,
-				  &attr->max_dest_rd_atomic);
+	xiw_llp_ord_ird_locked(qp, &attr->max_rd_atomic,
+			       &attr->max_dest_rd_atomic);
 	mutex_unlock(&qp->state_lock);
 
 	attr->port_num = XIW_PORT;
@@ -957,7 +857,7 @@ void xiw_qp_sq_doorbell(struct xiw_qp *qp, bool burst)
 
 	xiw_qp_stat_add(qp, XIW_STAT_DOORBELLS, 1);
 	if (state == XIW_QPS_ERROR)
-		xiw_sq_flush(qp, false);
+		xiw_flush_sq(qp, false);
 	else if (state == XIW_QPS_RTS)
 		xiw_dp_sq_kick(qp, burst);
 }
@@ -988,7 +888,7 @@ static void xiw_qp_sq_posted(struct xiw_qp *qp)
 	smp_mb();
 	state = READ_ONCE(qp->state);
 	if (state == XIW_QPS_ERROR)
-		xiw_sq_flush(qp, false);
+		xiw_flush_sq(qp, false);
 	else if (state == XIW_QPS_RTS)
 		xiw_dp_sq_kick(qp, !READ_ONCE(kernel_tx_inline));
 }
@@ -1165,7 +1065,7 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			return -EINVAL;
 		}
 		if (state == XIW_QPS_ERROR)
-			xiw_rq_flush(qp, false);
+			xiw_flush_rq(qp, false);
 		return 0;
 	}
 	if (state == XIW_QPS_IDLE_RESET) {
@@ -1183,6 +1083,6 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	/* Pairs with the smp_mb() in xiw_qp_enter_error(). */
 	smp_mb();
 	if (READ_ONCE(qp->state) == XIW_QPS_ERROR)
-		xiw_rq_flush(qp, false);
+		xiw_flush_rq(qp, false);
 	return rv;
 }

@@ -1038,7 +1038,7 @@ fault:
 
 /*
  * sk_data_ready of a connected QP. Softirq with the socket spinlock held,
- * or process context owning the socket (backlog, xiw_dp_llp_start()).
+ * or process context owning the socket (backlog, xiw_llp_start()).
  *
  * Not reentrant, by a flag of the RX context (the socket lock serialises
  * every RX, so only the running pass itself can see it set). RX run by

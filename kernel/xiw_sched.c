@@ -344,12 +344,12 @@ static bool xiw_sched_rx_may_send(struct xiw_qp_dp *dp)
  * Why sending is legal here (Linux 6.12): RX runs with the socket locked,
  * either in softirq holding the socket spinlock with no owner, or in the
  * owner's own context draining the backlog (release_sock(),
- * xiw_dp_llp_start()), and always with BHs off (sk_callback_lock). That is
+ * xiw_llp_start()), and always with BHs off (sk_callback_lock). That is
  * the lock tcp_sendmsg_locked() wants. It must not sleep, and does not:
  * MSG_DONTWAIT gives it a zero timeout (it returns -EAGAIN instead of
  * waiting for memory or a connection), sk_allocation is GFP_ATOMIC for
  * the duration, its page fragment is the socket's own (sk_use_task_frag
- * is off for xiw sockets, xiw_dp_llp_start(): in softirq "current" is
+ * is off for xiw sockets, xiw_llp_start(): in softirq "current" is
  * whoever was interrupted), and each call carries at most one FPDU of at
  * most XIW_TX_RX_READ_MAX payload bytes or one batch of copied FPDUs (at
  * most XIW_TX_BATCH_BYTES: every short response of the pass in one

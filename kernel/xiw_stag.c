@@ -434,7 +434,7 @@ struct xiw_mr *xiw_stag_reuse(struct xiw_device *xdev,
  * the lookup refuses it. A stream of requests naming one STag (a ULP's buffer, perftest's
  * region) so takes a reference instead of an RCU walk of the STag xarray
  * each. The cache's holder drops it when the region is deregistered
- * (xiw_dp_release_mr()) and when the data path ends.
+ * (xiw_llp_release_mr()) and when the data path ends.
  */
 struct xiw_mr *xiw_stag_cached(struct xiw_device *xdev,
 			       const struct xiw_mem_user *who,

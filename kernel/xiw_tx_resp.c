@@ -104,7 +104,7 @@ static bool xiw_tx_resp_exec(struct xiw_qp_dp *dp, struct xiw_irqe *e,
 		return false;
 	}
 	if (offloaded)
-		WRITE_ONCE(dp->exec_mr, mr);	/* xiw_dp_revoke_mr() looks */
+		WRITE_ONCE(dp->exec_mr, mr);	/* xiw_llp_revoke_mr() looks */
 	grant = (struct xiw_mem_grant){
 		.xdev = xiw_dp_dev(dp), .who = who, .stag = e->sink_stag,
 		.access = access,

@@ -247,7 +247,7 @@ void xiw_tx_zc_abandon(struct xiw_qp_dp *dp)
 #define XIW_TX_ZC_RECLAIM_WAIT	HZ
 
 /*
- * The flush (xiw_dp_cmpl_flush(), QP to ERROR, process context, state
+ * The flush (xiw_llp_flush(), QP to ERROR, process context, state
  * mutex held) is about to complete the WRs the data path took: first
  * every zero-copy page must be back. TCP holds them until acknowledged,
  * which a peer that does not answer (a cut path, a graceful close that
@@ -260,7 +260,7 @@ void xiw_tx_zc_abandon(struct xiw_qp_dp *dp)
  * is back; otherwise the WRs still held complete when their pages come
  * back, and every later WR after them (xiw_dp_cmpl_zc_release(), the SQ
  * ring's flush held meanwhile). A graceful close first waits for the
- * notifiers on a live connection (xiw_dp_drain_tx(), xiw_tx_idle()), so
+ * notifiers on a live connection (xiw_llp_drain_tx(), xiw_tx_idle()), so
  * only a close that could not finish loses its data, which is the QP's
  * error anyway.
  */
@@ -285,7 +285,7 @@ bool xiw_tx_zc_reclaim(struct xiw_qp_dp *dp)
 }
 
 /*
- * xiw_dp_llp_stop(), no lock held: the flush left WRs to their zero-copy
+ * xiw_llp_stop(), no lock held: the flush left WRs to their zero-copy
  * pages (XIW_DP_ZC_HELD). Only the data path completes them, when the
  * network stack frees the pages, so it is freed only after that.
  */

@@ -72,7 +72,7 @@ after a grace period, so a placement that found the STag never touches
 freed memory.
 MSG
 
-drv xiw_qp.c xiw_doorbell.c xiw_cm.c
+drv xiw_qp.c xiw_flush.c xiw_doorbell.c xiw_cm.c
 commit "RDMA/xiw: add queue pairs and the iWARP connection manager" <<'MSG'
 Queue pairs: create, modify, query and destroy, the iWARP QP state
 machine, and posting work requests from kernel consumers. User QPs
@@ -84,7 +84,7 @@ exchange (RFC 5044, with the enhanced connection setup of RFC 6581),
 and the teardown of a connection with its QP.
 MSG
 
-drv xiw_dp.c xiw_sched.c xiw_tx.c xiw_tx_sq.c xiw_tx_resp.c xiw_tx_zc.c \
+drv xiw_dp.c xiw_llp.c xiw_sched.c xiw_tx.c xiw_tx_sq.c xiw_tx_resp.c xiw_tx_zc.c \
 	xiw_tx_pages.c
 commit "RDMA/xiw: add the data path core and the transmit engine" <<'MSG'
 The data path core owns a connection's data path state and its
