@@ -239,6 +239,8 @@ M ?=
 mutate: deps
 	@bash scripts/need.sh vm
 	@$(MAKE) --no-print-directory all >/dev/null
+	@# the multipath tests' targets are siw (selftests/tests-long/)
+	@bash selftests/build-siw.sh >/dev/null
 	@JOBS=$(JOBS) XIW_BUILD=$(BUILD) bash selftests/mutate.sh $(M)
 
 # The live-module wire fuzzer (VM test fuzz_wire) for FUZZ_TIME seconds;
