@@ -94,6 +94,7 @@ struct Peer : raw::Stream {
 	Bytes rw_model = Bytes(kRegion, 0); // what the RW region should hold
 	Bytes rw_placed;		// ... or this, if placed before the CRC check
 	Bytes last_hdr;			// header of the last FPDU sent
+	u32 ird = 0;			// the IRD xiw's MPA Reply gave us
 	// Read Responses counted, not printed, by byte value (window cases):
 	// "RSUM bytes=N a5=N ee=N other=N" at the end of rx_loop()
 	bool rsum = false;
@@ -655,17 +656,20 @@ const Case kCases[] = {
 	 [](Peer &p, const Opts &o) {
 		send_fpdu(p, rreq_hdr(p, o.foreign_stag, o.foreign_addr, 64));
 	}},
-	{"irdovf", "8 Read Requests at once, IRD is 4", [](Peer &p, const Opts &) {
-		Bytes all, fifth;
+	{"irdovf", "8 Read Requests at once, IRD (the Reply's) below 8",
+	 [](Peer &p, const Opts &) {
+		Bytes all, over;
 
-		for (int i = 0; i < 8; i++) {
+		if (!p.ird || p.ird >= 8)
+			die("irdovf: the Reply's IRD must be 1 to 7");
+		for (u32 i = 0; i < 8; i++) {
 			Bytes f = fpdu(p, rreq_hdr(p, p.ro_stag, p.ro_addr, 1024), {});
-			if (i == 4)
-				fifth = p.last_hdr;
+			if (i == p.ird)
+				over = p.last_hdr;
 			p.msn[rdmap::kQnReadReq]++;
 			all.insert(all.end(), f.begin(), f.end());
 		}
-		p.last_hdr = fifth;	// the first one over the limit
+		p.last_hdr = over;	// the first one over the limit
 		send_all(p.fd, all);
 	}},
 	{"sendinv", "Send with Invalidate of the RW STag (not invalidatable)",
@@ -1126,6 +1130,7 @@ int run(const Opts &o)
 		}
 		rep_ird = rfc::get16(pd.data());
 		rep_ord = rfc::get16(pd.data() + 2);
+		p.ird = rep_ird & mpa::kIrdOrdMask;
 		off = mpa::kV2Len;
 	}
 	target_info::Info ti;

@@ -23,9 +23,11 @@
 // long that took: "DEREG id=1 ms=... rc=0".
 //
 // Usage: xiw_target --bind ADDR [--port 7174] [--conns N] [--timeout SEC]
-//                   [--dereg-on FILE] [--disconnect-on FILE] [--send-out]
+//                   [--ird N] [--dereg-on FILE] [--disconnect-on FILE] [--send-out]
 //                   [--stop-on FILE] [--priv] [--quiet] [--atomic]
 //                   [--window 1|2 FILE] [--unbind-on FILE]
+// With --ird N, connections are accepted with an IRD of N (default 4:
+// Read and atomic requests the peer may have outstanding).
 // With --send-out, every connection posts 8 unsignaled 16 KiB Sends (its
 // receive buffer, whatever it holds) once established, for peers that do
 // not read: "SENDING id=1".
@@ -305,6 +307,7 @@ struct Conn {
 
 	static inline bool quiet;
 	static inline bool atomic_rw;
+	static inline uint8_t ird = 4;
 	static inline std::map<int, unsigned long> cqe_counts;
 
 	int setup(rdma_cm_id *id_, bool with_priv, ibv_pd *shared_pd,
@@ -388,7 +391,7 @@ struct Conn {
 
 		p.private_data = &ti;
 		p.private_data_len = sizeof(ti);
-		p.responder_resources = 4;
+		p.responder_resources = ird;
 		p.initiator_depth = 4;
 		return rdma_accept(cm, &p);
 	}
@@ -425,6 +428,8 @@ int main(int argc, char **argv)
 			conns = std::stoul(val());
 		else if (a == "--timeout")
 			timeout = std::stoul(val());
+		else if (a == "--ird")
+			Conn::ird = static_cast<uint8_t>(std::stoul(val()));
 		else if (a == "--dereg-on")
 			dereg_on = val();
 		else if (a == "--disconnect-on")
@@ -449,7 +454,7 @@ int main(int argc, char **argv)
 		else {
 			std::fprintf(stderr, "usage: xiw_target --bind ADDR "
 				     "[--port P] [--conns N] [--timeout SEC] "
-				     "[--dereg-on FILE] [--disconnect-on FILE] "
+				     "[--ird N] [--dereg-on FILE] [--disconnect-on FILE] "
 				     "[--send-out] [--stop-on FILE] [--priv] "
 				     "[--quiet] [--atomic] [--big DAX:MIB]\n");
 			return 2;
