@@ -240,8 +240,8 @@ u32 xiw_wq_count_published(struct xiw_queue *q)
 
 /*
  * The completion opcode of an SQE's opcode: the one map, used by the TX
- * engine and by the flush of a ring (xiw_qp.c). User CQEs know no masked
- * atomics (rdma-core reports them as the plain ones).
+ * engine and by the flush of a ring (xiw_flush.c). User CQEs know no
+ * masked atomics (rdma-core reports them as the plain ones).
  */
 u8 xiw_wq_wc_opcode(bool user, u8 op)
 {
