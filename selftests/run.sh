@@ -476,9 +476,33 @@ qemu_assertion() {
 #   emulator   qemu asserted, or the first register dump holds an RFLAGS
 #              no x86 CPU can push (bit 1 clear, or a reserved bit set:
 #              3, 5, 15, 22-63), as a double fault from TCG does
+#              or an int3 Oops whose code dump shows the byte it trapped
+#              on as anything but int3 (0xcc): the vCPU ran a stale
+#              translation of text that text_poke_bp() had already
+#              finished patching (stale_int3)
 #   stack      the kernel saw a stack guard page hit (a stack overflow)
 #   xiw, siw   a frame of that module is in the trace (xiw first)
 #   kernel     none of these (sysrq, another subsystem)
+# stale_int3 CONSOLE: when the first report is "Oops: int3", the byte
+# the trap was taken on as the code dump shows it (the one before the
+# <..> one: an int3's RIP is the next byte) if it is not 0xcc, else
+# nothing. A CPU cannot trap on an int3 that memory does not hold once
+# text_poke_bp() has synchronised every CPU; TCG did (CI, ulp_nvmeof:
+# "Code: ... eb <5a>" at ttwu_do_activate+0x8d, a tracepoint's jump).
+stale_int3() {
+	tr -d '\r' <"$1" 2>/dev/null | grep -v 'ommand line:' | awk '
+		!rep && /Oops|BUG|PANIC|Kernel panic|double fault|general protection/ {
+			rep = 1; if ($0 !~ /Oops: int3/) exit }
+		rep && /Code: / {
+			for (i = 2; i <= NF; i++)
+				if ($i ~ /^</ && $(i - 1) ~ /^[0-9a-f][0-9a-f]$/) {
+					if ($(i - 1) != "cc") print $(i - 1)
+					exit
+				}
+			exit
+		}'
+}
+
 crash_class() {
 	local con=$1/console.log fl
 	if [ -n "$3" ]; then
@@ -490,6 +514,8 @@ crash_class() {
 	if [ -n "$fl" ] && [ ${#fl} -le 16 ] &&
 		(( (0x$fl & 0x2) == 0 || (0x$fl & 0xffffffffffc08028) != 0 )); then
 		echo "emulator (RFLAGS $fl)"
+	elif fl=$(stale_int3 "$con") && [ -n "$fl" ]; then
+		echo "emulator (int3 on $fl)"
 	elif grep -q 'stack guard page was hit' "$con" 2>/dev/null; then
 		echo stack
 	elif [[ ",$2" == *,xiw,* ]]; then
