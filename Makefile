@@ -32,7 +32,9 @@
 #   make dkms-uninstall
 #   make deb        Debian packages xiw-dkms, libxiw1, libxiw-dev in build/deb/
 #   make upstream   the kernel patch series against linux-source-6.12 in
-#                   build/upstream/kernel/; make upstream-check checks
+#                   build/upstream/kernel/ and the rdma-core series against
+#                   rdma-core 56.1 in build/upstream/rdma-core-patches/;
+#                   make upstream-check checks
 #                   each patch (checkpatch --strict, W=1 C=1 M= build)
 #   make kernel61   xiw.ko and xiw_ktest.ko for Debian 12's 6.1 kernel
 #                   (build/kver/6.1.0-N-amd64/)
@@ -372,11 +374,18 @@ deb:
 		cat $(DEB_DIR)/lintian.txt; fi
 	@ls -1 $(DEB_DIR)/*.deb
 
-# The kernel series for upstream (Documentation/upstream.md): the series
-# alone, then its check patch by patch (slow: each patch's objects, then
-# the whole module, with W=1 and sparse).
+# The series for upstream (Documentation/upstream.md): the kernel series
+# against linux-source-6.12 and the rdma-core series against rdma-core
+# 56.1 (its tarball fetched from Debian's archive once), then their checks
+# patch by patch (slow: each kernel patch's objects, then the whole
+# module, with W=1 and sparse; rdma-core built with -Werror after each,
+# and the tree's tools and libraries used on xiw in a VM).
 upstream:
 	scripts/upstream.sh series
+	scripts/upstream-rdma.sh series
 
 upstream-check: upstream
 	scripts/upstream.sh check
+	scripts/upstream-rdma.sh check
+	@# the provider of the rdma-core tree at work on xiw.ko in a VM
+	@$(MAKE) --no-print-directory check T=selftests/tests-long/upstream_rdma_core.sh

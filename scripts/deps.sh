@@ -19,6 +19,8 @@ PKGS=(
 	# build
 	build-essential cmake pkg-config g++ gcc-12 bc kmod cpio xz-utils zstd
 	libelf-dev sparse git python3 ethtool
+	# make upstream-check: rdma-core 56.1's build (the tree's provider series)
+	curl ninja-build libnl-3-dev libnl-route-3-dev cython3 python3-dev
 	# tests
 	libgtest-dev googletest
 	# fuzzing (selftests/fuzz): clang-14 with libFuzzer, ASan and UBSan
