@@ -48,6 +48,7 @@ PATCHES=$OUT/rdma-core-patches
 SRC=$ROOT/userspace/libxiw
 UAPI=$ROOT/include/uapi/rdma
 BLD=$OUT/rdma-core-build
+UP_RC=$ROOT/scripts/upstream/rdma-core
 JOBS=${JOBS:-$(nproc)}
 
 say() { printf '%s\n' "$*" >&2; }
@@ -137,6 +138,9 @@ edit() {
 series() {
 	local f
 	tree_init
+	# the tree is this script's: what a check or a hand left there goes
+	git -C "$TREE" am --abort >/dev/null 2>&1 || true
+	git -C "$TREE" reset -q --hard
 	git -C "$TREE" checkout -q -B xiw xiw-base
 	git -C "$TREE" reset -q --hard xiw-base
 	git -C "$TREE" clean -q -fdx
@@ -240,6 +244,32 @@ completion fields.
 The kernel driver has no driver id of its own yet: a device matches by
 its name (xiw*) or, under another name, by the node description the
 driver sets.
+MSG
+
+	# 3. pyverbs bindings of xiwdv.h and their tests
+	# (scripts/upstream/rdma-core/: code that lives in the tree only)
+	mkdir -p "$TREE/pyverbs/providers/xiw"
+	cp "$UP_RC"/pyverbs/* "$TREE/pyverbs/providers/xiw/"
+	cp "$UP_RC"/tests/test_xiwdv.py "$TREE/tests/"
+	edit pyverbs/CMakeLists.txt '
+		{ print }
+		/^add_subdirectory\(providers\/efa\)$/ { efa = 1 }
+		efa && /^endif\(\)$/ { print "add_subdirectory(providers/xiw)"; efa = 0 }'
+	edit tests/CMakeLists.txt '
+		{ print }
+		/^  test_tag_matching\.py$/ { print "  test_xiwdv.py" }'
+	for f in pyverbs/CMakeLists.txt tests/CMakeLists.txt; do
+		grep -q 'xiw' "$TREE/$f" || die "$f: the xiw line has no place"
+	done
+	commit "pyverbs/xiw: Add the xiw direct verbs and their tests" <<'MSG'
+XiwContext opens an xiw device (and refuses any other), XiwMR registers
+a region with the digest its Verify requests compute (xiwdv_reg_mr),
+and the xiwdv work requests of ibv_qp_ex (masked FetchAdd and CmpSwap,
+RDMA Write with 64-bit immediate data, Flush, Verify) take a QPEx.
+
+tests/test_xiwdv.py registers regions with each digest and the Flush
+rights, checks that an unknown digest is refused with EINVAL, and that
+XiwContext opens xiw devices only.
 MSG
 
 	rm -rf "$PATCHES"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 600
-# description: the rdma-core series at work: rdma-core 56.1 as make upstream-check built it with providers/xiw (run in place from its build tree: its libibverbs, its libxiw) finds the xiw device (ibv_devices, ibv_devinfo: iWARP), rping with data verification through its librdmacm, xiw_commitops (Flush, Atomic Write, Verify through ibv_qp_ex and xiwdv.h) with its libraries in place of the system's: all 38 checks; rdma-core's own tests/run_tests.py on xiw0: no failure, at least 29 passed
+# description: the rdma-core series at work: rdma-core 56.1 as make upstream-check built it with providers/xiw (run in place from its build tree: its libibverbs, its libxiw) finds the xiw device (ibv_devices, ibv_devinfo: iWARP), rping with data verification through its librdmacm, xiw_commitops (Flush, Atomic Write, Verify through ibv_qp_ex and xiwdv.h) with its libraries in place of the system's: all 38 checks; rdma-core's own tests/run_tests.py on xiw0: no failure, at least 32 passed, the series' three xiwdv tests (pyverbs) among them
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # make upstream-check's build of the series (scripts/upstream-rdma.sh
@@ -52,9 +52,17 @@ expect_eq "$(grep -c '^ok ' c.log)" 38 "xiw_commitops checks passed with the tre
 [ -x "$RC/bin/run_tests.py" ] || fail "no pyverbs in $RC (make deps installs cython3)"
 PATH=/usr/bin:$PATH run_timeout 600 sh "$RC/bin/run_tests.py" --dev xiw0 -v >rt.log 2>&1 || rc=$?
 tail -n 4 rt.log | sed 's/^/# /'
+[ "${rc:-0}" = 0 ] || sed -n '/^======/,$p' rt.log | head -n 80
 [ "${rc:-0}" = 0 ] || fail "run_tests.py exited $rc: $(grep -m3 -E '^(FAIL|ERROR):' rt.log | tr '\n' ' ')"
 grep -qE '^OK( |$)' rt.log || fail "run_tests.py did not end OK"
 ran=$(sed -nE 's/^Ran ([0-9]+) tests.*/\1/p' rt.log)
 passed=$(grep -cE '\.\.\. ok$' rt.log)
-[ "$passed" -ge 29 ] || fail "run_tests.py: $passed of $ran tests passed (29 did with the series' first run)"
+[ "$passed" -ge 32 ] || fail "run_tests.py: $passed of $ran tests passed (32 did with the series' first run)"
+# the series' pyverbs bindings of xiwdv.h (tests/test_xiwdv.py)
+for t in test_xiwdv_reg_mr_digests test_xiwdv_reg_mr_bad_digest test_xiw_context_checks; do
+	# unittest -v: "NAME (CLASS)" and, with a docstring, its first
+	# line on the next line, then " ... ok"
+	awk -v t="$t" '$1 == t { f = 1 } f && / \.\.\. / { ok = / \.\.\. ok$/; exit } END { exit !ok }' rt.log ||
+		fail "run_tests.py: $t: $(grep -m1 -A1 "^$t " rt.log | tr '\n' ' ' || echo 'did not run')"
+done
 log "rdma-core 56.1 with providers/xiw: devices, rping -V, 38 commit checks, run_tests.py $passed passed of $ran, $(sed -nE 's/^OK \(skipped=([0-9]+)\)/\1/p' rt.log) skipped"
