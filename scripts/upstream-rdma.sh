@@ -24,8 +24,9 @@
 #                                     symbols of its map, registers through
 #                                     PROVIDER_DRIVER() and loads with the
 #                                     tree's libibverbs (its use on a
-#                                     device: the VM test). Summary in OUT/rdma-core-patches/
-#                                     check.txt; exit 1 on any error.
+#                                     device: the VM test). Summary in
+#                                     OUT/rdma-core-patches/check.txt;
+#                                     exit 1 on any error.
 #
 # The provider in the tree is userspace/libxiw with what only an
 # out-of-tree build needs taken out: xiw_pabi.h (the private ABI
@@ -51,8 +52,8 @@ BLD=$OUT/rdma-core-build
 UP_RC=$ROOT/scripts/upstream/rdma-core
 JOBS=${JOBS:-$(nproc)}
 
-say() { printf '%s\n' "$*" >&2; }
-die() { say "upstream-rdma: $*"; exit 1; }
+UP_NAME=upstream-rdma	# tree.sh's die() prefix
+. "$ROOT/scripts/upstream/tree.sh"
 
 fetch() {
 	if [ ! -f "$TARBALL" ]; then
@@ -67,19 +68,9 @@ fetch() {
 }
 
 tree_init() {
-	[ -d "$TREE/.git" ] && git -C "$TREE" rev-parse -q --verify xiw-base >/dev/null &&
-		return 0
 	fetch
-	say "unpacking $TARBALL into $TREE"
-	rm -rf "$TREE" "$OUT/rdma-core.tmp"
-	mkdir -p "$OUT/rdma-core.tmp"
-	tar -C "$OUT/rdma-core.tmp" -xzf "$TARBALL"
-	mv "$OUT/rdma-core.tmp/rdma-core-$RC_VER" "$TREE"
-	rmdir "$OUT/rdma-core.tmp"
-	git -C "$TREE" init -q
-	git -C "$TREE" add -f -A .
-	git -C "$TREE" commit -q -m "rdma-core $RC_VER (Debian's rdma-core_$RC_VER.orig.tar.gz)"
-	git -C "$TREE" tag xiw-base
+	tree_from_tarball "$TARBALL" "rdma-core-$RC_VER" \
+		"rdma-core $RC_VER (Debian's rdma-core_$RC_VER.orig.tar.gz)"
 }
 
 # in_tree FILE: FILE of userspace/libxiw as the tree has it: the
@@ -119,16 +110,6 @@ in_tree() {
 	' "$SRC/$1"
 }
 
-# commit SUBJECT: commit what is staged in the tree; body from stdin
-commit() {
-	local msg
-	msg=$(cat)
-	git -C "$TREE" add -A
-	git -C "$TREE" -c user.name="${GIT_AUTHOR_NAME:-$(git -C "$ROOT" config user.name)}" \
-		-c user.email="${GIT_AUTHOR_EMAIL:-$(git -C "$ROOT" config user.email)}" \
-		commit -q -s -F - <<<"$1"$'\n\n'"$msg"
-}
-
 # edit FILE AWK: rewrite a tree file through an awk program
 edit() {
 	local f=$TREE/$1
@@ -154,6 +135,7 @@ series() {
 		{ print }'
 	grep -q 'rdma/xiw-abi.h' "$TREE/kernel-headers/CMakeLists.txt" ||
 		die "kernel-headers/CMakeLists.txt: no place for the xiw headers"
+	git -C "$TREE" add -A
 	commit "Update kernel headers" <<'MSG'
 To the kernel series "RDMA/xiw: add the user ABI headers": xiw-abi.h
 (the driver data of the uverbs commands, the ring layout user space
@@ -227,6 +209,7 @@ EOF
 	for f in CMakeLists.txt libibverbs/verbs.h MAINTAINERS README.md debian/ibverbs-providers.install; do
 		grep -q 'xiw' "$TREE/$f" || die "$f: the xiw line has no place"
 	done
+	git -C "$TREE" add -A
 	commit "providers/xiw: Add the xiw software iWARP provider" <<'MSG'
 xiw is a software iWARP RNIC (drivers/infiniband/sw/xiw): MPA, DDP and
 RDMAP over kernel TCP sockets, with the RFC 7306 atomics (FetchAdd and
@@ -261,6 +244,7 @@ MSG
 	for f in pyverbs/CMakeLists.txt tests/CMakeLists.txt; do
 		grep -q 'xiw' "$TREE/$f" || die "$f: the xiw line has no place"
 	done
+	git -C "$TREE" add -A
 	commit "pyverbs/xiw: Add the xiw direct verbs and their tests" <<'MSG'
 XiwContext opens an xiw device (and refuses any other), XiwMR registers
 a region with the digest its Verify requests compute (xiwdv_reg_mr),
@@ -279,7 +263,7 @@ MSG
 }
 
 check() {
-	local p n=0 bad=0 sum=$PATCHES/check.txt log
+	local p bad=0 sum=$PATCHES/check.txt log
 	[ -d "$PATCHES" ] && ls "$PATCHES"/*.patch >/dev/null 2>&1 ||
 		die "no series in $PATCHES: scripts/upstream-rdma.sh series first"
 	git -C "$TREE" am --abort >/dev/null 2>&1 || true
@@ -297,7 +281,6 @@ check() {
 	fi
 	echo "xiw-base: builds" >>"$sum"
 	for p in "$PATCHES"/*.patch; do
-		n=$((n + 1))
 		log=$BLD/$(basename "$p" .patch).log
 		if ! git -C "$TREE" am -q "$p" >"$log" 2>&1; then
 			echo "$(basename "$p"): does not apply" >>"$sum"

@@ -35,27 +35,15 @@ JOBS=${JOBS:-$(nproc)}
 # sparse is what C=1 runs; without it the check says so and builds W=1.
 CHECK_C=$(command -v sparse >/dev/null && echo 1 || echo 0)
 
-say() { printf '%s\n' "$*" >&2; }
-die() { say "upstream: $*"; exit 1; }
+UP_NAME=upstream	# tree.sh's die() prefix
+. "$UP/tree.sh"
 
 tree_init() {
-	[ -d "$TREE/.git" ] && git -C "$TREE" rev-parse -q --verify xiw-base >/dev/null &&
-		return 0
 	[ -f "$TARBALL" ] || die "no $TARBALL: install linux-source-6.12"
-	say "unpacking $TARBALL into $TREE"
-	rm -rf "$TREE" "$OUT/linux.tmp"
-	mkdir -p "$OUT/linux.tmp"
-	tar -C "$OUT/linux.tmp" -xJf "$TARBALL"
-	mv "$OUT/linux.tmp"/linux-source-* "$TREE"
-	rmdir "$OUT/linux.tmp"
 	local ver
 	ver=$(dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || echo unknown)
-	git -C "$TREE" init -q
-	# a tree of 90k loose objects: no repacking behind our back
-	git -C "$TREE" config gc.auto 0
-	git -C "$TREE" add -f -A .
-	git -C "$TREE" commit -q -m "Linux 6.12 (Debian linux-source-6.12 $ver)"
-	git -C "$TREE" tag xiw-base
+	tree_from_tarball "$TARBALL" 'linux-source-*' \
+		"Linux 6.12 (Debian linux-source-6.12 $ver)"
 }
 
 # --- the verbs of kernel-series.sh ---------------------------------------
@@ -184,14 +172,6 @@ selftests() {
 		grep -q '/lib.sh"$' "$TREE/$d/$t.sh" || die "$t.sh: no lib.sh line"
 		git -C "$TREE" add -f "$d/$t.sh"
 	done
-}
-
-commit() {
-	local body
-	body=$(cat)
-	git -C "$TREE" commit -q -s -F - <<<"$1
-
-$body"
 }
 
 series() {
