@@ -444,6 +444,10 @@ finish_group() {
 	done
 }
 
+# The lines that open a kernel's report of its crash (crash_summary,
+# stale_int3).
+report_re='Oops|BUG|PANIC|Kernel panic|double fault|general protection'
+
 # crash_summary OUTDIR: what the console and qemu say of a VM that died
 # mid-suite, as " (...)" or nothing: the first Oops/BUG/panic line, the
 # function it hit, whether any frame of the trace is xiw's (or siw's),
@@ -453,7 +457,7 @@ crash_summary() {
 	local con=$1/console.log first rip frames q
 
 	first=$(tr -d '\r' <"$con" 2>/dev/null | grep -v 'ommand line:' |
-		grep -m1 -E 'Oops|BUG|PANIC|Kernel panic|double fault|general protection' |
+		grep -m1 -E "$report_re" |
 		sed -E 's/^\[ *[0-9.]+\] //' | cut -c1-100)
 	rip=$(tr -d '\r' <"$con" 2>/dev/null | grep -m1 -E 'RIP: [0-9]+:' |
 		sed -E 's/.*RIP: [0-9]+://; s/ .*//')
@@ -472,17 +476,6 @@ qemu_assertion() {
 	grep -m1 -E 'Assertion' "$1/qemu.log" 2>/dev/null | cut -c1-100
 }
 
-# crash_class OUTDIR FRAMES QEMU_ASSERTION: whose crash it most likely is.
-#   emulator   qemu asserted, or the first register dump holds an RFLAGS
-#              no x86 CPU can push (bit 1 clear, or a reserved bit set:
-#              3, 5, 15, 22-63), as a double fault from TCG does
-#              or an int3 Oops whose code dump shows the byte it trapped
-#              on as anything but int3 (0xcc): the vCPU ran a stale
-#              translation of text that text_poke_bp() had already
-#              finished patching (stale_int3)
-#   stack      the kernel saw a stack guard page hit (a stack overflow)
-#   xiw, siw   a frame of that module is in the trace (xiw first)
-#   kernel     none of these (sysrq, another subsystem)
 # stale_int3 CONSOLE: when the first report is "Oops: int3", the byte
 # the trap was taken on as the code dump shows it (the one before the
 # <..> one: an int3's RIP is the next byte) if it is not 0xcc, else
@@ -490,8 +483,8 @@ qemu_assertion() {
 # text_poke_bp() has synchronised every CPU; TCG did (CI, ulp_nvmeof:
 # "Code: ... eb <5a>" at ttwu_do_activate+0x8d, a tracepoint's jump).
 stale_int3() {
-	tr -d '\r' <"$1" 2>/dev/null | grep -v 'ommand line:' | awk '
-		!rep && /Oops|BUG|PANIC|Kernel panic|double fault|general protection/ {
+	tr -d '\r' <"$1" 2>/dev/null | grep -v 'ommand line:' | awk -v re="$report_re" '
+		!rep && $0 ~ re {
 			rep = 1; if ($0 !~ /Oops: int3/) exit }
 		rep && /Code: / {
 			for (i = 2; i <= NF; i++)
@@ -503,8 +496,19 @@ stale_int3() {
 		}'
 }
 
+# crash_class OUTDIR FRAMES QEMU_ASSERTION: whose crash it most likely is.
+#   emulator   qemu asserted, or the first register dump holds an RFLAGS
+#              no x86 CPU can push (bit 1 clear, or a reserved bit set:
+#              3, 5, 15, 22-63), as a double fault from TCG does
+#              or an int3 Oops whose code dump shows the byte it trapped
+#              on as anything but int3 (0xcc): the vCPU ran a stale
+#              translation of text that text_poke_bp() had already
+#              finished patching (stale_int3)
+#   stack      the kernel saw a stack guard page hit (a stack overflow)
+#   xiw, siw   a frame of that module is in the trace (xiw first)
+#   kernel     none of these (sysrq, another subsystem)
 crash_class() {
-	local con=$1/console.log fl
+	local con=$1/console.log fl byte
 	if [ -n "$3" ]; then
 		echo emulator
 		return
@@ -514,8 +518,8 @@ crash_class() {
 	if [ -n "$fl" ] && [ ${#fl} -le 16 ] &&
 		(( (0x$fl & 0x2) == 0 || (0x$fl & 0xffffffffffc08028) != 0 )); then
 		echo "emulator (RFLAGS $fl)"
-	elif fl=$(stale_int3 "$con") && [ -n "$fl" ]; then
-		echo "emulator (int3 on $fl)"
+	elif byte=$(stale_int3 "$con") && [ -n "$byte" ]; then
+		echo "emulator (int3 on $byte)"
 	elif grep -q 'stack guard page was hit' "$con" 2>/dev/null; then
 		echo stack
 	elif [[ ",$2" == *,xiw,* ]]; then
