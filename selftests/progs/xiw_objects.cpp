@@ -2,7 +2,7 @@
 /*
  * xiw_objects - verbs object life cycles on an xiw device, through libxiw.
  *
- *   xiw_objects [--dev xiw0] [--cycles N | --limits]
+ *   xiw_objects [--dev xiw0] [--cycles N | --limits | --hold SECS]
  *
  * Checks the device and port attributes, then runs N cycles of: PD, two
  * MRs, CQs with and without a completion channel, an SRQ, three RC QPs
@@ -17,7 +17,10 @@
  * without completions and that a QP is reusable after ERR -> RESET -> INIT;
  * the "negative" group checks that invalid requests fail with the expected
  * errno (EINVAL, EOPNOTSUPP, EBUSY). --limits instead creates max_cq CQs
- * and max_qp QPs: the next one of each must fail with ENOMEM.
+ * and max_qp QPs: the next one of each must fail with ENOMEM. --hold
+ * creates one PD, MR, CQ, SRQ and RC QP, prints "held" and keeps them
+ * SECS seconds before it destroys them: a live object of each kind for a
+ * test that reads them from outside (rdma resource show).
  *
  * One summary line per check group; exit status 0 if all checks passed,
  * 1 if any failed, 2 on usage errors or if the device cannot be used.
@@ -161,6 +164,7 @@ struct Options {
 	std::string dev = "xiw0";
 	unsigned long cycles = 1;
 	bool limits = false;	/* only the device attributes and limits */
+	unsigned long hold = 0;	/* seconds to keep one object of each kind */
 };
 
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -1106,6 +1110,30 @@ void check_limits(ibv_context *ctx, const ibv_device_attr_ex &ax)
 	chk.end();
 }
 
+/* One object of each kind, alive for secs seconds (--hold). */
+void hold_objects(ibv_context *ctx, Buffers &buf, unsigned long secs)
+{
+	Obj<ibv_pd> pd(ibv_alloc_pd(ctx));
+	if (!CHECK(pd, "ibv_alloc_pd: %s", strerror(errno)))
+		return;
+	Obj<ibv_mr> mr(ibv_reg_mr(pd.get(), buf.small.data(),
+				  buf.small.size(), kAccess));
+	Obj<ibv_cq> cq(ibv_create_cq(ctx, kCqe, nullptr, nullptr, 0));
+	ibv_srq_init_attr sa = {};
+	sa.attr.max_wr = 32;
+	sa.attr.max_sge = kSge;
+	Obj<ibv_srq> srq(ibv_create_srq(pd.get(), &sa));
+	if (!CHECK(mr && cq && srq, "hold: MR, CQ or SRQ: %s",
+		   strerror(errno)))
+		return;
+	Obj<ibv_qp> qp = create_qp(pd.get(), cq.get(), nullptr, false, "held");
+	if (!qp)
+		return;
+	printf("held\n");
+	fflush(stdout);
+	std::this_thread::sleep_for(std::chrono::seconds(secs));
+}
+
 Options parse(int argc, char **argv)
 {
 	Options o;
@@ -1122,9 +1150,14 @@ Options parse(int argc, char **argv)
 			o.cycles = strtoul(argv[++i], &end, 0);
 			if (*end || !o.cycles)
 				die("bad --cycles value '%s'", argv[i]);
+		} else if (arg == "--hold" && i + 1 < argc) {
+			char *end;
+			o.hold = strtoul(argv[++i], &end, 0);
+			if (*end || !o.hold)
+				die("bad --hold value '%s'", argv[i]);
 		} else {
 			fprintf(stderr,
-				"usage: %s [--dev NAME] [--cycles N | --limits]\n",
+				"usage: %s [--dev NAME] [--cycles N | --limits | --hold SECS]\n",
 				argv[0]);
 			exit(2);
 		}
@@ -1153,6 +1186,14 @@ int main(int argc, char **argv)
 		}
 		printf("xiw_objects: limits checked\n");
 		return 0;
+	}
+
+	if (opt.hold) {
+		chk.begin("hold");
+		hold_objects(ctx.get(), buf, opt.hold);
+		ctx.reset();
+		chk.end();
+		return chk.failures() ? 1 : 0;
 	}
 
 	chk.begin("objects");
