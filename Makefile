@@ -75,7 +75,7 @@ KTEST_MAKE = $(MAKE) -C $(KDIR) M=$(KTREE)/selftests/kmod \
 	KBUILD_EXTRA_SYMBOLS=$(KTREE)/kernel/Module.symvers
 
 .PHONY: check-packages check-long all kernel ktest user deps check check-host check-vm demo bench install \
-	clean checkpatch sparse w1 fuzz fuzz-live soak fuzz-corpus dkms-src dkms-install \
+	clean checkpatch sparse w1 lint fuzz fuzz-live soak fuzz-corpus dkms-src dkms-install \
 	dkms-uninstall deb dkms-tarball ktree kernel61 check-6.1 mutate \
 	upstream upstream-check
 
@@ -97,18 +97,37 @@ sparse: ktree
 	$(KMAKE) -j$(JOBS) C=2 modules
 	$(KTEST_MAKE) -j$(JOBS) C=2 modules
 
+# Both at once (make check): one compile of every file with W=1 and
+# sparse, in a fresh tree of links of its own (build/lint/), so the
+# modules the tests load are neither rebuilt with other flags nor
+# rebuilt after, and no object left by an earlier run hides a warning.
+LINT_TREE := $(BUILD)/lint/$(or $(KVER),default)
+lint:
+	@test -n "$(KDIR)" && test -e $(KDIR)/Makefile || { echo "no kernel headers ($(KDIR)): run 'make deps'"; exit 1; }
+	@rm -rf $(LINT_TREE)
+	$(call link_tree,$(LINT_TREE))
+	$(MAKE) -C $(KDIR) M=$(LINT_TREE)/kernel CONFIG_RDMA_XIW=m -j$(JOBS) W=1 C=2 modules
+	$(MAKE) -C $(KDIR) M=$(LINT_TREE)/selftests/kmod \
+		KBUILD_EXTRA_SYMBOLS=$(LINT_TREE)/kernel/Module.symvers -j$(JOBS) W=1 C=2 modules
+
+# link_tree DIR: (re)link the source files in DIR, laid out as the
+# repository is; links to files that are gone are dropped.
+define link_tree
+	@mkdir -p $(1)/kernel $(1)/selftests/kmod
+	@ln -sfn $(CURDIR)/include $(1)/include
+	@ln -sf $(addprefix $(CURDIR)/,$(XIW_KSRC)) $(1)/kernel/
+	@ln -sf $(CURDIR)/selftests/kmod/Kbuild \
+		$(filter-out %.mod.c,$(wildcard $(CURDIR)/selftests/kmod/*.c)) $(1)/selftests/kmod/
+	@# Only sources are links: modpost must not write through one (*.mod.c).
+	@find $(1)/kernel $(1)/selftests/kmod \( -xtype l -o -type l -name '*.mod.c' \) -delete
+endef
+
 # KVER=...: check the kernel exists, then (re)link the source files in
-# $(KTREE); links to files that are gone are dropped.
+# $(KTREE).
 ktree:
 ifneq ($(KVER),)
 	@test -e $(KDIR)/Makefile || { echo "no headers for $(KVER) ($(KDIR)): install linux-headers-$(KVER)"; exit 1; }
-	@mkdir -p $(KTREE)/kernel $(KTREE)/selftests/kmod
-	@ln -sfn $(CURDIR)/include $(KTREE)/include
-	@ln -sf $(addprefix $(CURDIR)/,$(XIW_KSRC)) $(KTREE)/kernel/
-	@ln -sf $(CURDIR)/selftests/kmod/Kbuild \
-		$(filter-out %.mod.c,$(wildcard $(CURDIR)/selftests/kmod/*.c)) $(KTREE)/selftests/kmod/
-	@# Only sources are links: modpost must not write through one (*.mod.c).
-	@find $(KTREE)/kernel $(KTREE)/selftests/kmod \( -xtype l -o -type l -name '*.mod.c' \) -delete
+	$(call link_tree,$(KTREE))
 endif
 
 # Debian 12's default kernel, 6.1 (make deps installs it): xiw.ko and
