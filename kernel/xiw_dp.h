@@ -284,6 +284,7 @@ struct xiw_tx_ctx {
 	bool fpdu_active;
 	bool fpdu_last;			/* completes the message */
 	bool spliced;			/* bv[] are TX pages: MSG_SPLICE_PAGES */
+	bool zc_whole;			/* zcopy, all of bv[] lent: one sendmsg */
 	bool bounced;			/* bv[] are the bounce pages */
 	struct xiw_tx_pages pages;
 

@@ -25,8 +25,10 @@
  * page may be lent (xiw_tx_page_lendable()). Such a WR is done
  * only when TCP has released every page (acknowledged, no skb left), so a
  * completion - its own or any later one - always means the buffer is free.
- * The FPDU header and trailer live in the QP's own (slab) memory and are
- * always copied, in separate sendmsg calls. Copied FPDUs of up to a page
+ * The FPDU's header and trailer go with its payload, in one sendmsg, from
+ * the QP's TX pages (xiw_tx_pages_frame_zc()); when those are all in
+ * flight, from the QP's own (slab) memory, copied, in sendmsg calls of
+ * their own. Copied FPDUs of up to a page
  * of payload go whole into a batch that one sendmsg hands to TCP (see
  * "The batch" below). Read Responses (nothing tells the responder when
  * its memory may change) and inline data are copied.
@@ -166,6 +168,7 @@ void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
 	tx->fpdu_active = true;
 	tx->batch_fpdu = 0;
 	tx->bounced = false;
+	tx->zc_whole = false;
 	if (xiw_tx_batch_fits(tx, fpdu_len)) {
 		xiw_tx_seal_batch(dp, hdr_len, pad, fpdu_len);
 		return;
@@ -179,6 +182,10 @@ void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
 		      (fpdu_len > XIW_TX_BATCH_FPDU || tx->kind == XIW_TX_RRESP) &&
 		      xiw_tx_pages_frame(dp, hdr_len, pad, fpdu_len);
 	if (tx->spliced)
+		return;
+	/* Zero copy: header and trailer lent from the ring too, if it can. */
+	tx->zc_whole = tx->zcopy && xiw_tx_pages_frame_zc(dp, hdr_len, pad);
+	if (tx->zc_whole)
 		return;
 	memset(tx->trailer, 0, sizeof(tx->trailer));
 	xiw_tx_bv_virt(&tx->bv[0], &tx->hdr, hdr_len);
@@ -309,6 +316,9 @@ static int xiw_tx_push(struct xiw_qp_dp *dp)
 
 		if (!tx->zcopy) {
 			last = tx->nbv;
+		} else if (tx->zc_whole) {
+			last = tx->nbv;
+			splice = true;
 		} else if (first == 0 || first == tx->nbv - 1) {
 			last = first + 1;
 		} else {

@@ -192,6 +192,62 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 }
 
 /*
+ * Frame a zero-copy FPDU's own bytes in the ring: its header (@hdr_len
+ * bytes of tx->hdr), then @pad zero bytes and the CRC, back to back in
+ * one page, around the payload pieces tx->bv[1..nbv), which stay the
+ * consumer's pages. On success tx->bv[0] is the header's piece and a new
+ * last piece the trailer's, so the whole FPDU goes to TCP by reference
+ * in one sendmsg (MSG_ZEROCOPY: TCP takes a reference on every page it
+ * is given, ring pages included, and the ring writes a page again only
+ * once TCP let go of it). False if the ring has no room: the caller
+ * frames header and trailer in the QP's memory, sent apart and copied.
+ */
+bool xiw_tx_pages_frame_zc(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	struct xiw_tx_pages *p = &tx->pages;
+	gfp_t gfp = tx->from_rx ? GFP_ATOMIC : GFP_KERNEL;
+	u32 len = hdr_len + pad + XIW_MPA_CRC_LEN;
+	u32 idx, off, i, crc = XIW_CRC32C_SEED;
+	u32 *crcp = dp->crc ? &crc : NULL;
+	struct page *page;
+	__le32 trailer;
+
+	if (!xiw_tx_pages_room(dp, len, gfp, &idx, &off))
+		goto busy;
+	if (off + len > PAGE_SIZE) {
+		/* one piece each: leave the tail, take the next page */
+		p->idx = idx;
+		p->off = PAGE_SIZE;
+		if (!xiw_tx_pages_room(dp, len, gfp, &idx, &off) ||
+		    off + len > PAGE_SIZE)
+			goto busy;
+	}
+	page = p->page[idx];
+	p->idx = idx;
+	p->off = off;
+	xiw_tx_pages_copy(p, &tx->hdr, hdr_len, crcp);
+	for (i = 1; crcp && i < tx->nbv; i++) {
+		struct bio_vec *bv = &tx->bv[i];
+		void *va = kmap_local_page(bv->bv_page);
+
+		crc = xiw_crc_update(crc, va + bv->bv_offset, bv->bv_len);
+		kunmap_local(va);
+	}
+	memset(tx->trailer, 0, sizeof(tx->trailer));
+	xiw_tx_pages_copy(p, tx->trailer, pad, crcp);
+	trailer = crcp ? xiw_crc_trailer(crc) : 0;
+	xiw_tx_pages_copy(p, &trailer, sizeof(trailer), NULL);
+	bvec_set_page(&tx->bv[0], page, hdr_len, off);
+	bvec_set_page(&tx->bv[tx->nbv++], page, pad + XIW_MPA_CRC_LEN,
+		      off + hdr_len);
+	return true;
+busy:
+	xiw_dp_stat_add(dp, XIW_STAT_TX_PAGES_BUSY, 1);
+	return false;
+}
+
+/*
  * The bounce pages: where the unsent rest of a copied FPDU goes when it
  * must not stay in the consumer's memory and the ring has no room. TCP
  * copies them at sendmsg (no MSG_SPLICE_PAGES), so they are free again as

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 400
-# description: a completion means the buffer is free: 64 KiB RDMA Writes and Sends from one buffer reused right after a later (or their own) signaled completion, every byte checked at the peer; copying TX (default) and zero-copy TX completed on TCP's release (tx_zcopy=1), without and with netem delay and loss on the path (retransmissions from the pages), MPA CRC off and on; copying TX goes through the QP's TX pages (counted); zero copy proven used (tx_zcopy_sends > 0 with tx_zcopy=1, 0 without); the error paths: a zero-copy Write TCP still holds when the connection closes completes only once TCP let go of its pages (64 KiB, and 16 MiB of which TX still holds the rest; the peer never sees bytes written after the completion)
+# description: a completion means the buffer is free: 64 KiB RDMA Writes and Sends from one buffer reused right after a later (or their own) signaled completion, every byte checked at the peer; copying TX (default) and zero-copy TX completed on TCP's release (tx_zcopy=1), without and with netem delay and loss on the path (retransmissions from the pages), MPA CRC off and on; copying TX goes through the QP's TX pages (counted); zero copy proven used (tx_zcopy_sends > 0 with tx_zcopy=1, 0 without), each zero-copy FPDU whole in one sendmsg (tx_sendmsg below 1.5x the hand-offs); the error paths: a zero-copy Write TCP still holds when the connection closes completes only once TCP let go of its pages (64 KiB, and 16 MiB of which TX still holds the rest; the peer never sees bytes written after the completion)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 ZC=$(need_prog xiw_zcreuse)
@@ -30,10 +30,17 @@ zcreuse copy 7481 64
 expect_eq $(( $(zsends) - z0 )) 0 "tx_zcopy_sends of copying TX"
 echo 1 >"$P/tx_zcopy"
 z0=$(zsends)
+s0=$(cat "$hw/tx_sendmsg_calls")
 zcreuse zcopy 7482 64
 z1=$(zsends)
+s1=$(cat "$hw/tx_sendmsg_calls")
 [ $(( z1 - z0 )) -gt 0 ] || fail "zero copy did not run: tx_zcopy_sends $z0 -> $z1 for 64 messages of 64 KiB"
-log "zero-copy TX: $(( z1 - z0 )) payload hand-offs by reference for 64 messages of 64 KiB"
+log "zero-copy TX: $(( z1 - z0 )) payload hand-offs by reference in $(( s1 - s0 )) sendmsg calls for 64 messages of 64 KiB"
+# A zero-copy FPDU goes to TCP whole, header and trailer lent from the TX
+# pages with its payload: one sendmsg, not three (header, payload, trailer
+# apart); the few others are the peer's acks and the setup's Sends.
+[ $(( s1 - s0 )) -lt $(( (z1 - z0) * 3 / 2 )) ] ||
+	fail "zero-copy FPDUs not sent whole: $(( s1 - s0 )) sendmsg calls for $(( z1 - z0 )) zero-copy hand-offs"
 
 # The link drops and delays segments: TCP queues clones behind netem and
 # retransmits lost segments from the pages it still references.
