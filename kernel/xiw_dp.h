@@ -381,7 +381,8 @@ struct xiw_qp_dp {
 	bool crc;
 	u8 mpa_rev;			/* for restrack */
 	enum xiw_rtr rtr;
-	u32 mss;
+	u32 mss;			/* TCP's, at RTS */
+	u32 fpdu_mss;			/* FPDUs are sized for it (xiw_llp.c) */
 
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);

@@ -30,6 +30,19 @@
 #include "xiw_sched.h"
 #include "xiw_tx.h"
 
+/*
+ * FPDU length in TCP segments. RFC 5044 sizes an FPDU to fit one segment
+ * (MULPDU from the MSS), so that a receiver can place each segment as it
+ * arrives; with markers off nothing on the wire depends on it, and a
+ * longer FPDU costs its framing, CRC setup and TX pieces once for several
+ * segments. The receiver must accept FPDUs longer than its MSS: xiw and
+ * siw do (interop.md). Read at RTS; default 1, the RFC's.
+ */
+static unsigned int fpdu_segments = 1;
+module_param(fpdu_segments, uint, 0644);
+MODULE_PARM_DESC(fpdu_segments,
+		 "FPDU length in TCP segments of the connection's MSS, 1-64, at most an MPA ULPDU of 65535 bytes (default 1: one FPDU per segment, RFC 5044's MULPDU)");
+
 static void xiw_llp_err_work(struct work_struct *w)
 {
 	struct xiw_qp_dp *dp = container_of(w, struct xiw_qp_dp, err_work);
@@ -276,6 +289,10 @@ int xiw_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	dp->mss = tcp_sk(sk)->mss_cache ?: 1460;
 	if (!xiw_ddp_max_payload(dp->mss, false))
 		dp->mss = 536;
+	dp->fpdu_mss = min_t(u32, dp->mss * clamp(READ_ONCE(fpdu_segments),
+						  1U, 64U),
+			     XIW_MPA_HDR_LEN + XIW_MPA_ULPDU_MAX +
+			     XIW_MPA_CRC_LEN);
 	refcount_set(&dp->users, 1);
 	init_completion(&dp->users_done);
 	spin_lock_init(&dp->lock);

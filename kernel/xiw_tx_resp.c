@@ -272,7 +272,7 @@ static bool xiw_tx_resp_start(struct xiw_qp_dp *dp, bool short_only)
 			tx->rr_popped = head->executed ||
 					(head->type == XIW_RQ_READ &&
 					 head->len <=
-					 xiw_ddp_max_payload(dp->mss, true));
+					 xiw_ddp_max_payload(dp->fpdu_mss, true));
 			if (tx->rr_popped)	/* xiw_rx_req_ird_full() */
 				WRITE_ONCE(dp->irq_head, dp->irq_head + 1);
 		}
@@ -420,7 +420,7 @@ static int xiw_tx_resp_build(struct xiw_qp_dp *dp)
 	 * the section: the copy target is chosen then (xiw_tx_batch_fits()).
 	 */
 	tx->zcopy = false;
-	n = min(len - tx->rr_done, xiw_ddp_max_payload(dp->mss, true));
+	n = min(len - tx->rr_done, xiw_ddp_max_payload(dp->fpdu_mss, true));
 	if (n) {
 		rv = xiw_tx_resp_access(dp, n);
 		if (rv) {

@@ -543,7 +543,7 @@ static int xiw_tx_sq_build(struct xiw_qp_dp *dp)
 
 	hlen = tagged ? sizeof(struct xiw_ddp_tagged) :
 			sizeof(struct xiw_ddp_untagged);
-	n = min(tx->len - tx->done, xiw_ddp_max_payload(dp->mss, tagged));
+	n = min(tx->len - tx->done, xiw_ddp_max_payload(dp->fpdu_mss, tagged));
 	if (s->flags & XIW_WQE_INLINE) {
 		if (n)
 			xiw_tx_bv_virt(&tx->bv[tx->nbv++],

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 200
-# description: data path interop with siw: rping (Send, Read, Write, verified data) xiw <-> siw, without and with MPA CRC
+# description: data path interop with siw: rping (Send, Read, Write, verified data) xiw <-> siw, without and with MPA CRC; then at an MSS of 1448 (lo's MTU 1500) with CRC on, xiw's FPDUs one segment long and sixteen (fpdu_segments=16: siw must take FPDUs longer than its MSS; xiw0's tx_fpdus fall to at most a quarter)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd rping ip ss
@@ -11,6 +11,7 @@ xiw_need_provider
 siw_load
 params=/sys/module/$XIW_MOD/parameters
 defer eval "echo $(cat "$params/mpa_crc") > $params/mpa_crc"
+defer eval "echo $(cat "$params/fpdu_segments") > $params/fpdu_segments"
 
 dummy_add d0
 dummy_add d1
@@ -44,3 +45,23 @@ for crc in 0 2; do
 	ping 10.77.3.2 10.77.3.1 65000
 	ping 10.77.3.1 10.77.3.2 65000
 done
+
+# A real link's MSS: FPDUs of one segment (RFC 5044's MULPDU) and of
+# sixteen, which siw must reassemble from several segments; siw's own stay
+# one segment long. Both roles, data verified.
+defer ip link set lo mtu "$(cat /sys/class/net/lo/mtu)"
+ip link set lo mtu 1500
+hw=/sys/class/infiniband/xiw0/ports/1/hw_counters
+crc=2
+echo $crc >"$params/mpa_crc"
+declare -A fpdus
+for n in 1 16; do
+	echo $n >"$params/fpdu_segments"
+	f0=$(cat "$hw/tx_fpdus")
+	ping 10.77.3.2 10.77.3.1 65000	# xiw client, siw server
+	ping 10.77.3.1 10.77.3.2 65000	# siw client, xiw server
+	fpdus[$n]=$(( $(cat "$hw/tx_fpdus") - f0 ))
+	log "MSS 1448, fpdu_segments=$n: xiw0 sent ${fpdus[$n]} FPDUs"
+done
+[ "${fpdus[16]}" -le $(( fpdus[1] / 4 )) ] ||
+	fail "fpdu_segments=16 did not lengthen xiw's FPDUs: ${fpdus[16]} FPDUs against ${fpdus[1]} with 1"
