@@ -54,6 +54,13 @@ connect() {
 #    port is found by its owner (this shell's fd 3): an earlier connection
 #    to 7501 may still be in TIME_WAIT (a repeat in the same boot), and
 #    its port is no user-space connection's.
+#    The listener gives up on a connection that sends no MPA Request
+#    after mpa_timeout_resp_ms (5 s): on a loaded host the steps below
+#    took longer once, and the connection was gone before it was looked
+#    at, so the test gives it a minute.
+P=/sys/module/$XIW_MOD/parameters
+defer eval "echo $(cat "$P/mpa_timeout_resp_ms") >$P/mpa_timeout_resp_ms"
+echo 60000 >"$P/mpa_timeout_resp_ms"
 exec 3<>/dev/tcp/10.77.4.1/7501 || fail "no TCP connection to 10.77.4.1:7501"
 held=$(ss -Htnp state established "( dport = :7501 )" | { grep "pid=$BASHPID," || true; } |
        awk '{ sub(/.*:/, "", $3); print $3 }' | head -n 1)
