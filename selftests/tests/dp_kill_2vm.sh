@@ -73,7 +73,7 @@ survive() {
 	expect_eq "$(grep -c '^ok' "$3")" 4 "$1: survivor checks passed"
 	expect_match "$(cat "$3")" '^TORN DOWN$' "$1: survivor tore down"
 	expect_match "$(cat "$3")" '^ok the connection ended \((peer|error CQE)\)' "$1: the survivor saw the peer go"
-	# WRs were outstanding at the kill: some were flushed. At most one
+	# WRs outstanding at the kill are flushed. At most one
 	# other error, from a Terminate of the dying side: ib_core tears a
 	# dead process's verbs objects down newest first, so its MRs go
 	# before its QP. In between, a Write or Read of ours that arrives
@@ -81,7 +81,15 @@ survive() {
 	# own WR finds its local MR gone (a Read Response it cannot place,
 	# an MR revoked under a WR: RDMAP catastrophic, our remote operation
 	# error). The oldest WR gets that status, the rest are flushed.
-	expect_match "$(cat "$3")" '^# sq: .* then [1-9][0-9]* flushed, [01] other errors' "$1: survivor WRs outstanding at the kill"
+	# A survivor that was not scheduled between the kill and the end of
+	# the connection finds every WR of its window completed by then
+	# (the dead process's QP answers until ib_uverbs destroys it) and
+	# the end already reported, so it posts nothing more: no flush on its
+	# SQ (seen once in CI, "6066 ok, then 0 flushed"). Its receives are
+	# flushed all the same (the program checks all 16), and it said so.
+	expect_match "$(cat "$3")" '^# sq: .* then [0-9]+ flushed, [01] other errors' "$1: survivor's WRs at the kill"
+	grep -q ' then 0 flushed' "$3" &&
+		log "$1: no SQ WR of the survivor was outstanding when it saw the end"
 	if grep -q ' flushed, 1 other errors' "$3"; then
 		expect_match "$(cat "$3")" '^# non-flush error CQE: remote (access|operation) error$' "$1: the one non-flush error"
 	fi
