@@ -289,10 +289,8 @@ int xiw_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 	dp->mss = tcp_sk(sk)->mss_cache ?: 1460;
 	if (!xiw_ddp_max_payload(dp->mss, false))
 		dp->mss = 536;
-	dp->fpdu_mss = min_t(u32, dp->mss * clamp(READ_ONCE(fpdu_segments),
-						  1U, 64U),
-			     XIW_MPA_HDR_LEN + XIW_MPA_ULPDU_MAX +
-			     XIW_MPA_CRC_LEN);
+	/* xiw_mpa_mulpdu() caps what it allows at an MPA ULPDU */
+	dp->fpdu_mss = dp->mss * clamp(READ_ONCE(fpdu_segments), 1U, 64U);
 	refcount_set(&dp->users, 1);
 	init_completion(&dp->users_done);
 	spin_lock_init(&dp->lock);

@@ -148,6 +148,21 @@ static void xiw_tx_seal_batch(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 	tx->batch_fpdu = fpdu_len;
 }
 
+/* The CRC32c @crc continued over the payload pieces tx->bv[1..nbv). */
+u32 xiw_tx_crc_payload(const struct xiw_tx_ctx *tx, u32 crc)
+{
+	int i;
+
+	for (i = 1; i < tx->nbv; i++) {
+		const struct bio_vec *bv = &tx->bv[i];
+		void *va = kmap_local_page(bv->bv_page);
+
+		crc = xiw_crc_update(crc, va + bv->bv_offset, bv->bv_len);
+		kunmap_local(va);
+	}
+	return crc;
+}
+
 /*
  * Finish the FPDU: MPA length, pad, CRC; in place in the batch if it goes
  * there, else the header and trailer pieces around the payload's. Callers
@@ -160,7 +175,6 @@ void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
 	u32 pad = xiw_mpa_pad(ulpdu);
 	u32 fpdu_len = xiw_mpa_fpdu_len(ulpdu);
 	__le32 trailer;
-	int i;
 
 	tx->hdr.ctrl.mpa_len = cpu_to_be16(ulpdu);
 	tx->bv_idx = 0;
@@ -192,14 +206,7 @@ void xiw_tx_seal(struct xiw_qp_dp *dp, u32 hdr_len, u32 payload)
 	if (dp->crc) {
 		u32 crc = xiw_crc_update(XIW_CRC32C_SEED, &tx->hdr, hdr_len);
 
-		for (i = 1; i < tx->nbv; i++) {
-			struct bio_vec *bv = &tx->bv[i];
-			void *p = kmap_local_page(bv->bv_page);
-
-			crc = xiw_crc_update(crc, p + bv->bv_offset,
-					     bv->bv_len);
-			kunmap_local(p);
-		}
+		crc = xiw_tx_crc_payload(tx, crc);
 		crc = xiw_crc_update(crc, tx->trailer, pad);
 		trailer = xiw_crc_trailer(crc);
 		memcpy(tx->trailer + pad, &trailer, sizeof(trailer));

@@ -161,6 +161,7 @@ void xiw_tx_zc_finish(struct xiw_tx_zc *zc, u32 byte_len);
 bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 			u32 total);
 bool xiw_tx_pages_frame_zc(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad);
+u32 xiw_tx_crc_payload(const struct xiw_tx_ctx *tx, u32 crc);
 bool xiw_tx_batch_fits(struct xiw_tx_ctx *tx, u32 fpdu_len);
 int xiw_tx_pages_prepare(struct xiw_qp_dp *dp, u32 total);
 int xiw_tx_pages_bounce(struct xiw_qp_dp *dp, gfp_t gfp);

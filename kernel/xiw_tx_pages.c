@@ -132,6 +132,21 @@ static bool xiw_tx_pages_room(struct xiw_qp_dp *dp, u32 total, gfp_t gfp,
 }
 
 /*
+ * The FPDU's end at the ring's position: @pad zero bytes, counted in *@crc
+ * unless it is NULL, then the CRC field (zero without CRC).
+ */
+static void xiw_tx_pages_trailer(struct xiw_qp_dp *dp, u32 pad, u32 *crc)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+	__le32 trailer;
+
+	memset(tx->trailer, 0, sizeof(tx->trailer));
+	xiw_tx_pages_copy(&tx->pages, tx->trailer, pad, crc);
+	trailer = crc ? xiw_crc_trailer(*crc) : 0;
+	xiw_tx_pages_copy(&tx->pages, &trailer, sizeof(trailer), NULL);
+}
+
+/*
  * Frame the FPDU in tx (header of @hdr_len bytes in tx->hdr, payload
  * pieces tx->bv[1..nbv), @pad bytes of pad; @total bytes with the CRC) in
  * the ring: on success tx->bv holds the ring pieces of the whole FPDU, CRC
@@ -152,7 +167,6 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 		    GFP_ATOMIC : GFP_KERNEL;
 	u32 idx, off, i, crc = XIW_CRC32C_SEED;
 	u32 *crcp = dp->crc ? &crc : NULL;
-	__le32 trailer;
 	int nbv, k;
 
 	if (!xiw_tx_pages_room(dp, total, gfp, &idx, &off)) {
@@ -171,10 +185,7 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 		xiw_tx_pages_copy(p, va + bv->bv_offset, bv->bv_len, crcp);
 		kunmap_local(va);
 	}
-	memset(tx->trailer, 0, sizeof(tx->trailer));
-	xiw_tx_pages_copy(p, tx->trailer, pad, crcp);
-	trailer = crcp ? xiw_crc_trailer(crc) : 0;
-	xiw_tx_pages_copy(p, &trailer, sizeof(trailer), NULL);
+	xiw_tx_pages_trailer(dp, pad, crcp);
 
 	/* The pieces: from (idx, off) on, page by page. */
 	nbv = 0;
@@ -208,10 +219,9 @@ bool xiw_tx_pages_frame_zc(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad)
 	struct xiw_tx_pages *p = &tx->pages;
 	gfp_t gfp = tx->from_rx ? GFP_ATOMIC : GFP_KERNEL;
 	u32 len = hdr_len + pad + XIW_MPA_CRC_LEN;
-	u32 idx, off, i, crc = XIW_CRC32C_SEED;
+	u32 idx, off, crc = XIW_CRC32C_SEED;
 	u32 *crcp = dp->crc ? &crc : NULL;
 	struct page *page;
-	__le32 trailer;
 
 	if (!xiw_tx_pages_room(dp, len, gfp, &idx, &off))
 		goto busy;
@@ -227,17 +237,9 @@ bool xiw_tx_pages_frame_zc(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad)
 	p->idx = idx;
 	p->off = off;
 	xiw_tx_pages_copy(p, &tx->hdr, hdr_len, crcp);
-	for (i = 1; crcp && i < tx->nbv; i++) {
-		struct bio_vec *bv = &tx->bv[i];
-		void *va = kmap_local_page(bv->bv_page);
-
-		crc = xiw_crc_update(crc, va + bv->bv_offset, bv->bv_len);
-		kunmap_local(va);
-	}
-	memset(tx->trailer, 0, sizeof(tx->trailer));
-	xiw_tx_pages_copy(p, tx->trailer, pad, crcp);
-	trailer = crcp ? xiw_crc_trailer(crc) : 0;
-	xiw_tx_pages_copy(p, &trailer, sizeof(trailer), NULL);
+	if (crcp)
+		crc = xiw_tx_crc_payload(tx, crc);
+	xiw_tx_pages_trailer(dp, pad, crcp);
 	bvec_set_page(&tx->bv[0], page, hdr_len, off);
 	bvec_set_page(&tx->bv[tx->nbv++], page, pad + XIW_MPA_CRC_LEN,
 		      off + hdr_len);
