@@ -51,16 +51,15 @@ done
 # one segment long. Both roles, data verified.
 defer ip link set lo mtu "$(cat /sys/class/net/lo/mtu)"
 ip link set lo mtu 1500
-hw=/sys/class/infiniband/xiw0/ports/1/hw_counters
 crc=2
 echo $crc >"$params/mpa_crc"
 declare -A fpdus
 for n in 1 16; do
 	echo $n >"$params/fpdu_segments"
-	f0=$(cat "$hw/tx_fpdus")
+	f0=$(xiw_counter tx_fpdus)
 	ping 10.77.3.2 10.77.3.1 65000	# xiw client, siw server
 	ping 10.77.3.1 10.77.3.2 65000	# siw client, xiw server
-	fpdus[$n]=$(( $(cat "$hw/tx_fpdus") - f0 ))
+	fpdus[$n]=$(( $(xiw_counter tx_fpdus) - f0 ))
 	log "MSS 1448, fpdu_segments=$n: xiw0 sent ${fpdus[$n]} FPDUs"
 done
 [ "${fpdus[16]}" -le $(( fpdus[1] / 4 )) ] ||
