@@ -739,11 +739,13 @@ xiw_sync() {
 	# Read the peer's line in 1 s steps, to notice a dead peer. A step
 	# that times out keeps what it read of the line (bash stores partial
 	# input on a timeout): append it, or the line's first bytes are lost
-	# when it arrives across a step ("peer is at 'vme-siw-...'").
+	# when it arrives across a step ("peer is at 'vme-siw-...'"). IFS=
+	# keeps the blank a step can end on: "NAME " then "MSG" read with the
+	# default IFS join to "NAMEMSG" ("peer is at 'pt8-1-listen.'").
 	while :; do
 		rc=0
 		part=
-		read -r -t 1 part <&"$fd" || rc=$?
+		IFS= read -r -t 1 part <&"$fd" || rc=$?
 		line+=$part
 		[ $rc -gt 128 ] || break			# a line, or EOF
 		[ ! -e "$abort" ] || { line=died; break; }
@@ -812,7 +814,7 @@ _xiw_sync_hub() {
 		for p in b c; do
 			[ "${full[$p]}" = 0 ] || continue
 			rc=0 part=
-			read -r -t 0.5 part <&"${outfd[$p]}" || rc=$?
+			IFS= read -r -t 0.5 part <&"${outfd[$p]}" || rc=$?
 			got[$p]+=$part
 			[ $rc -gt 128 ] || full[$p]=1
 		done
