@@ -14,7 +14,10 @@
 # (Write bandwidth, Read and FetchAdd latency, FetchAdd rate on xiw, siw
 # and rxe over UDP, against the two-VM TCP round trip and iperf3), MPI
 # between the two VMs (mpi_bench: hpcc and xiw_mpi_check over xiw, siw
-# and Open MPI's TCP BTL), where
+# and Open MPI's TCP BTL), the two-VM bulk A/B of xiw's TX settings
+# (perf_ab_2vm: Write, Read and Send bandwidth at 64 KiB and 1 MiB for
+# the defaults, one-segment FPDUs and zero copy, against iperf3; ~40 min under
+# TCG; XIW_BENCH_AB2VM=0 leaves it out), where
 # the CPU time of a small op goes on xiw (profile_ops: per-op counters,
 # context switches and perf's hottest symbols);
 # then guest instructions per op per kernel function for xiw, siw and
@@ -43,13 +46,15 @@ export XIW_VM_MEM=${XIW_VM_MEM:-3072}
 # xiw_mpi_check; ~15 min under TCG); XIW_BENCH_MPI=0 leaves it out
 mpi_bench=tools/bench/mpi_bench.sh
 [ "${XIW_BENCH_MPI:-1}" != 0 ] || mpi_bench=
+ab2vm=tools/bench/perf_ab_2vm.sh
+[ "${XIW_BENCH_AB2VM:-1}" != 0 ] || ab2vm=
 # perf_2vm: two VMs of one vCPU each (run.sh's default), so that the two
 # "hosts" do not take each other's cores on a 2-core machine
 # (Documentation/testing.md, "Two VMs"); XIW_VM_SMP_2VM=2 for 2 each.
 bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
 	tools/bench/perf_table.sh tools/bench/perf_sweep.sh \
 	tools/bench/nvmeof_bench.sh tools/bench/nfs_bench.sh tools/bench/perf_2vm.sh \
-	$mpi_bench tools/bench/profile_ops.sh tools/bench/commitlog.sh \
+	$mpi_bench $ab2vm tools/bench/profile_ops.sh tools/bench/commitlog.sh \
 	selftests/tests/commit_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"
 	exit 1
@@ -115,6 +120,12 @@ if [ -f "$ttable" ]; then
 	echo
 	cat "$ttable"
 	{ echo; cat "$ttable"; } >>"$BUILD/bench-table.md"
+fi
+atable=$run/2vm/a/tests/ab-2vm-table.md
+if [ -f "$atable" ]; then
+	echo
+	cat "$atable"
+	{ echo; cat "$atable"; } >>"$BUILD/bench-table.md"
 fi
 mtable=$run/2vm/a/tests/mpi-table.md
 if [ -f "$mtable" ]; then
