@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 300
-# description: rdma resource show qp/cq/mr/srq -dd -j as an unprivileged user in a loop while xiw_objects creates and destroys PDs, MRs, CQs, SRQs and QPs beside one object of each kind held alive (XIW_RESTRACK_RACE_S seconds, 45 by default): no kernel report (KFENCE guards one slab allocation per 1 ms sample interval, of any cache, so a dump that reads a freed object is seen only when that object was one of the sampled few: its silence is weak evidence; a NULL or poisoned pointer followed oopses without it), dumps of each kind saw xiw's driver details of a live object of that kind (the held one at least), every dump succeeded
+# description: rdma resource show qp/cq/mr/srq -dd -j as an unprivileged user in a loop while xiw_objects creates and destroys PDs, MRs, CQs, SRQs and QPs beside one object of each kind held alive (XIW_RESTRACK_RACE_S seconds, 20 by default): no kernel report (KFENCE guards one slab allocation per 1 ms sample interval, of any cache, so a dump that reads a freed object is seen only when that object was one of the sampled few: its silence is weak evidence; a NULL or poisoned pointer followed oopses without it), dumps of each kind saw xiw's driver details of a live object of that kind (the held one at least), every dump succeeded
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd rdma setpriv
@@ -13,7 +13,7 @@ dummy_add d0
 xiw_link_add xiw0 d0
 wait_port_state xiw0 PORT_ACTIVE 5
 
-secs=${XIW_RESTRACK_RACE_S:-45}
+secs=${XIW_RESTRACK_RACE_S:-20}
 # One object of each kind lives through the whole race, so that every
 # dump has a live object of its kind to fill xiw's details of however
 # short the cycling objects' lives are on a slow host (a CI run once saw
