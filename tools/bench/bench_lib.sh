@@ -136,3 +136,26 @@ bench_2vm_devs() {
 	# (LIFO: the test's processes go first, on any exit)
 	defer eval 'kill -KILL $(jobs -p) 2>/dev/null; wait 2>/dev/null || true'
 }
+
+# bench_iperf_2vm PORT: iperf3 from VM a to VM b of a 2vm bench (server
+# on b, bound to its address), 64 KiB writes for 5 s. Both VMs call it
+# with the same PORT; a prints the MB/s (n/a if iperf3 gave none), b
+# prints nothing (its server's log goes to stderr if the server failed).
+bench_iperf_2vm() {
+	local port=$1 v="" srv
+	if [ "$XIW_ROLE" = b ]; then
+		run_timeout 60 iperf3 -s -B "$XIW_LOCAL_IP" -p "$port" -1 \
+			>iperf.log 2>&1 &
+		srv=$!
+		(wait_listen "$port" 10 "$srv" iperf.log) || true
+		xiw_barrier "iperf$port-listen" 30
+		wait "$srv" || sed 's/^/#   /' iperf.log >&2
+		return 0
+	fi
+	xiw_barrier "iperf$port-listen" 30
+	v=$(run_timeout 50 iperf3 -c "$XIW_PEER_IP" -p "$port" -t 5 \
+		-l 65536 -J 2>/dev/null | awk -F'[:,]' '
+		/"bits_per_second"/ { b = $2 }
+		END { if (b) printf "%.0f", b / 8e6 }') || true
+	echo "${v:-n/a}"
+}

@@ -81,23 +81,10 @@ cell() {
 }
 
 ip_port=5301
-iperf() {	# iperf3 from a to b, 64 KiB writes, 5 s, MB/s
-	local v=n/a srv
+iperf() {	# iperf3 from a to b (bench_iperf_2vm), MB/s
+	local v
 	ip_port=$((ip_port + 1))
-	if [ "$XIW_ROLE" = b ]; then
-		run_timeout 60 iperf3 -s -B "$XIW_LOCAL_IP" -p "$ip_port" -1 \
-			>iperf.log 2>&1 &
-		srv=$!
-		(wait_listen "$ip_port" 10 "$srv" iperf.log) || true
-		xiw_barrier "iperf$ip_port-listen" 30
-		wait "$srv" || sed 's/^/#   /' iperf.log
-	else
-		xiw_barrier "iperf$ip_port-listen" 30
-		v=$(run_timeout 50 iperf3 -c "$XIW_PEER_IP" -p "$ip_port" -t 5 \
-			-l 65536 -J 2>/dev/null | awk -F'[:,]' '
-			/"bits_per_second"/ { b = $2 }
-			END { if (b) printf "%.0f", b / 8e6 }') || true
-	fi
+	v=$(bench_iperf_2vm "$ip_port")
 	xiw_barrier "iperf$ip_port-done" 120
 	note tcp iperf3 "${v:-n/a}"
 }
