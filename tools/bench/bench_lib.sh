@@ -159,3 +159,29 @@ bench_iperf_2vm() {
 		END { if (b) printf "%.0f", b / 8e6 }') || true
 	echo "${v:-n/a}"
 }
+
+# shellcheck disable=SC2034 # BENCH_FIG: the caller's
+# bench_perftest_2vm DEV COL TOOL ARGS...: one perftest run between the
+# VMs of a 2vm bench (server on b, perftest_2vm_run), column COL of the
+# client's result row into BENCH_FIG (n/a on b, and if the run failed:
+# both VMs agree on every outcome, so both go on in step). Not in $(...):
+# the port and sync tag counters advance here.
+bench_perftest_2vm() {
+	local dev=$1 col=$2
+	shift 2
+	BENCH_FIG=n/a
+	rm -f row.out
+	# a subshell, so that its fail ends only this run
+	if (perftest_2vm_run result b "$dev" "$@" &&
+		printf '%s\n' "$PERFTEST_ROWS" >row.out) 2>perf.err; then
+		[ ! -s row.out ] || BENCH_FIG=$(awk -v c="$col" '{ print $c }' row.out)
+	else
+		sed 's/^/#   /' perf.err |
+			{ grep -v "^#   #   \( [A-Z]\|---\|\*\)" || true; } | tail -25
+	fi
+	# perftest_2vm_run's retries, for the runner to count
+	grep '^# retry:' perf.err >&2 || true
+	# the subshell's port and sync tag counters are lost here
+	PERFTEST_2VM_N=$((PERFTEST_2VM_N + 1))
+	PERFTEST_PORT=$((PERFTEST_PORT + 8))
+}

@@ -141,7 +141,7 @@ note() {
 # runs[DEV,KEY]. A run that fails leaves n/a on both sides: they agree on
 # every outcome (perftest_2vm_run), so both continue in step.
 cell() {
-	local s=$1 dev=$2 key=$3 col v=n/a
+	local s=$1 dev=$2 key=$3 col
 	shift 3
 	case $1 in
 	*_lat) col=5 ;;		# t_typical
@@ -149,22 +149,9 @@ cell() {
 	*) col=4 ;;		# BW average [MB/s]
 	esac
 	[ "$s" = 0 ] || spin_on
-	rm -f row.out
-	# a subshell, so that its fail ends only this run
-	if (perftest_2vm_run result b "$dev" "$@" &&
-		printf '%s\n' "$PERFTEST_ROWS" >row.out) 2>perf.err; then
-		[ ! -s row.out ] || v=$(awk -v c=$col '{ print $c }' row.out)
-	else
-		sed 's/^/#   /' perf.err |
-			{ grep -v "^#   #   \( [A-Z]\|---\|\*\)" || true; } | tail -25
-	fi
+	bench_perftest_2vm "$dev" "$col" "$@"
 	spin_off
-	# perftest_2vm_run's retries, for the runner to count
-	grep '^# retry:' perf.err >&2 || true
-	# the subshell's port and sync tag counters are lost here
-	PERFTEST_2VM_N=$((PERFTEST_2VM_N + 1))
-	PERFTEST_PORT=$((PERFTEST_PORT + 8))
-	note "$dev" "$key" "$v"
+	note "$dev" "$key" "$BENCH_FIG"
 }
 
 # pingpong SPIN KEY [--block]: xiw_tcp_pingpong's 8-byte round trip

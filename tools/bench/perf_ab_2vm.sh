@@ -32,12 +32,21 @@ row_selected() {
 
 bench_2vm_devs
 params=/sys/module/$XIW_MOD/parameters
+# param_list "P=V,P=V": the assignments of a variant into ps[] (empty
+# ones left out)
+param_list() {
+	local a q
+	IFS=, read -ra a <<<"$1"
+	ps=()
+	for q in "${a[@]}"; do
+		[ -z "$q" ] || ps+=("$q")
+	done
+}
 # the defaults, to restore between variants
 declare -A dflt
 for v in "${variants[@]}"; do
-	IFS=, read -ra ps <<<"${v#*:}"
+	param_list "${v#*:}"
 	for p in "${ps[@]}"; do
-		[ -n "$p" ] || continue
 		k=${p%%=*}
 		[ -w "$params/$k" ] || fail "variant ${v%%:*}: no writable module parameter $k"
 		[ -n "${dflt[$k]:-}" ] || dflt[$k]=$(cat "$params/$k")
@@ -48,9 +57,8 @@ set_params() {	# "P=V,P=V" (empty: the defaults)
 	for k in "${!dflt[@]}"; do
 		echo "${dflt[$k]}" >"$params/$k" || fail "cannot restore $k"
 	done
-	IFS=, read -ra ps <<<"$1"
+	param_list "$1"
 	for p in "${ps[@]}"; do
-		[ -n "$p" ] || continue
 		echo "${p#*=}" >"$params/${p%%=*}" || fail "cannot set $p"
 	done
 }
@@ -64,20 +72,11 @@ note() {	# NAME KEY VALUE
 
 # cell NAME KEY TOOL ARGS...: one perftest run, its BW average (MB/s)
 cell() {
-	local name=$1 key=$2 v=n/a
+	local name=$1 key=$2
 	shift 2
 	row_selected "$key" || return 0
-	rm -f row.out
-	if (perftest_2vm_run result b xiw0 "$@" &&
-		printf '%s\n' "$PERFTEST_ROWS" >row.out) 2>perf.err; then
-		[ ! -s row.out ] || v=$(awk '{ print $4 }' row.out)
-	else
-		sed 's/^/#   /' perf.err | tail -25
-	fi
-	grep '^# retry:' perf.err >&2 || true
-	PERFTEST_2VM_N=$((PERFTEST_2VM_N + 1))
-	PERFTEST_PORT=$((PERFTEST_PORT + 8))
-	note "$name" "$key" "$v"
+	bench_perftest_2vm xiw0 4 "$@"
+	note "$name" "$key" "$BENCH_FIG"
 }
 
 ip_port=5301
