@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 600
-# description: data path: NVMe-oF (nvmet-rdma + nvme-rdma) over xiw, 256 MiB of random data written, read back and hashed on the host and in the target's null_blk, with 2 I/O queues (xiw's fast registrations, remote invalidations (Send with Invalidate) and local ones by a Read with Invalidate's response (nvmet-rdma's rdma_rw reads on iWARP) counted with kprobes, each must occur; Local Invalidates are counted apart), then again with the target on a shared receive queue and kernel posts sent inline (kernel_tx_inline=1)
+# description: data path: NVMe-oF (nvmet-rdma + nvme-rdma) over xiw, 64 MiB of random data written, read back and hashed on the host and in the target's null_blk, with 2 I/O queues (xiw's fast registrations, remote invalidations (Send with Invalidate) and local ones by a Read with Invalidate's response (nvmet-rdma's rdma_rw reads on iWARP) counted with kprobes, each must occur; Local Invalidates are counted apart), then again with the target on a shared receive queue and kernel posts sent inline (kernel_tx_inline=1)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_SELFTESTS/nvmet_lib.sh"
 
@@ -47,8 +47,8 @@ hits() {
 
 nvmet_target 192.0.2.1 xiw-dp-nvmeof 0
 nvme_host_connect 192.0.2.1 xiw-dp-nvmeof nr_io_queues=2,queue_size=64
-nvme_rw_check "${XIW_NVME_MB:-256}"
-expect_eq "$(nvmet_stored_sha "${XIW_NVME_MB:-256}")" "$NVME_RW_SHA" \
+nvme_rw_check "${XIW_NVME_MB:-64}"
+expect_eq "$(nvmet_stored_sha "${XIW_NVME_MB:-64}")" "$NVME_RW_SHA" \
 	"sha256 of what the target's null_blk stored"
 frmr=$(hits frmr) rinv=$(hits inval 'remote: 1,')
 rdinv=$(hits inval 'remote: 0,.* xiw_rx_')
