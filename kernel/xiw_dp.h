@@ -383,6 +383,7 @@ struct xiw_qp_dp {
 	enum xiw_rtr rtr;
 	u32 mss;			/* TCP's, at RTS */
 	u32 fpdu_mss;			/* FPDUs are sized for it (xiw_llp.c) */
+	bool off_host;			/* the route leaves the host: tx_zcopy=auto */
 
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);

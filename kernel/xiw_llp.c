@@ -293,6 +293,7 @@ int xiw_llp_start(struct xiw_qp *qp, struct xiw_cep *cep,
 		dp->mss = 536;
 	/* xiw_mpa_mulpdu() caps what it allows at an MPA ULPDU */
 	dp->fpdu_mss = dp->mss * clamp(READ_ONCE(fpdu_segments), 1U, 64U);
+	dp->off_host = xiw_tx_zc_off_host(sk);
 	refcount_set(&dp->users, 1);
 	init_completion(&dp->users_done);
 	spin_lock_init(&dp->lock);

@@ -503,7 +503,7 @@ static int xiw_tx_sq_build(struct xiw_qp_dp *dp)
 		      s->opcode == XIW_OP_WRITE_IMM;
 	bool splice_ok = tx->len >= PAGE_SIZE &&
 			 !(s->flags & XIW_WQE_INLINE) &&
-			 (tx->zc || xiw_tx_zc_enabled());
+			 (tx->zc || xiw_tx_zc_enabled(dp));
 	u32 n, hlen;
 	int rv;
 

@@ -47,22 +47,59 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
+#include <net/dst.h>
 #include <net/tcp.h>
 
 #include "xiw_sched.h"
 #include "xiw_tx.h"
 
 /*
- * Off by default: where the peer is on the same host, copying is the
- * faster correct choice, because loopback delivery copies zero-copy pages
- * anyway (skb_orphan_frags_rx) and a WR waits for the peer's ACK before it
- * completes (NEWS, "Zero copy against copy";
- * Documentation/architecture.md, "Zero copy and completion semantics").
+ * tx_zcopy: off, on, or auto (the default): zero copy for connections
+ * whose route leaves the host, copy for those that stay on it. Loopback
+ * delivery copies lent pages again (skb_orphan_frags_rx) into pages
+ * init_on_alloc zeroes, and a WR then waits for the peer's ACK as well:
+ * on one host copying is the faster correct choice, between hosts lending
+ * the pages is (Documentation/performance.md, "Zero copy between two
+ * VMs"; Documentation/architecture.md, "Zero copy and completion
+ * semantics"). A connection decides once, at RTS (xiw_llp_start()).
  */
-static bool tx_zcopy;
-module_param(tx_zcopy, bool, 0644);
+enum xiw_tx_zc_mode { XIW_ZC_OFF, XIW_ZC_ON, XIW_ZC_AUTO };
+
+static int tx_zcopy = XIW_ZC_AUTO;
+
+static int xiw_tx_zc_param_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+
+	if (sysfs_streq(val, "auto")) {
+		WRITE_ONCE(tx_zcopy, XIW_ZC_AUTO);
+		return 0;
+	}
+	if (kstrtobool(val, &on)) {
+		pr_debug("xiw: tx_zcopy: '%s' is none of 0, 1, auto\n", val);
+		return -EINVAL;
+	}
+	WRITE_ONCE(tx_zcopy, on ? XIW_ZC_ON : XIW_ZC_OFF);
+	return 0;
+}
+
+static int xiw_tx_zc_param_get(char *buf, const struct kernel_param *kp)
+{
+	static const char * const names[] = {
+		[XIW_ZC_OFF] = "0", [XIW_ZC_ON] = "1", [XIW_ZC_AUTO] = "auto",
+	};
+
+	return sysfs_emit(buf, "%s\n", names[READ_ONCE(tx_zcopy)]);
+}
+
+static const struct kernel_param_ops xiw_tx_zc_param_ops = {
+	.set = xiw_tx_zc_param_set,
+	.get = xiw_tx_zc_param_get,
+};
+
+module_param_cb(tx_zcopy, &xiw_tx_zc_param_ops, NULL, 0644);
 MODULE_PARM_DESC(tx_zcopy,
-		 "send payload pages of registered memory (user and kernel) by reference, completing WRs once TCP no longer needs them (default off: copy)");
+		 "send payload pages of registered memory (user and kernel) by reference, completing WRs once TCP no longer needs them: 0 (copy), 1, auto (default: for connections that leave the host)");
 
 struct xiw_zc_owner {
 	refcount_t ref;
@@ -79,9 +116,26 @@ struct xiw_tx_zc {
 	bool complete;			/* WR fully framed: complete on release */
 };
 
-bool xiw_tx_zc_enabled(void)
+bool xiw_tx_zc_enabled(const struct xiw_qp_dp *dp)
 {
-	return READ_ONCE(tx_zcopy);
+	int mode = READ_ONCE(tx_zcopy);
+
+	return mode == XIW_ZC_ON || (mode == XIW_ZC_AUTO && dp->off_host);
+}
+
+/*
+ * Whether @sk's route leaves the host: its device is not a loopback
+ * device. A local address routes through lo; a socket without a route
+ * (reset already) counts as local, so it copies.
+ */
+bool xiw_tx_zc_off_host(struct sock *sk)
+{
+	struct dst_entry *dst = sk_dst_get(sk);
+	bool off;
+
+	off = dst && dst->dev && !(dst->dev->flags & IFF_LOOPBACK);
+	dst_release(dst);
+	return off;
 }
 
 /* @gfp: the data path's allocation flags (xiw_qp_gfp()) */

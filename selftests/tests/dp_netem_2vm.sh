@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 300
-# description: a link that loses and reorders, with a small MSS: both VMs' link at MTU 576 (TCP MSS 536, the path MTU and segment size seen on xiw's sockets) and netem on each side's egress (delay 4 ms, a quarter of the packets sent at once past the delayed ones, 1% lost); across it a Write+Read stream verified block by block both ways (xiw_cm_tool, 1500 blocks of 4 KiB), RFC 7306 atomics with RDMA Read/Write and Write with Immediate (xiw_atomic: FetchAdd originals exactly 0..N-1, a CmpSwap spinlock around a Read-modify-Write counter, immediates in order) and rping -V (Sends with RDMA Read and Write, every ping validated); TCP's counters show retransmissions and out-of-order segments on both VMs; xiw's FPDUs sized from the path's segment (fpdu_segments=2: bytes per FPDU at most two segment payloads); no Terminate
+# description: a link that loses and reorders, with a small MSS, payload sent by reference (tx_zcopy=auto, the default, lends pages on a link that leaves the host: tx_zcopy_sends grows on both sides): both VMs' link at MTU 576 (TCP MSS 536, the path MTU and segment size seen on xiw's sockets) and netem on each side's egress (delay 4 ms, a quarter of the packets sent at once past the delayed ones, 1% lost); across it a Write+Read stream verified block by block both ways (xiw_cm_tool, 1500 blocks of 4 KiB), RFC 7306 atomics with RDMA Read/Write and Write with Immediate (xiw_atomic: FetchAdd originals exactly 0..N-1, a CmpSwap spinlock around a Read-modify-Write counter, immediates in order) and rping -V (Sends with RDMA Read and Write, every ping validated); TCP's counters show retransmissions and out-of-order segments on both VMs; xiw's FPDUs sized from the path's segment (fpdu_segments=2: bytes per FPDU at most two segment payloads); no Terminate
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 C=$(need_prog xiw_cm_tool)
@@ -108,6 +108,13 @@ log "$XIW_ROLE: xiw sent $fpdus FPDUs, $bytes bytes, $((bytes / (fpdus ? fpdus :
 [ "$fpdus" -gt 0 ] || fail "xiw sent no FPDU"
 [ $((bytes / fpdus)) -le $((seg * nseg)) ] ||
 	fail "FPDUs of $((bytes / fpdus)) bytes on average: larger than the $((seg * nseg)) bytes of $nseg segments"
+# tx_zcopy=auto (the default) lends payload pages to TCP on a connection
+# that leaves the host: the stream's 4 KiB Writes went by reference, and
+# came back intact above through loss and retransmission
+expect_eq "$(cat "/sys/module/$XIW_MOD/parameters/tx_zcopy")" auto "tx_zcopy by default"
+zsends=$(xiw_counter tx_zcopy_sends)
+log "$XIW_ROLE: $zsends sendmsg calls lent payload pages (tx_zcopy=auto, off the host)"
+[ "$zsends" -gt 0 ] || fail "tx_zcopy=auto copied on a link that leaves the host: tx_zcopy_sends 0"
 [ "${retrans:-0}" -gt 0 ] || fail "no TCP retransmission: the link lost nothing"
 [ "${ofo:-0}" -gt 0 ] || fail "no out-of-order segment: the link reordered nothing"
 expect_eq "$(dmesg | tail -n +"$((dmesg_from + 1))" | grep -c 'Terminate' || true)" 0 "Terminates"

@@ -2,14 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 400
-# description: a completion means the buffer is free: 64 KiB RDMA Writes and Sends from one buffer reused right after a later (or their own) signaled completion, every byte checked at the peer; copying TX (default) and zero-copy TX completed on TCP's release (tx_zcopy=1), without and with netem delay and loss on the path (retransmissions from the pages), MPA CRC off and on; copying TX goes through the QP's TX pages (counted); zero copy proven used (tx_zcopy_sends > 0 with tx_zcopy=1, 0 without), each zero-copy FPDU whole in one sendmsg (tx_sendmsg below 1.5x the hand-offs); the error paths: a zero-copy Write TCP still holds when the connection closes completes only once TCP let go of its pages (64 KiB, and 16 MiB of which TX still holds the rest; the peer never sees bytes written after the completion)
+# description: a completion means the buffer is free: 64 KiB RDMA Writes and Sends from one buffer reused right after a later (or their own) signaled completion, every byte checked at the peer; copying TX (tx_zcopy=auto, the default, copies on loopback; values other than 0, 1, auto refused) and zero-copy TX completed on TCP's release (tx_zcopy=1), without and with netem delay and loss on the path (retransmissions from the pages), MPA CRC off and on; copying TX goes through the QP's TX pages (counted); zero copy proven used (tx_zcopy_sends > 0 with tx_zcopy=1, 0 without), each zero-copy FPDU whole in one sendmsg (tx_sendmsg below 1.5x the hand-offs); the error paths: a zero-copy Write TCP still holds when the connection closes completes only once TCP let go of its pages (64 KiB, and 16 MiB of which TX still holds the rest; the peer never sees bytes written after the completion)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 ZC=$(need_prog xiw_zcreuse)
 xiw_loopback
 P=/sys/module/$XIW_MOD/parameters
-[ "$(cat "$P/tx_zcopy")" = N ] || fail "tx_zcopy is not off by default"
-defer sh -c "echo 0 > $P/tx_zcopy; echo 0 > $P/mpa_crc"
+# auto by default: zero copy only for connections that leave the host,
+# so this loopback connection copies (the first run below)
+expect_eq "$(cat "$P/tx_zcopy")" auto "tx_zcopy by default"
+defer sh -c "echo auto > $P/tx_zcopy; echo 0 > $P/mpa_crc"
+for bad in 2 '' autox; do
+	! echo "$bad" >"$P/tx_zcopy" 2>/dev/null || fail "tx_zcopy took '$bad'"
+done
+expect_eq "$(cat "$P/tx_zcopy")" auto "tx_zcopy after refused values"
 
 # zcreuse TAG PORT ROUNDS: one run, its lines in the log, a failure ends the test
 zcreuse() {
@@ -27,8 +33,9 @@ hw=/sys/class/infiniband/xiw0/ports/1/hw_counters
 zsends() { cat "$hw/tx_zcopy_sends"; }
 z0=$(zsends)
 zcreuse copy 7481 64
-expect_eq $(( $(zsends) - z0 )) 0 "tx_zcopy_sends of copying TX"
+expect_eq $(( $(zsends) - z0 )) 0 "tx_zcopy_sends of TX on loopback with tx_zcopy=auto"
 echo 1 >"$P/tx_zcopy"
+expect_eq "$(cat "$P/tx_zcopy")" 1 "tx_zcopy after 'echo 1'"
 z0=$(zsends)
 s0=$(cat "$hw/tx_sendmsg_calls")
 zcreuse zcopy 7482 64

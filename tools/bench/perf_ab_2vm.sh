@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 5400
-# description: A/B of xiw's TX settings between two VMs: the variants of XIW_AB_2VM (module parameters set on both VMs at run time, "NAME:PARAM=VAL,PARAM=VAL"; default the defaults, fpdu_segments=1, tx_zcopy=1 and both) take turns with iperf3 in XIW_AB_2VM_ROUNDS rounds (default 5) through single-QP RDMA Write, Read and Send bandwidth at 64 KiB and 1 MiB; medians, spread and every run (ab-2vm-table.md)
+# description: A/B of xiw's TX settings between two VMs: the variants of XIW_AB_2VM (module parameters set on both VMs at run time, "NAME:PARAM=VAL,PARAM=VAL"; default the defaults (16-segment FPDUs, tx_zcopy=auto: zero copy between VMs), tx_zcopy=0, fpdu_segments=1 and both) take turns with iperf3 in XIW_AB_2VM_ROUNDS rounds (default 5) through single-QP RDMA Write, Read and Send bandwidth at 64 KiB and 1 MiB; medians, spread and every run (ab-2vm-table.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
@@ -20,8 +20,8 @@ need_cmd ib_write_bw ib_read_bw ib_send_bw iperf3 ss
 N=${XIW_AB_2VM_ITERS:-2000}
 NB=$(((N + 9) / 10))
 R=${XIW_AB_2VM_ROUNDS:-5}
-read -ra variants <<<"${XIW_AB_2VM:-default: seg1:fpdu_segments=1 \
-zcopy:tx_zcopy=1 seg1zc:fpdu_segments=1,tx_zcopy=1}"
+read -ra variants <<<"${XIW_AB_2VM:-default: copy:tx_zcopy=0 \
+seg1:fpdu_segments=1 seg1copy:fpdu_segments=1,tx_zcopy=0}"
 rows=(write_64k write_1m read_64k read_1m send_64k send_1m)
 declare -A runs
 
