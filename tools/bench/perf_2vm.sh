@@ -191,7 +191,7 @@ pingpong() {
 # iperf SPIN: iperf3 between the VMs (server on b), 64 KiB writes, MB/s
 ip_port=5201
 iperf() {
-	local s=$1 v=n/a srv
+	local s=$1 v
 	ip_port=$((ip_port + 1))
 	[ "$s" = 0 ] || spin_on
 	v=$(bench_iperf_2vm "$ip_port")
