@@ -17,7 +17,9 @@
 # and Open MPI's TCP BTL), the two-VM bulk A/B of xiw's TX settings
 # (perf_ab_2vm: Write, Read and Send bandwidth at 64 KiB and 1 MiB for
 # the defaults, one-segment FPDUs and zero copy, against iperf3; ~40 min under
-# TCG; XIW_BENCH_AB2VM=0 leaves it out), where
+# TCG; XIW_BENCH_AB2VM=0 leaves it out), where a single QP's stream
+# between the two VMs spends its CPU against TCP's (prof_2vm: perftest
+# and qperf against qperf and iperf3, CPU shares and TCP state), where
 # the CPU time of a small op goes on xiw (profile_ops: per-op counters,
 # context switches and perf's hottest symbols);
 # then guest instructions per op per kernel function for xiw, siw and
@@ -54,7 +56,7 @@ ab2vm=tools/bench/perf_ab_2vm.sh
 bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
 	tools/bench/perf_table.sh tools/bench/perf_sweep.sh \
 	tools/bench/nvmeof_bench.sh tools/bench/nfs_bench.sh tools/bench/perf_2vm.sh \
-	$mpi_bench $ab2vm tools/bench/profile_ops.sh tools/bench/commitlog.sh \
+	$mpi_bench $ab2vm tools/bench/prof_2vm.sh tools/bench/profile_ops.sh tools/bench/commitlog.sh \
 	selftests/tests/commit_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"
 	exit 1
