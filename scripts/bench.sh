@@ -10,7 +10,8 @@
 # then the curves (bandwidth and latency vs message size, the latency
 # distribution of 8-byte Reads and FetchAdds: PNGs under build/, drawn by
 # scripts/bench_plot.sh), NVMe-oF with fio on each device and on
-# NVMe/TCP, NFS over RDMA on xiw against NFS over TCP, the two-VM rows
+# NVMe/TCP, NFS over RDMA on xiw against NFS over TCP (each in one VM,
+# and between two: nvmeof_bench_2vm, nfs_bench_2vm), the two-VM rows
 # (Write bandwidth, Read and FetchAdd latency, FetchAdd rate on xiw, siw
 # and rxe over UDP, against the two-VM TCP round trip and iperf3), MPI
 # between the two VMs (mpi_bench: hpcc and xiw_mpi_check over xiw, siw
@@ -55,7 +56,9 @@ ab2vm=tools/bench/perf_ab_2vm.sh
 # (Documentation/testing.md, "Two VMs"); XIW_VM_SMP_2VM=2 for 2 each.
 bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
 	tools/bench/perf_table.sh tools/bench/perf_sweep.sh \
-	tools/bench/nvmeof_bench.sh tools/bench/nfs_bench.sh tools/bench/perf_2vm.sh \
+	tools/bench/nvmeof_bench.sh tools/bench/nfs_bench.sh \
+	tools/bench/nvmeof_bench_2vm.sh tools/bench/nfs_bench_2vm.sh \
+	tools/bench/perf_2vm.sh \
 	$mpi_bench $ab2vm tools/bench/prof_2vm.sh tools/bench/profile_ops.sh tools/bench/commitlog.sh \
 	selftests/tests/commit_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"

@@ -185,3 +185,138 @@ bench_perftest_2vm() {
 	PERFTEST_2VM_N=$((PERFTEST_2VM_N + 1))
 	PERFTEST_PORT=$((PERFTEST_PORT + 8))
 }
+
+# The instruction counter (tools/tcgprof, loaded when the VMs run under
+# XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh) counts between two marks the
+# guest sets in its test output directory ($XIW_TEST_OUT, shared with
+# the host); the counts go to $XIW_TEST_OUT/prof-LABEL.txt.
+# bench_insn_start LABEL [skip]: the plugin takes its snapshot and deletes
+# prof.start; without an answer in 10 s the test fails (skips with
+# "skip"). The symbols the plugin names the functions with at the stop
+# (prof.syms) are read here, outside the count: reading /proc/kallsyms
+# costs ~70M instructions under TCG. So a module loaded between the two
+# marks goes unnamed.
+bench_insn_start() {
+	local ctl=$XIW_TEST_OUT why="no instruction counter: run with XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh (as make bench does)"
+	rm -f "$ctl/prof-$1.txt"
+	cat /proc/kallsyms >"$ctl/prof.syms"
+	echo "$1" >"$ctl/prof.start.tmp"
+	mv "$ctl/prof.start.tmp" "$ctl/prof.start"
+	wait_for 10 eval "[ ! -e '$ctl/prof.start' ]" && return 0
+	[ "${2:-}" = skip ] && skip "$why"
+	fail "$why"
+}
+# bench_insn_stop LABEL: the plugin writes prof-LABEL.txt. prof.stop
+# appears by a rename, as prof.start does: the plugin deletes it on the
+# host as soon as it sees it, and a plain "echo >" into it failed with
+# ENOENT over 9p in 2 of 7 runs (2026-11-28)
+bench_insn_stop() {
+	local ctl=$XIW_TEST_OUT
+	echo stop >"$ctl/prof.stop.tmp"
+	mv "$ctl/prof.stop.tmp" "$ctl/prof.stop"
+	wait_for 120 eval "[ -e '$ctl/prof-$1.txt' ]" || fail "no count for $1"
+}
+
+# bench_insn_report FILE PER UNIT [TOP]: the counts of prof-LABEL.txt FILE
+# divided by PER (bytes, ops) and scaled to UNIT ("MiB": per 1,048,576 of
+# PER; anything else: per one): the line "all user xiw" on stdout, then
+# the TOP (default 30) hottest functions as log lines
+bench_insn_report() {
+	local f=$1 per=$2 unit=$3 top=${4:-30} m=1
+	[ "$unit" != MiB ] || m=1048576
+	awk -v b="$per" -v m="$m" '$3 == "[all]" { a = $1 } $3 == "[user]" { u = $1 }
+		$3 == "[module" && $4 == "xiw]" { x = $1 }
+		END { if (b > 0) printf "%.0f %.0f %.0f\n", a / b * m, u / b * m, x / b * m }' "$f"
+	sort -rn "$f" | awk -v b="$per" -v m="$m" -v u="$unit" -v t="$top" \
+		'b > 0 && $3 !~ /^\[/ && n++ < t {
+		printf "#   %10.0f /%s  %s\n", $1 / b * m, u, substr($0, index($0, $3)) }' >&2
+}
+
+# bench_cpu_snap: "busy kernel": the VM's busy CPU time (us: every CPU's
+# but idle and iowait) and its kernel CPU time (us: system, irq and
+# softirq: ULPs, transports and TCP, not the workload's user time), from
+# the USER_HZ ticks of /proc/stat
+bench_cpu_snap() {
+	awk -v hz="$(getconf CLK_TCK)" '/^cpu / {
+		b = 0; for (i = 2; i <= NF; i++) if (i != 5 && i != 6) b += $i
+		printf "%.0f %.0f\n", b * 1e6 / hz, ($4 + $7 + $8) * 1e6 / hz }' /proc/stat
+}
+
+# A two-VM bench that a drives and b serves (nfs_bench_2vm,
+# nvmeof_bench_2vm): a sends each step to b (bench_2vm_ask) and b carries
+# it out (bench_2vm_serve), so the two stay in step whatever a's jobs
+# take. A measurement window (bench_win_open, bench_win_close) takes each
+# VM's kernel CPU time over one job, and with XIW_BENCH_INSN=1 (under
+# XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh) its guest instructions, which
+# bench_insn_report divides by the job's reads or bytes into
+# bench2-insn-ROLE-TAG.txt (in the log and $XIW_TEST_OUT).
+BENCH_WIN_SECS=${BENCH_WIN_SECS:-300}	# the longest a window may last
+
+# _bench_insn_log TAG N UNIT: this VM's instructions per UNIT over N
+_bench_insn_log() {
+	log "$XIW_ROLE $1: instructions per $3, all, user and xiw.ko: $(
+		bench_insn_report "$XIW_TEST_OUT/prof-$1.txt" "$2" "$3" 40 \
+		2>"bench2-insn-$XIW_ROLE-$1.txt")"
+	cat "bench2-insn-$XIW_ROLE-$1.txt"
+	cp "bench2-insn-$XIW_ROLE-$1.txt" "$XIW_TEST_OUT/"
+}
+
+# _bench_kern A B: the kernel us between two bench_cpu_snap lines
+_bench_kern() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); print y[2] - x[2] }'; }
+
+# bench_2vm_serve HANDLER (b): carry out a's steps until a says "done":
+# windows here, anything else by HANDLER STEP (which fails the test on
+# error), each acknowledged once done
+bench_2vm_serve() {
+	local step c0 c1 n
+	while :; do
+		step=$(xiw_sync bench-next . "$BENCH_WIN_SECS") ||
+			fail "the driving VM is gone"
+		case $step in
+		done) return 0 ;;
+		win:*)
+			step=${step#win:}
+			[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_start "$step"
+			c0=$(bench_cpu_snap)
+			xiw_barrier "$step-end" "$BENCH_WIN_SECS"
+			c1=$(bench_cpu_snap)
+			[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_stop "$step"
+			n=$(xiw_sync "$step-srv" "$(_bench_kern "$c0" "$c1")" 30) ||
+				fail "the driving VM is gone"
+			[ "${XIW_BENCH_INSN:-0}" != 1 ] ||
+				_bench_insn_log "$step" "${n%:*}" "${n#*:}"
+			;;
+		*)
+			"$1" "$step"
+			xiw_barrier "bench-did-$step" 60
+			;;
+		esac
+	done
+}
+
+# bench_2vm_ask STEP (a): b carries out STEP ("done" ends b's service);
+# returns once it has
+bench_2vm_ask() {
+	xiw_sync bench-next "$1" 60 >/dev/null || fail "the serving VM is gone"
+	[ "$1" = done ] || xiw_barrier "bench-did-$1" "$BENCH_WIN_SECS"
+}
+
+# bench_win_open TAG (a): both VMs measure from here
+bench_win_open() {
+	xiw_sync bench-next "win:$1" 60 >/dev/null || fail "the serving VM is gone"
+	[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_start "$1"
+	_bench_win0=$(bench_cpu_snap)
+}
+
+# bench_win_close TAG N UNIT (a): to here, over N reads (UNIT read) or N
+# bytes (UNIT MiB); BENCH_WIN_KERN: "a b", each VM's kernel us
+BENCH_WIN_KERN=
+bench_win_close() {
+	local c1 srv
+	c1=$(bench_cpu_snap)
+	xiw_barrier "$1-end" 60
+	[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_stop "$1"
+	srv=$(xiw_sync "$1-srv" "$2:$3" 30) || fail "the serving VM is gone"
+	[ "${XIW_BENCH_INSN:-0}" != 1 ] || _bench_insn_log "$1" "$2" "$3"
+	BENCH_WIN_KERN="$(_bench_kern "$_bench_win0" "$c1") $srv"
+}

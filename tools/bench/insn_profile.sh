@@ -5,6 +5,7 @@
 # description: guest instructions per op, per kernel function, for xiw, siw and rxe side by side (XIW_INSN_DEVS, XIW_INSN_ROWS: write_lat send_lat read_lat atomic_lat, also atomic_rate, write_bw, read_bw, write_bw_4k; XIW_INSN_MTU sets lo's MTU, 1500 for the MSS of 1448 a real link gives), counted by qemu itself (tools/tcgprof: run with XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh, as scripts/bench.sh does); each row runs twice (XIW_INSN_ITERS/4 and XIW_INSN_ITERS iterations, default 4000; ten times that for atomic_rate and write_bw_4k) and the difference, per iteration, drops perftest's start and teardown; prints the totals and each device's hottest functions (XIW_INSN_TOP, default 30); with XIW_INSN_TCP=1 (default) also the kernel instructions of one 8-byte TCP round trip (xiw_tcp_pingpong, blocking and busy-polled: rows tcp_rtt, tcp_rtt_poll)
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
+. "$XIW_ROOT/tools/bench/bench_lib.sh"
 
 need_cmd ib_write_lat ib_send_lat ib_read_lat ib_atomic_lat ib_atomic_bw \
 	ib_write_bw ib_read_bw
@@ -18,25 +19,8 @@ echo 0 >/proc/sys/kernel/kptr_restrict
 defer sh -c "echo $(cat /proc/sys/kernel/randomize_va_space) >/proc/sys/kernel/randomize_va_space"
 echo 0 >/proc/sys/kernel/randomize_va_space
 
-# mark_start LABEL: the plugin takes its snapshot and deletes prof.start
-mark_start() {
-	rm -f "$ctl/prof-$1.txt"
-	echo "$1" >"$ctl/prof.start.tmp"
-	mv "$ctl/prof.start.tmp" "$ctl/prof.start"
-	wait_for 10 eval "[ ! -e '$ctl/prof.start' ]" ||
-		skip "no instruction counter: run with XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh (as make bench does)"
-}
-# mark_stop LABEL: the plugin writes prof-LABEL.txt, named with the
-# symbols of this moment (modules loaded now). prof.stop appears by a
-# rename, as prof.start does: the plugin deletes it on the host as soon
-# as it sees it, and a plain "echo >" into it failed with ENOENT over 9p
-# in 2 of 7 runs (2026-11-28)
-mark_stop() {
-	cat /proc/kallsyms >"$ctl/prof.syms"
-	echo stop >"$ctl/prof.stop.tmp"
-	mv "$ctl/prof.stop.tmp" "$ctl/prof.stop"
-	wait_for 120 eval "[ -e '$ctl/prof-$1.txt' ]" || fail "no count for $1"
-}
+mark_start() { bench_insn_start "$1" skip; }
+mark_stop() { bench_insn_stop "$1"; }
 
 # the plugin must answer before the devices exist
 mark_start probe

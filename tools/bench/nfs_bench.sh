@@ -6,6 +6,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_SELFTESTS/nfs_lib.sh"
+. "$XIW_ROOT/tools/bench/nfs_bench_lib.sh"
 #
 # Server and client are this VM, over xiw0's address (192.0.2.1 on the
 # dummy netdev d0: the packets of both transports go through lo); nfsd
@@ -32,46 +33,6 @@ run_timeout 300 dd if=/dev/urandom of="$NFS_EXPORT/rfile" bs=1M count=$MB \
 	status=none || fail "cannot write the read file"
 run_timeout 300 dd if=/dev/zero of="$NFS_EXPORT/wfile" bs=1M count=$MB \
 	status=none || fail "cannot write the write file"
-
-# fio_job NAME RW BS QD FILE: the argv of one fio job on mnt/FILE
-# (libaio, O_DIRECT, T seconds, MB MiB) in fio_argv
-fio_job() {
-	fio_argv=(fio --name="$1" --filename="mnt/$5" --rw="$2" --bs="$3"
-		  --iodepth="$4" --ioengine=libaio --direct=1 --time_based
-		  --runtime="$T" --size=${MB}M)
-}
-
-# fio_run NAME RW BS QD FILE: "IOPS MB/s KiB" of one job (terse v3: fields
-# 6-8 the KiB read, KiB/s and IOPS of reads, 47-49 those of writes)
-fio_run() {
-	local t
-	fio_job "$@"
-	t=$(run_timeout $((T + 60)) "${fio_argv[@]}" --minimal) ||
-		fail "fio $1 failed"
-	awk -F';' '{ f = $6 > 0 ? 6 : 47
-		printf "%d %.1f %d\n", $(f + 2), $(f + 1) * 1024 / 1e6, $f }' <<<"$t"
-}
-
-# cpu_snap: the VM's busy CPU time (us: every CPU's but idle and iowait)
-# and its kernel CPU time (system, irq and softirq: the client, nfsd, the
-# transports and TCP, not fio's user time), USER_HZ ticks of /proc/stat
-cpu_snap() {
-	awk -v hz="$(getconf CLK_TCK)" '/^cpu / {
-		b = 0; for (i = 2; i <= NF; i++) if (i != 5 && i != 6) b += $i
-		printf "%.0f %.0f\n", b * 1e6 / hz, ($4 + $7 + $8) * 1e6 / hz }' /proc/stat
-}
-
-# mount_stat DIR OP: with OP "xprt" the transport of the mount on DIR,
-# else the RPC count of OP on it (/proc/self/mountstats); OP "reads" is
-# READ and READ_PLUS together (the NFSv4.2 client reads with READ_PLUS
-# over TCP, with READ over RDMA)
-mount_stat() {
-	awk -v d=" $PWD/$1 " -v op="$2" '
-		/^device / { m = index($0, d) > 0 }
-		m && op == "xprt" && $1 == "xprt:" { print $2; exit }
-		m && ($1 == op ":" || op == "reads" && ($1 == "READ:" || $1 == "READ_PLUS:")) { n += $2 }
-		END { if (op != "xprt") print n + 0 }' /proc/self/mountstats
-}
 
 # nfs_profile PROTO (XIW_NFS_PROFILE=1): one more sequential read under
 # perf record (all CPUs, cpu-clock samples: TCG has no PMU); the symbols
@@ -108,9 +69,9 @@ one_run() (
 	fio_run seqread read 1M 4 rfile >"r-$p"
 	fio_run seqwrite write 1M 4 wfile >"w-$p"
 	n0=$(mount_stat mnt reads)
-	c0=$(cpu_snap)
+	c0=$(bench_cpu_snap)
 	fio_run rand4k randread 4k 16 rfile >"x-$p"
-	c1=$(cpu_snap)
+	c1=$(bench_cpu_snap)
 	n1=$(mount_stat mnt reads)
 	read -r _ _ kib <"x-$p"
 	# each 4 KiB read was a READ (or READ_PLUS) on this mount's transport
@@ -126,7 +87,6 @@ one_run() (
 )
 
 declare -A runs val
-add_run() { runs[$1,$2]="${runs[$1,$2]:-}${runs[$1,$2]:+ }${3:-n/a}"; }
 for ((round = 1; round <= R; round++)); do
 	log "round $round of $R"
 	# the transports take turns, the first of a round alternating
@@ -159,19 +119,6 @@ for k in "${!runs[@]}"; do
 	val[$k]=$(bench_median "${runs[$k]}")
 done
 
-# row WHAT KEY [OP LIMIT]: the medians of KEY, xiw over TCP, the goal
-# (OP LIMIT, met or missed) if any
-row() {
-	local x=${val[rdma,$2]:-n/a} t=${val[tcp,$2]:-n/a}
-	awk -v w="$1" -v a="$x" -v b="$t" -v op="${3:-}" -v l="${4:-}" 'BEGIN {
-		r = "-"; if (a + 0 > 0 && b + 0 > 0) r = sprintf("%.2f", a / b)
-		g = ""
-		if (op != "") {
-			g = op " " l
-			if (r != "-") g = g ": " ((op == ">=" ? r + 0 >= l + 0 : r + 0 <= l + 0) ? "met" : "missed")
-		}
-		printf "| %s | %s | %s | %s | %s |\n", w, a, b, r, g }'
-}
 {
 	echo "| NFSv4.2, fio with O_DIRECT, one nfsd and tmpfs export in the VM | NFS/RDMA on xiw | NFS/TCP | xiw/TCP | goal |"
 	echo "|---|---|---|---|---|"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 1800
-# description: where the CPU of a single-QP bulk stream between two VMs goes, xiw against TCP in one boot: each run of XIW_PROF2_RUNS (default write_64k write_64k_idle qperf_write qperf_send qperf_tcp iperf3) gives its MB/s, each VM's busy, user, system, softirq and idle shares from /proc/stat and its TCP connections' state (ss -tinm) in a window inside the run; with XIW_PROF2_INSN=1 under XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh also each VM's guest instructions per MiB that crossed the link (all, user, per kernel function); prof2-table-ROLE.md
+# description: where the CPU of a single-QP bulk stream between two VMs goes, xiw against TCP in one boot: each run of XIW_PROF2_RUNS (default write_64k write_64k_idle qperf_write qperf_send qperf_tcp iperf3) gives its MB/s, each VM's busy, user, system, softirq and idle shares from /proc/stat and its TCP connections' state (ss -tinm) in a window inside the run; with XIW_BENCH_INSN=1 under XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh also each VM's guest instructions per MiB that crossed the link (all, user, per kernel function); prof2-table-ROLE.md
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
@@ -86,30 +86,14 @@ link_bytes() {
 	echo $(($(cat "/sys/class/net/$XIW_NETDEV/statistics/tx_bytes") +
 		$(cat "/sys/class/net/$XIW_NETDEV/statistics/rx_bytes")))
 }
-# XIW_PROF2_INSN=1 (with XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh): guest
+# XIW_BENCH_INSN=1 (with XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh): guest
 # instructions per MiB that crosses the link, per kernel function
 insn=
 ctl=$XIW_TEST_OUT
-if [ "${XIW_PROF2_INSN:-0}" = 1 ]; then
+if [ "${XIW_BENCH_INSN:-0}" = 1 ]; then
 	insn=1
 	echo 0 >/proc/sys/kernel/kptr_restrict
 fi
-# (as insn_profile's; reading /proc/kallsyms at the stop is counted in
-# the window: ~0.3M instructions per MiB of a 4 s window at 60 MB/s,
-# the same for every run)
-mark_start() {
-	rm -f "$ctl/prof-$1.txt"
-	echo "$1" >"$ctl/prof.start.tmp"
-	mv "$ctl/prof.start.tmp" "$ctl/prof.start"
-	wait_for 10 eval "[ ! -e '$ctl/prof.start' ]" ||
-		fail "no instruction counter: run with XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh"
-}
-mark_stop() {
-	cat /proc/kallsyms >"$ctl/prof.syms"
-	echo stop >"$ctl/prof.stop.tmp"
-	mv "$ctl/prof.stop.tmp" "$ctl/prof.stop"
-	wait_for 120 eval "[ -e '$ctl/prof-$1.txt' ]" || fail "no count for $1"
-}
 for r in $runs; do
 	xiw_barrier "prof2-$r-start" 60
 	P=4
@@ -121,9 +105,9 @@ for r in $runs; do
 		sleep 1
 		t0=$(cpu_ticks)
 		n0=$(link_bytes)
-		[ -z "$insn" ] || mark_start "$r"
+		[ -z "$insn" ] || bench_insn_start "$r"
 		sleep "$P"
-		[ -z "$insn" ] || mark_stop "$r"
+		[ -z "$insn" ] || bench_insn_stop "$r"
 		shares "$t0" "$(cpu_ticks)" >"prof2-$r.share"
 		echo $(($(link_bytes) - n0)) >"prof2-$r.bytes"
 		ss -tinmH state established >"prof2-$r.ss"
@@ -155,13 +139,9 @@ for r in $runs; do
 	log "$XIW_ROLE $r: ${fig[$r]} MB/s; busy user sys softirq idle: ${share[$r]}; link bytes ${bytes[$r]}"
 	if [ -n "$insn" ]; then
 		f=$ctl/prof-$r.txt
-		ipm[$r]=$(awk -v b="${bytes[$r]}" '$3 == "[all]" { a = $1 }
-			$3 == "[user]" { u = $1 }
-			END { if (b > 0) printf "%.0f %.0f", a / b * 1048576, u / b * 1048576 }' "$f")
-		log "$XIW_ROLE $r: instructions per MiB on the link, all and user: ${ipm[$r]}"
-		awk -v b="${bytes[$r]}" 'NR > 2 && $3 !~ /^\[/ && n++ < 30 {
-			printf "#   %10.0f /MiB  %s\n", $1 / b * 1048576, substr($0, index($0, $3)) }' \
-			<(sort -rn "$f")
+		ipm[$r]=$(bench_insn_report "$f" "${bytes[$r]}" MiB 2>"prof2-$r.top")
+		log "$XIW_ROLE $r: instructions per MiB on the link, all, user and xiw.ko: ${ipm[$r]}"
+		cat "prof2-$r.top"
 	fi
 done
 {
