@@ -24,6 +24,7 @@
 #   8 s, waiting for CQ events (-cp 0) as iperf3 waits in send and recv;
 # - qperf_tcp: qperf tcp_bw, the same sizes over TCP; iperf3: 64 KiB
 #   writes, 5 s.
+# Then small messages (XIW_PROF2_LAT, below).
 # Also: send_64k, read_64k (ib_send_bw, ib_read_bw), qperf_read
 # (rc_rdma_read_bw).
 
@@ -155,4 +156,56 @@ done
 } | tee "prof2-table-$XIW_ROLE.md" | sed 's/^/BENCH /'
 cp "prof2-table-$XIW_ROLE.md" "$XIW_TEST_OUT/" 2>/dev/null || true
 rdma link delete xiw0
+wait_for 5 eval "! ib_dev_exists xiw0" || fail "xiw0 still registered"
+
+# --- small messages: what MPI's ping-pong sends --------------------------------
+# ib_send_lat -s 72 (an rxm eager message of 8 bytes), with perftest's
+# default inline size and without inline (-I 0), on xiw and on siw, one
+# device at a time (XIW_PROF2_LAT=0 leaves it out): the typical latency,
+# and per message the TCP segments both VMs sent (Tcp OutSegs) and their
+# context switches (ctxt of /proc/stat)
+[ "${XIW_PROF2_LAT:-1}" != 0 ] || { log ok; exit 0; }
+need_cmd ib_send_lat
+NL=${XIW_PROF2_LAT_ITERS:-2000}
+bench_2vm_devs siw
+# out_segs: this VM's TCP segments sent so far
+out_segs() { awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $12 }' /proc/net/snmp; }
+ctxt() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
+declare -A lat per
+for dev in "${devs[@]}"; do
+	rdma link add "$dev" type "${type[$dev]}" netdev "$XIW_NETDEV"
+	wait_port_state "$dev" PORT_ACTIVE 5
+	for inl in default 0; do
+		k=$dev,$inl
+		args=(-s 72 -n "$NL")
+		[ "$inl" = default ] || args+=(-I 0)
+		s0=$(out_segs) c0=$(ctxt)
+		bench_perftest_2vm "$dev" 5 ib_send_lat "${args[@]}"
+		segs=$(($(out_segs) - s0)) cs=$(($(ctxt) - c0))
+		# both VMs' counts, a's first
+		both=$(xiw_sync "lat-$k" "$segs:$cs" 60) || fail "peer lost"
+		[ "$XIW_ROLE" = a ] || continue
+		lat[$k]=$BENCH_FIG
+		per[$k]=$(awk -v n="$NL" -v m="$segs:$cs" -v p="$both" 'BEGIN {
+			split(m, x, ":"); split(p, y, ":")
+			printf "%.2f %.2f %.2f %.2f", x[1] / n, y[1] / n, x[2] / n, y[2] / n }')
+		log "$dev inline $inl: ${lat[$k]} us; per message: segments a b, context switches a b: ${per[$k]}"
+	done
+	rdma link delete "$dev"
+	wait_for 5 eval "! ib_dev_exists $dev" || fail "$dev still registered"
+done
+if [ "$XIW_ROLE" = a ]; then
+	{
+		echo "| ib_send_lat -s 72, two VMs | typical us | segments/msg a | b | context switches/msg a | b |"
+		echo "|---|---|---|---|---|---|"
+		for dev in "${devs[@]}"; do
+			for inl in default 0; do
+				# shellcheck disable=SC2086
+				set -- ${per[$dev,$inl]:-- - - -}
+				echo "| $dev, inline $inl | ${lat[$dev,$inl]:-n/a} | $1 | $2 | $3 | $4 |"
+			done
+		done
+	} | tee prof2-lat.md | sed 's/^/BENCH /'
+	cp prof2-lat.md "$XIW_TEST_OUT/" 2>/dev/null || true
+fi
 log ok
