@@ -31,6 +31,17 @@ bench_median() {
 			else printf "%g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# bench_add_run KEY1 KEY2 FIGURE: one run's figure (n/a if empty) appended
+# to the caller's runs[KEY1,KEY2]; bench_medians then sets the caller's
+# val[K] to the median of runs[K] for every K
+bench_add_run() { runs[$1,$2]="${runs[$1,$2]:-}${runs[$1,$2]:+ }${3:-n/a}"; }
+bench_medians() {
+	local k
+	for k in "${!runs[@]}"; do
+		val[$k]=$(bench_median "${runs[$k]}")
+	done
+}
+
 # bench_ratio A B: A/B to two decimals, or "-" unless both are figures
 bench_ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN {

@@ -107,17 +107,15 @@ for ((round = 1; round <= R; round++)); do
 		[ ! -s "x-$p" ] || read -r rr _ <"x-$p"
 		[ ! -s "cpu-$p" ] || read -r busy kern <"cpu-$p"
 		log "$p: read ${rd:-n/a} MB/s, write ${wr:-n/a} MB/s, 4K randread ${rr:-n/a} IOPS, per 4K read: kernel CPU ${kern:-n/a} us, busy CPU ${busy:-n/a} us"
-		add_run "$p" read "$rd"
-		add_run "$p" write "$wr"
-		add_run "$p" rand "$rr"
-		add_run "$p" kern "$kern"
-		add_run "$p" busy "$busy"
+		bench_add_run "$p" read "$rd"
+		bench_add_run "$p" write "$wr"
+		bench_add_run "$p" rand "$rr"
+		bench_add_run "$p" kern "$kern"
+		bench_add_run "$p" busy "$busy"
 	done
 done
 # median of the rounds that produced a figure; n/a if none did
-for k in "${!runs[@]}"; do
-	val[$k]=$(bench_median "${runs[$k]}")
-done
+bench_medians
 
 {
 	echo "| NFSv4.2, fio with O_DIRECT, one nfsd and tmpfs export in the VM | NFS/RDMA on xiw | NFS/TCP | xiw/TCP | goal |"

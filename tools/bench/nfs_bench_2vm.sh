@@ -86,17 +86,15 @@ for ((round = 1; round <= R; round++)); do
 		read -r rr _ <"x-$p"
 		read -r kc ks <"cpu-$p"
 		log "$p: read $rd MB/s, write $wr MB/s, 4K randread $rr IOPS, kernel CPU per 4K read: client $kc us, server $ks us"
-		add_run "$p" read "$rd"
-		add_run "$p" write "$wr"
-		add_run "$p" rand "$rr"
-		add_run "$p" kcli "$kc"
-		add_run "$p" ksrv "$ks"
+		bench_add_run "$p" read "$rd"
+		bench_add_run "$p" write "$wr"
+		bench_add_run "$p" rand "$rr"
+		bench_add_run "$p" kcli "$kc"
+		bench_add_run "$p" ksrv "$ks"
 	done
 done
 bench_2vm_ask done
-for k in "${!runs[@]}"; do
-	val[$k]=$(bench_median "${runs[$k]}")
-done
+bench_medians
 {
 	echo "| NFSv4.2 between two VMs ($(nproc) vCPU each), fio with O_DIRECT, tmpfs export | NFS/RDMA on xiw | NFS/TCP | xiw/TCP | goal |"
 	echo "|---|---|---|---|---|"

@@ -35,9 +35,6 @@ mount_stat() {
 		END { if (op != "xprt") print n + 0 }' /proc/self/mountstats
 }
 
-# add_run PROTO KEY FIGURE: one run's figure (n/a if empty) into runs[]
-add_run() { runs[$1,$2]="${runs[$1,$2]:-}${runs[$1,$2]:+ }${3:-n/a}"; }
-
 # row WHAT KEY [OP LIMIT]: the medians of KEY, xiw over TCP, the goal
 # (OP LIMIT, met or missed) if any
 row() {

@@ -134,7 +134,6 @@ one_run() (
 
 # runs[DEV,KEY]: every round's figure, in order ("n/a" for a failed run)
 declare -A runs val
-add_run() { runs[$1,$2]="${runs[$1,$2]:-}${runs[$1,$2]:+ }${3:-n/a}"; }
 
 order=(${XIW_BENCH_DEVS:-${devs[@]}} ${XIW_NVME_TCP-tcp})
 for ((round = 1; round <= R; round++)); do
@@ -169,21 +168,19 @@ for ((round = 1; round <= R; round++)); do
 			kern128=$(awk '$1 == "kern_us" { print $2 }' "cost128-$dev")
 		fi
 		log "$dev: 4K randread QD16 ${iops:-n/a} IOPS, 128K read ${mbps:-n/a} MB/s, 4K randread QD1 ${qd1:-n/a} IOPS at ${lat:-n/a} us, kernel CPU ${kern:-n/a} us per 4K read, ${kern128:-n/a} us per 128K read"
-		add_run "$dev" iops "$iops"
-		add_run "$dev" mbps "$mbps"
-		add_run "$dev" lat "$lat"
-		add_run "$dev" kern "$kern"
-		add_run "$dev" kern128 "$kern128"
-		add_run "$dev" busy "$busy"
-		add_run "$dev" ctxt "$ctxt"
-		add_run "$dev" pkts "$pkts"
+		bench_add_run "$dev" iops "$iops"
+		bench_add_run "$dev" mbps "$mbps"
+		bench_add_run "$dev" lat "$lat"
+		bench_add_run "$dev" kern "$kern"
+		bench_add_run "$dev" kern128 "$kern128"
+		bench_add_run "$dev" busy "$busy"
+		bench_add_run "$dev" ctxt "$ctxt"
+		bench_add_run "$dev" pkts "$pkts"
 		[ "$dev" = tcp ] || dev_down "$dev"
 	done
 done
 # median of the rounds that produced a figure; n/a if none did
-for k in "${!runs[@]}"; do
-	val[$k]=$(bench_median "${runs[$k]}")
-done
+bench_medians
 
 ratio() { bench_ratio "$@"; }
 best() {

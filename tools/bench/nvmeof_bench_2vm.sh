@@ -92,7 +92,6 @@ one_run() {
 }
 
 declare -A runs val
-add_run() { runs[$1,$2]="${runs[$1,$2]:-}${runs[$1,$2]:+ }${3:-n/a}"; }
 for ((round = 1; round <= R; round++)); do
 	log "round $round of $R"
 	order=(rdma tcp)
@@ -105,19 +104,17 @@ for ((round = 1; round <= R; round++)); do
 		read -r k4h k4t <"k4-$p"
 		read -r k128h k128t <"k128-$p"
 		log "$p: 4K randread QD16 $iops IOPS, 128K read $mbps MB/s, 4K QD1 $lat us; kernel CPU per 4K read host $k4h target $k4t us, per 128K read host $k128h target $k128t us"
-		add_run "$p" iops "$iops"
-		add_run "$p" mbps "$mbps"
-		add_run "$p" lat "$lat"
-		add_run "$p" k4h "$k4h"
-		add_run "$p" k4t "$k4t"
-		add_run "$p" k128h "$k128h"
-		add_run "$p" k128t "$k128t"
+		bench_add_run "$p" iops "$iops"
+		bench_add_run "$p" mbps "$mbps"
+		bench_add_run "$p" lat "$lat"
+		bench_add_run "$p" k4h "$k4h"
+		bench_add_run "$p" k4t "$k4t"
+		bench_add_run "$p" k128h "$k128h"
+		bench_add_run "$p" k128t "$k128t"
 	done
 done
 bench_2vm_ask done
-for k in "${!runs[@]}"; do
-	val[$k]=$(bench_median "${runs[$k]}")
-done
+bench_medians
 
 # row WHAT KEY [OP LIMIT]: the medians of KEY, xiw over NVMe/TCP, the
 # goal (OP LIMIT, met or missed) if any

@@ -161,7 +161,8 @@ wait_for 5 eval "! ib_dev_exists xiw0" || fail "xiw0 still registered"
 # --- small messages: what MPI's ping-pong sends --------------------------------
 # ib_send_lat -s 72 (an rxm eager message of 8 bytes), with perftest's
 # default inline size and without inline (-I 0), on xiw and on siw, one
-# device at a time (XIW_PROF2_LAT=0 leaves it out): the typical latency,
+# device at a time, XIW_PROF2_LAT_ROUNDS rounds (default 3; medians;
+# XIW_PROF2_LAT=0 leaves it out): the typical latency,
 # and per message the TCP segments both VMs sent (Tcp OutSegs) and their
 # context switches (ctxt of /proc/stat)
 [ "${XIW_PROF2_LAT:-1}" != 0 ] || { log ok; exit 0; }
@@ -172,37 +173,45 @@ bench_2vm_devs siw
 out_segs() { awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $12 }' /proc/net/snmp; }
 ctxt() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
 declare -A lat per
-for dev in "${devs[@]}"; do
-	rdma link add "$dev" type "${type[$dev]}" netdev "$XIW_NETDEV"
-	wait_port_state "$dev" PORT_ACTIVE 5
-	for inl in default 0; do
-		k=$dev,$inl
-		args=(-s 72 -n "$NL")
-		[ "$inl" = default ] || args+=(-I 0)
-		s0=$(out_segs) c0=$(ctxt)
-		bench_perftest_2vm "$dev" 5 ib_send_lat "${args[@]}"
-		segs=$(($(out_segs) - s0)) cs=$(($(ctxt) - c0))
-		# both VMs' counts, a's first
-		both=$(xiw_sync "lat-$k" "$segs:$cs" 60) || fail "peer lost"
-		[ "$XIW_ROLE" = a ] || continue
-		lat[$k]=$BENCH_FIG
-		per[$k]=$(awk -v n="$NL" -v m="$segs:$cs" -v p="$both" 'BEGIN {
-			split(m, x, ":"); split(p, y, ":")
-			printf "%.2f %.2f %.2f %.2f", x[1] / n, y[1] / n, x[2] / n, y[2] / n }')
-		log "$dev inline $inl: ${lat[$k]} us; per message: segments a b, context switches a b: ${per[$k]}"
+RL=${XIW_PROF2_LAT_ROUNDS:-3}
+for ((round = 1; round <= RL; round++)); do
+	for dev in "${devs[@]}"; do
+		rdma link add "$dev" type "${type[$dev]}" netdev "$XIW_NETDEV"
+		wait_port_state "$dev" PORT_ACTIVE 5
+		for inl in default 0; do
+			k=$dev,$inl
+			args=(-s 72 -n "$NL")
+			[ "$inl" = default ] || args+=(-I 0)
+			s0=$(out_segs) c0=$(ctxt)
+			bench_perftest_2vm "$dev" 5 ib_send_lat "${args[@]}"
+			segs=$(($(out_segs) - s0)) cs=$(($(ctxt) - c0))
+			# both VMs' counts, a's first
+			both=$(xiw_sync "lat-$round-$k" "$segs:$cs" 60) ||
+				fail "peer lost"
+			[ "$XIW_ROLE" = a ] || continue
+			lat[$k]="${lat[$k]:-}${lat[$k]:+ }$BENCH_FIG"
+			p=$(awk -v n="$NL" -v m="$segs:$cs" -v p="$both" 'BEGIN {
+				split(m, x, ":"); split(p, y, ":")
+				printf "%.2f:%.2f:%.2f:%.2f", x[1] / n, y[1] / n, x[2] / n, y[2] / n }')
+			per[$k]="${per[$k]:-}${per[$k]:+ }$p"
+			log "round $round, $dev inline $inl: $BENCH_FIG us; per message: segments a:b, context switches a:b: $p"
+		done
+		rdma link delete "$dev"
+		wait_for 5 eval "! ib_dev_exists $dev" || fail "$dev still registered"
 	done
-	rdma link delete "$dev"
-	wait_for 5 eval "! ib_dev_exists $dev" || fail "$dev still registered"
 done
+# med KEY FIELD: the median over the rounds of field FIELD (1-4) of per[KEY]
+med() {
+	bench_median "$(tr ' ' '\n' <<<"${per[$1]:-}" | cut -d: -f"$2" | tr '\n' ' ')"
+}
 if [ "$XIW_ROLE" = a ]; then
 	{
-		echo "| ib_send_lat -s 72, two VMs | typical us | segments/msg a | b | context switches/msg a | b |"
+		echo "| ib_send_lat -s 72, two VMs, medians of $RL rounds | typical us (rounds) | segments/msg a | b | context switches/msg a | b |"
 		echo "|---|---|---|---|---|---|"
 		for dev in "${devs[@]}"; do
 			for inl in default 0; do
-				# shellcheck disable=SC2086
-				set -- ${per[$dev,$inl]:-- - - -}
-				echo "| $dev, inline $inl | ${lat[$dev,$inl]:-n/a} | $1 | $2 | $3 | $4 |"
+				k=$dev,$inl
+				echo "| $dev, inline $inl | $(bench_median "${lat[$k]:-}") (${lat[$k]:-}) | $(med "$k" 1) | $(med "$k" 2) | $(med "$k" 3) | $(med "$k" 4) |"
 			done
 		done
 	} | tee prof2-lat.md | sed 's/^/BENCH /'
