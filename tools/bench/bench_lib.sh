@@ -205,8 +205,8 @@ bench_perftest_2vm() {
 # prof.start; without an answer in 10 s the test fails (skips with
 # "skip"). The symbols the plugin names the functions with at the stop
 # (prof.syms) are read here, outside the count: reading /proc/kallsyms
-# costs ~70M instructions under TCG. So a module loaded between the two
-# marks goes unnamed.
+# costs some 300M guest instructions, as much as a second of a bulk
+# stream. So a module loaded between the two marks goes unnamed.
 bench_insn_start() {
 	local ctl=$XIW_TEST_OUT why="no instruction counter: run with XIW_QEMU=tools/tcgprof/qemu-tcgprof.sh (as make bench does)"
 	rm -f "$ctl/prof-$1.txt"
