@@ -160,14 +160,43 @@ wait_for 5 eval "! ib_dev_exists xiw0" || fail "xiw0 still registered"
 
 # --- small messages: what MPI's ping-pong sends --------------------------------
 # ib_send_lat -s 72 (an rxm eager message of 8 bytes), with perftest's
-# default inline size and without inline (-I 0), on xiw and on siw, one
-# device at a time, XIW_PROF2_LAT_ROUNDS rounds (default 3; medians;
-# XIW_PROF2_LAT=0 leaves it out): the typical latency,
-# and per message the TCP segments both VMs sent (Tcp OutSegs) and their
-# context switches (ctxt of /proc/stat)
+# default inline size (mode "inline") and without inline (-I 0, mode
+# "noinline"), and fi_pingpong's 8-byte ping-pong over libfabric's rxm
+# on verbs (mode "rxm8", what MPI's small messages take), on xiw and on
+# siw, one device at a time, XIW_PROF2_LAT_ROUNDS rounds (default 3;
+# medians; XIW_PROF2_LAT=0 leaves it out): perftest's typical latency or
+# fi_pingpong's usec/xfer, and per iteration (a message each way, and
+# whatever rxm adds) the TCP segments both VMs sent (Tcp OutSegs) and
+# their context switches (ctxt of /proc/stat)
 [ "${XIW_PROF2_LAT:-1}" != 0 ] || { log ok; exit 0; }
-need_cmd ib_send_lat
+need_cmd ib_send_lat fi_pingpong
 NL=${XIW_PROF2_LAT_ITERS:-2000}
+fport=7400
+# fipp_2vm: fi_pingpong -S 8 over verbs;ofi_rxm from a to b (server on
+# b), NL iterations; BENCH_FIG: a's usec/xfer (n/a on b, or if it failed)
+fipp_2vm() {
+	local srv ep=(-p "verbs;ofi_rxm" -e rdm -I "$NL" -S 8)
+	fport=$((fport + 1))
+	BENCH_FIG=n/a
+	if [ "$XIW_ROLE" = b ]; then
+		run_timeout 90 fi_pingpong "${ep[@]}" -B "$fport" >fipp.log 2>&1 &
+		srv=$!
+		(wait_listen "$fport" 10 "$srv" fipp.log) || true
+		xiw_barrier "fipp$fport-listen" 30
+		xiw_barrier "fipp$fport-done" 120
+		wait "$srv" || sed 's/^/#   fi_pingpong server: /' fipp.log | tail -5
+		return 0
+	fi
+	xiw_barrier "fipp$fport-listen" 30
+	run_timeout 80 fi_pingpong "${ep[@]}" -P "$fport" "$XIW_PEER_IP" \
+		>fipp.log 2>&1 || sed 's/^/#   fi_pingpong: /' fipp.log | tail -5
+	xiw_barrier "fipp$fport-done" 120
+	# the row of the 8-byte size: bytes, iters, "=" iters, total, time,
+	# MB/sec, usec/xfer, Mxfers/sec (iters as 2k)
+	BENCH_FIG=$(awk '$1 == "8" && $7 ~ /^[0-9.]+$/ && $7 > 0 { v = $7 }
+		END { print v ? v : "n/a" }' fipp.log)
+	[ "$BENCH_FIG" != n/a ] || sed 's/^/#   fi_pingpong: /' fipp.log | tail -5
+}
 bench_2vm_devs siw
 # out_segs: this VM's TCP segments sent so far
 out_segs() { awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $12 }' /proc/net/snmp; }
@@ -178,12 +207,14 @@ for ((round = 1; round <= RL; round++)); do
 	for dev in "${devs[@]}"; do
 		rdma link add "$dev" type "${type[$dev]}" netdev "$XIW_NETDEV"
 		wait_port_state "$dev" PORT_ACTIVE 5
-		for inl in default 0; do
-			k=$dev,$inl
-			args=(-s 72 -n "$NL")
-			[ "$inl" = default ] || args+=(-I 0)
+		for mode in inline noinline rxm8; do
+			k=$dev,$mode
 			s0=$(out_segs) c0=$(ctxt)
-			bench_perftest_2vm "$dev" 5 ib_send_lat "${args[@]}"
+			case $mode in
+			inline) bench_perftest_2vm "$dev" 5 ib_send_lat -s 72 -n "$NL" ;;
+			noinline) bench_perftest_2vm "$dev" 5 ib_send_lat -s 72 -n "$NL" -I 0 ;;
+			rxm8) fipp_2vm ;;
+			esac
 			segs=$(($(out_segs) - s0)) cs=$(($(ctxt) - c0))
 			# both VMs' counts, a's first
 			both=$(xiw_sync "lat-$round-$k" "$segs:$cs" 60) ||
@@ -194,7 +225,7 @@ for ((round = 1; round <= RL; round++)); do
 				split(m, x, ":"); split(p, y, ":")
 				printf "%.2f:%.2f:%.2f:%.2f", x[1] / n, y[1] / n, x[2] / n, y[2] / n }')
 			per[$k]="${per[$k]:-}${per[$k]:+ }$p"
-			log "round $round, $dev inline $inl: $BENCH_FIG us; per message: segments a:b, context switches a:b: $p"
+			log "round $round, $dev $mode: $BENCH_FIG us; per message: segments a:b, context switches a:b: $p"
 		done
 		rdma link delete "$dev"
 		wait_for 5 eval "! ib_dev_exists $dev" || fail "$dev still registered"
@@ -206,12 +237,12 @@ med() {
 }
 if [ "$XIW_ROLE" = a ]; then
 	{
-		echo "| ib_send_lat -s 72, two VMs, medians of $RL rounds | typical us (rounds) | segments/msg a | b | context switches/msg a | b |"
+		echo "| 72-byte Send (ib_send_lat) and rxm 8-byte ping-pong (fi_pingpong), two VMs, medians of $RL rounds | us (rounds) | segments/msg a | b | context switches/msg a | b |"
 		echo "|---|---|---|---|---|---|"
 		for dev in "${devs[@]}"; do
-			for inl in default 0; do
-				k=$dev,$inl
-				echo "| $dev, inline $inl | $(bench_median "${lat[$k]:-}") (${lat[$k]:-}) | $(med "$k" 1) | $(med "$k" 2) | $(med "$k" 3) | $(med "$k" 4) |"
+			for mode in inline noinline rxm8; do
+				k=$dev,$mode
+				echo "| $dev, $mode | $(bench_median "${lat[$k]:-}") (${lat[$k]:-}) | $(med "$k" 1) | $(med "$k" 2) | $(med "$k" 3) | $(med "$k" 4) |"
 			done
 		done
 	} | tee prof2-lat.md | sed 's/^/BENCH /'
