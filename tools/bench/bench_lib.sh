@@ -41,6 +41,16 @@ bench_medians() {
 		val[$k]=$(bench_median "${runs[$k]}")
 	done
 }
+# bench_runs_list "KEY2..." "KEY1...": every run of the caller's runs[],
+# a line "- KEY2, KEY1: figures" for each pair that has some, KEY2 outer
+bench_runs_list() {
+	local k p
+	for k in $1; do
+		for p in $2; do
+			[ -z "${runs[$p,$k]:-}" ] || echo "- $k, $p: ${runs[$p,$k]}"
+		done
+	done
+}
 
 # bench_ratio A B: A/B to two decimals, or "-" unless both are figures
 bench_ratio() {

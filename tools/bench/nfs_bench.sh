@@ -129,11 +129,7 @@ bench_medians
 	echo "Each cell is the median of $R rounds, the transports taking turns in each"
 	echo "round, a fresh mount per run (XIW_BENCH_ROUNDS). Every run, in order:"
 	echo
-	for k in read write rand kern busy; do
-		for p in rdma tcp; do
-			[ -z "${runs[$p,$k]:-}" ] || echo "- $k, $p: ${runs[$p,$k]}"
-		done
-	done
+	bench_runs_list "read write rand kern busy" "rdma tcp"
 } | tee nfs-table.md | sed 's/^/BENCH /'
 cp nfs-table.md "$XIW_TEST_OUT/nfs-table.md"
 [ "${val[rdma,read]:-n/a}" != n/a ] || fail "no NFS/RDMA figure"

@@ -107,11 +107,7 @@ bench_medians
 	echo "Each cell is the median of $R rounds, the transports taking turns in each"
 	echo "round, a fresh mount per run (XIW_BENCH_ROUNDS). Every run, in order:"
 	echo
-	for k in read write rand kcli ksrv; do
-		for p in rdma tcp; do
-			[ -z "${runs[$p,$k]:-}" ] || echo "- $k, $p: ${runs[$p,$k]}"
-		done
-	done
+	bench_runs_list "read write rand kcli ksrv" "rdma tcp"
 } | tee nfs-2vm-table.md | sed 's/^/BENCH /'
 cp nfs-2vm-table.md "$XIW_TEST_OUT/nfs-2vm-table.md"
 log ok

@@ -234,11 +234,7 @@ row() {
 	echo "round (XIW_BENCH_ROUNDS); the CPU rows are /proc/stat's time over the"
 	echo "I/Os of the QD16 runs (2 vCPUs, host and target in the VM). Every run, in order:"
 	echo
-	for k in iops mbps lat kern kern128 busy ctxt pkts; do
-		for dev in xiw0 tcp siw0 rxe0; do
-			[ -z "${runs[$dev,$k]:-}" ] || echo "- $k, $dev: ${runs[$dev,$k]}"
-		done
-	done
+	bench_runs_list "iops mbps lat kern kern128 busy ctxt pkts" "xiw0 tcp siw0 rxe0"
 } | tee nvmeof-table.md | sed 's/^/BENCH /'
 cp nvmeof-table.md "$XIW_TEST_OUT/nvmeof-table.md"
 [ "${val[xiw0,iops]:-n/a}" != n/a ] || fail "no NVMe-oF figure for xiw"

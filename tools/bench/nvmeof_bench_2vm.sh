@@ -142,11 +142,7 @@ row() {
 	echo "Each cell is the median of $R rounds, the transports taking turns in each"
 	echo "round (XIW_BENCH_ROUNDS). Every run, in order:"
 	echo
-	for k in iops mbps lat k4h k4t k128h k128t; do
-		for p in rdma tcp; do
-			[ -z "${runs[$p,$k]:-}" ] || echo "- $k, $p: ${runs[$p,$k]}"
-		done
-	done
+	bench_runs_list "iops mbps lat k4h k4t k128h k128t" "rdma tcp"
 } | tee nvmeof-2vm-table.md | sed 's/^/BENCH /'
 cp nvmeof-2vm-table.md "$XIW_TEST_OUT/nvmeof-2vm-table.md"
 log ok
