@@ -158,6 +158,19 @@ bench_2vm_devs() {
 	defer eval 'kill -KILL $(jobs -p) 2>/dev/null; wait 2>/dev/null || true'
 }
 
+# bench_2vm_dev_up DEV: DEV (bench_2vm_devs' type[]) on the bench's link,
+# active. bench_2vm_dev_down DEV [TAG]: DEV gone from this VM, and with a
+# TAG from both VMs before either goes on (a barrier)
+bench_2vm_dev_up() {
+	rdma link add "$1" type "${type[$1]}" netdev "$XIW_NETDEV"
+	wait_port_state "$1" PORT_ACTIVE 5
+}
+bench_2vm_dev_down() {
+	rdma link delete "$1"
+	wait_for 5 eval "! ib_dev_exists $1" || fail "$1 still registered"
+	[ -z "${2:-}" ] || xiw_barrier "$2" 60
+}
+
 # bench_iperf_2vm PORT: iperf3 from VM a to VM b of a 2vm bench (server
 # on b, bound to its address), 64 KiB writes for 5 s. Both VMs call it
 # with the same PORT; a prints the MB/s (n/a if iperf3 gave none), b
@@ -330,7 +343,8 @@ bench_win_open() {
 }
 
 # bench_win_close TAG N UNIT (a): to here, over N reads (UNIT read) or N
-# bytes (UNIT MiB); BENCH_WIN_KERN: "a b", each VM's kernel us
+# bytes (UNIT MiB); BENCH_WIN_KERN: "a b", each VM's kernel us per read
+# (per N)
 BENCH_WIN_KERN=
 bench_win_close() {
 	local c1 srv
@@ -339,5 +353,6 @@ bench_win_close() {
 	[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_stop "$1"
 	srv=$(xiw_sync "$1-srv" "$2:$3" 30) || fail "the serving VM is gone"
 	[ "${XIW_BENCH_INSN:-0}" != 1 ] || _bench_insn_log "$1" "$2" "$3"
-	BENCH_WIN_KERN="$(_bench_kern "$_bench_win0" "$c1") $srv"
+	BENCH_WIN_KERN=$(awk -v n="$2" -v a="$(_bench_kern "$_bench_win0" "$c1")" \
+		-v b="$srv" 'BEGIN { if (n > 0) printf "%.2f %.2f\n", a / n, b / n }')
 }

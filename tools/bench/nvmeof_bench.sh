@@ -19,29 +19,11 @@ T=${XIW_FIO_SECS:-10}
 R=${XIW_BENCH_ROUNDS:-3}
 . "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_ROOT/tools/bench/bench_devs.sh"
+. "$XIW_ROOT/tools/bench/nvmeof_bench_lib.sh"
 # NVMe/TCP: no RDMA device, an address of its own like the devices'
 dummy_add d3
 ip addr add 192.0.2.4/24 dev d3
 addr[tcp]=192.0.2.4
-
-# fio_job NAME RW BS [QD]: the fio command line of one read job on
-# $NVME_NS (queue depth QD, default 16, O_DIRECT, libaio, T seconds, terse
-# output) in fio_argv
-fio_job() {
-	fio_argv=(fio --name="$1" --filename="$NVME_NS" --rw="$2" --bs="$3"
-		  --iodepth="${4:-16}" --ioengine=libaio --direct=1 --time_based
-		  --runtime="$T" --size=256M --minimal)
-}
-
-# fio_read NAME RW BS [QD]: "IOPS MB/s KiB LAT" of one read job (terse
-# v3: field 6 the KiB read, 7 the read bandwidth in KiB/s, 8 the IOPS, 40
-# the mean total latency in us)
-fio_read() {
-	local t
-	fio_job "$@"
-	t=$(run_timeout $((T + 60)) "${fio_argv[@]}") || fail "fio $1 failed"
-	awk -F';' '{ printf "%d %.1f %d %.1f\n", $8, $7 * 1024 / 1e6, $6, $40 }' <<<"$t"
-}
 
 # cost_snap DEV: "name value" lines: the VM's context switches, its busy
 # CPU time (us: every CPU's time but idle and iowait), its kernel CPU time

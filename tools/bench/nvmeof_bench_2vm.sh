@@ -6,6 +6,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_SELFTESTS/nvmet_lib.sh"
+. "$XIW_ROOT/tools/bench/nvmeof_bench_lib.sh"
 #
 # nvmeof_bench's jobs between two hosts. For each run a asks b for a
 # fresh target on b's address of the link (a 1 GiB memory-backed
@@ -45,24 +46,6 @@ if [ "$XIW_ROLE" = b ]; then
 fi
 xiw_barrier nvme-ready 60
 
-# fio_read NAME RW BS QD: "IOPS MB/s KiB LAT" of one read job on $NVME_NS
-# (libaio, O_DIRECT, T seconds; terse v3: 6 the KiB read, 7 KiB/s, 8 the
-# IOPS, 40 the mean total latency in us)
-fio_read() {
-	local t
-	t=$(run_timeout $((T + 60)) fio --name="$1" --filename="$NVME_NS" \
-		--rw="$2" --bs="$3" --iodepth="$4" --ioengine=libaio --direct=1 \
-		--time_based --runtime="$T" --size=256M --minimal) ||
-		fail "fio $1 failed"
-	awk -F';' '{ printf "%d %.1f %d %.1f\n", $8, $7 * 1024 / 1e6, $6, $40 }' <<<"$t"
-}
-
-# per_read N: BENCH_WIN_KERN over N reads, "host target" us
-per_read() {
-	awk -v n="$1" -v k="$BENCH_WIN_KERN" 'BEGIN { split(k, c, " ")
-		if (n > 0) printf "%.2f %.2f\n", c[1] / n, c[2] / n }'
-}
-
 # one_run PROTO TAG: one round's jobs over PROTO (rdma, tcp) into r-, s-,
 # l-, k4- and k128-PROTO
 one_run() {
@@ -79,12 +62,12 @@ one_run() {
 	fio_read rand4k randread 4k 16 >"r-$p"
 	read -r _ _ kib _ <"r-$p"
 	bench_win_close "$tag-rand" $((kib / 4)) read
-	per_read $((kib / 4)) >"k4-$p"
+	echo "$BENCH_WIN_KERN" >"k4-$p"
 	bench_win_open "$tag-seq"
 	fio_read seq128k read 128k 16 >"s-$p"
 	read -r _ _ kib _ <"s-$p"
 	bench_win_close "$tag-seq" $((kib / 128)) read
-	per_read $((kib / 128)) >"k128-$p"
+	echo "$BENCH_WIN_KERN" >"k128-$p"
 	fio_read qd1 randread 4k 1 >"l-$p"
 	expect_eq "$(cat "$NVME_CTRL/transport")" "$p" "transport after the runs"
 	nvme_host_disconnect

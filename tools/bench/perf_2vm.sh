@@ -116,16 +116,8 @@ if [ -n "${XIW_BENCH_2VM_DEVS:-}" ]; then
 	devs=("${devs[@]}")
 fi
 log "devices on both VMs: ${devs[*]}"
-dev_up() {
-	rdma link add "$1" type "${type[$1]}" netdev "$XIW_NETDEV"
-	wait_port_state "$1" PORT_ACTIVE 5
-}
 # both VMs are rid of the device before either brings up the next one
-dev_down() {
-	rdma link delete "$1"
-	wait_for 5 eval "! ib_dev_exists $1" || fail "$1 still registered"
-	xiw_barrier "$1-down-$round" 60
-}
+dev_down() { bench_2vm_dev_down "$1" "$1-down-$round"; }
 
 # --- one run ------------------------------------------------------------------
 
@@ -252,7 +244,7 @@ for ((round = 1; round <= R; round++)); do
 			pingpong 0 rtt_block_idle --block
 			continue
 		fi
-		dev_up "$dev"
+		bench_2vm_dev_up "$dev"
 		if [[ $parts == *" cm "* ]]; then
 			cmrate "$dev" cm_seq "$CM_SEQ" 1
 			cmrate "$dev" cm_par "$CM_PAR" "$CM_C"

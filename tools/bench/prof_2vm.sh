@@ -56,7 +56,7 @@ mkdir -p bin
 printf '#!/bin/sh\nexec chrt --idle 0 ib_write_bw "$@"\n' >bin/idle_ib_write_bw
 chmod +x bin/idle_ib_write_bw
 PATH=$PWD/bin:$PATH
-declare -A fig share bytes ipm
+declare -A fig share bytes
 qport=19765
 # qperf_2vm TEST: qperf (RDMA tests: rdma_cm, CQ events: -cp 0) from a to b for 8 s,
 # 64 KiB messages; a prints MB/s (n/a if none), b nothing
@@ -140,8 +140,8 @@ for r in $runs; do
 	log "$XIW_ROLE $r: ${fig[$r]} MB/s; busy user sys softirq idle: ${share[$r]}; link bytes ${bytes[$r]}"
 	if [ -n "$insn" ]; then
 		f=$ctl/prof-$r.txt
-		ipm[$r]=$(bench_insn_report "$f" "${bytes[$r]}" MiB 2>"prof2-$r.top")
-		log "$XIW_ROLE $r: instructions per MiB on the link, all, user and xiw.ko: ${ipm[$r]}"
+		log "$XIW_ROLE $r: instructions per MiB on the link, all, user and xiw.ko: $(
+			bench_insn_report "$f" "${bytes[$r]}" MiB 2>"prof2-$r.top")"
 		cat "prof2-$r.top"
 	fi
 done
@@ -155,8 +155,7 @@ done
 	done
 } | tee "prof2-table-$XIW_ROLE.md" | sed 's/^/BENCH /'
 cp "prof2-table-$XIW_ROLE.md" "$XIW_TEST_OUT/" 2>/dev/null || true
-rdma link delete xiw0
-wait_for 5 eval "! ib_dev_exists xiw0" || fail "xiw0 still registered"
+bench_2vm_dev_down xiw0
 
 # --- small messages: what MPI's ping-pong sends --------------------------------
 # ib_send_lat -s 72 (an rxm eager message of 8 bytes), with perftest's
@@ -205,8 +204,7 @@ declare -A lat per
 RL=${XIW_PROF2_LAT_ROUNDS:-3}
 for ((round = 1; round <= RL; round++)); do
 	for dev in "${devs[@]}"; do
-		rdma link add "$dev" type "${type[$dev]}" netdev "$XIW_NETDEV"
-		wait_port_state "$dev" PORT_ACTIVE 5
+		bench_2vm_dev_up "$dev"
 		for mode in inline noinline rxm8; do
 			k=$dev,$mode
 			s0=$(out_segs) c0=$(ctxt)
@@ -227,8 +225,7 @@ for ((round = 1; round <= RL; round++)); do
 			per[$k]="${per[$k]:-}${per[$k]:+ }$p"
 			log "round $round, $dev $mode: $BENCH_FIG us; per message: segments a:b, context switches a:b: $p"
 		done
-		rdma link delete "$dev"
-		wait_for 5 eval "! ib_dev_exists $dev" || fail "$dev still registered"
+		bench_2vm_dev_down "$dev"
 	done
 done
 # med KEY FIELD: the median over the rounds of field FIELD (1-4) of per[KEY]
