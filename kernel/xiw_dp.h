@@ -194,11 +194,24 @@ enum xiw_tx_kind {
 	XIW_TX_RTR,		/* RTR frame */
 };
 
+/*
+ * Who runs the TX engine (xiw_sched.c). RX and an atomic post hold the
+ * socket's spinlock, not its lock (xiw_tx_locked()): they send with
+ * tcp_sendmsg_locked() and allocate with GFP_ATOMIC, and each takes only
+ * its part of TX's work.
+ */
+enum xiw_tx_runner {
+	XIW_TX_RUN_WORK,	/* may sleep: the TX work, a doorbell */
+	XIW_TX_RUN_RX,		/* short responses (xiw_sched_from_rx()) */
+	XIW_TX_RUN_POST,	/* short SQ WRs (xiw_sched_from_post()) */
+};
+
 #define XIW_TX_BVEC		40	/* payload pieces per FPDU */
 #define XIW_TERM_TIMEOUT_MS	1000	/* a Terminate TCP will not take */
 #define XIW_TX_BURST		64	/* FPDUs before yielding */
-#define XIW_TX_RX_BURST		32	/* FPDUs RX sends per pass */
+#define XIW_TX_RX_BURST		32	/* FPDUs RX or a post sends per pass */
 #define XIW_TX_RX_READ_MAX	4096	/* longest Read RX answers itself */
+#define XIW_TX_POST_MAX		4096	/* longest WR an atomic post sends */
 #define XIW_TX_RX_CORK		256	/* FPDUs RX may batch (MSG_MORE) */
 #define XIW_TX_BATCH_BYTES	16384	/* copied FPDUs sent by one sendmsg */
 #define XIW_TX_BATCH_FPDU	4352	/* longest FPDU that is batched */
@@ -268,7 +281,8 @@ struct xiw_tx_ctx {
 	bool sq_empty_seen;		/* last fetch found no posted WQE */
 	bool last_was_irq;		/* fairness between SQ and IRQ */
 	bool zcopy;			/* send this FPDU's payload by reference */
-	bool from_rx;			/* RX runs TX (xiw_sched_from_rx) */
+	enum xiw_tx_runner run;		/* who runs TX now */
+	bool post_left;			/* a post left a WR to the TX work */
 	bool more;			/* RX: another response follows at once */
 	u32 backoff_ms;			/* next memory-pressure wait, 0: none */
 	bool bulk;			/* more to send than a run: xiw_sched_wq() */

@@ -384,9 +384,9 @@ static void xiw_sched_from_rx(struct xiw_qp_dp *dp)
 	 */
 	gfp = sk->sk_allocation;
 	sk->sk_allocation = GFP_ATOMIC | (gfp & __GFP_MEMALLOC);
-	dp->tx.from_rx = true;
+	dp->tx.run = XIW_TX_RUN_RX;
 	rv = xiw_tx_loop(dp);
-	dp->tx.from_rx = false;
+	dp->tx.run = XIW_TX_RUN_WORK;
 	dp->tx.more = false;
 	sk->sk_allocation = gfp;
 	clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
@@ -526,20 +526,114 @@ void xiw_sched_answer(struct xiw_qp_dp *dp, u32 n, bool all_short)
 }
 
 /*
+ * A kernel consumer posted from a context that may not sleep: blk-mq's
+ * queue_rq inside its RCU section (nvme-rdma), a bio's completion in
+ * softirq (nvmet), a spinlock's section. Send its short WRs right here,
+ * under the socket's spinlock, as RX sends its responses
+ * (xiw_sched_from_rx(), whose reasons why that is legal apply word for
+ * word: MSG_DONTWAIT, GFP_ATOMIC, the socket's own page fragment, at
+ * most one FPDU of XIW_TX_POST_MAX payload bytes or one batch per call),
+ * instead of queueing the TX work on this CPU: between two hosts of one
+ * CPU each that work item was two context switches per I/O, and the
+ * poster's CPU is the one that runs it anyway.
+ *
+ * Only when nothing else is TX's to do (xiw_sched_rx_may_send(): no
+ * FPDU or message half sent, no response due, no Terminate) and nobody
+ * holds the socket: the spinlock is only tried, since the poster may be
+ * inside RX of this very socket (a completion handler that posts), and
+ * a task that owns the socket (lock_sock(), the TX work in sendmsg) has
+ * its sends in progress. Not with interrupts off: TCP's transmit path
+ * enables bottom halves on the way. WRs longer than XIW_TX_POST_MAX, and
+ * everything the post leaves, go to the TX work as before.
+ *
+ * Completions of the WRs sent here are delivered here, as ib_post_send()
+ * of a QP whose TX runs inline does: a completion handler must not take
+ * a lock its poster holds across ib_post_send() (ib_alloc_cq()'s
+ * handlers only schedule the poll).
+ *
+ * True if the post ran TX, or handed it to the runner that owns TX.
+ * xiw_sched_post_pass(): the pass, socket spinlock held, not owned.
+ */
+static bool xiw_sched_post_pass(struct xiw_qp_dp *dp, bool *left)
+{
+	struct sock *sk = dp->sk;
+	bool ran = false;
+	gfp_t gfp;
+	int rv;
+
+	if (test_and_set_bit_lock(XIW_DP_TX_BUSY, &dp->flags))
+		/* the owner runs again if it sees TX_MORE */
+		return xiw_sched_request(dp);
+	/*
+	 * TX_MORE stays as it is: a kick before this one may be for work
+	 * the post does not do, and then the TX work runs after it.
+	 */
+	if (xiw_sched_rx_may_send(dp) && !xiw_dp_irq_pending(dp)) {
+		gfp = sk->sk_allocation;
+		sk->sk_allocation = GFP_ATOMIC | (gfp & __GFP_MEMALLOC);
+		dp->tx.run = XIW_TX_RUN_POST;
+		dp->tx.post_left = false;
+		rv = xiw_tx_loop(dp);
+		dp->tx.run = XIW_TX_RUN_WORK;
+		sk->sk_allocation = gfp;
+		xiw_tx_zc_abandon(dp);
+		xiw_sched_note_load(dp, rv);
+		*left = rv > 0 || dp->tx.post_left;
+		ran = true;
+	}
+	clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
+	/* Pairs with the set_bit(TX_MORE) of a kick that saw TX_BUSY. */
+	smp_mb__after_atomic();
+	return ran;
+}
+
+static bool xiw_sched_from_post(struct xiw_qp_dp *dp)
+{
+	struct sock *sk = dp->sk;
+	bool ran = false, left = false;
+
+	if (dp->qp->user || irqs_disabled() || in_hardirq() || in_nmi())
+		return false;
+	if (!spin_trylock_bh(&sk->sk_lock.slock))
+		return false;
+	if (!sock_owned_by_user_nocheck(sk))
+		ran = xiw_sched_post_pass(dp, &left);
+	spin_unlock_bh(&sk->sk_lock.slock);
+	if (!ran)
+		return false;
+	/*
+	 * The TX work takes over what the post left: a long WR, the burst
+	 * budget spent, a kick that came in meanwhile. A full socket waits
+	 * for sk_write_space.
+	 */
+	if ((left || test_bit(XIW_DP_TX_MORE, &dp->flags)) &&
+	    !test_bit(XIW_DP_TX_NOSPACE, &dp->flags))
+		xiw_sched_queue(dp);
+	return true;
+}
+
+/*
  * Make TX run. @inline_ok: the caller may run TX itself if it can sleep
- * (false from RX, which holds the socket lock, and from error paths).
+ * (false from RX, which holds the socket lock, and from error paths); a
+ * kernel consumer's post that cannot sleep sends its short WRs itself
+ * (xiw_sched_from_post()).
  */
 void xiw_sched_kick(struct xiw_qp_dp *dp, bool inline_ok)
 {
-	if (xiw_sched_request(dp))
-		return;
 	/*
 	 * TX may sleep (lock_sock): not in atomic context and not inside an
 	 * RCU read-side section, which preemptible() alone does not tell
 	 * under PREEMPT_RCU.
 	 */
-	if (inline_ok && preemptible() && !rcu_preempt_depth() &&
-	    !test_bit(XIW_DP_TX_NOSPACE, &dp->flags))
+	bool may_sleep = inline_ok && preemptible() && !rcu_preempt_depth();
+
+	if (inline_ok && !may_sleep &&
+	    !test_bit(XIW_DP_TX_NOSPACE, &dp->flags) &&
+	    xiw_sched_from_post(dp))
+		return;
+	if (xiw_sched_request(dp))
+		return;
+	if (may_sleep && !test_bit(XIW_DP_TX_NOSPACE, &dp->flags))
 		xiw_sched_run(dp);
 	else
 		xiw_sched_queue(dp);

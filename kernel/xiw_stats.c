@@ -42,6 +42,7 @@ static const struct rdma_stat_desc xiw_stat_descs[XIW_STAT_NUM] = {
 	[XIW_STAT_TX_PAGES_BUSY].name = "tx_pages_busy",
 	[XIW_STAT_TX_ZCOPY_SENDS].name = "tx_zcopy_sends",
 	[XIW_STAT_TX_ZCOPY_KBYTES].name = "tx_zcopy_kernel_bytes",
+	[XIW_STAT_TX_FROM_POST].name = "tx_fpdus_from_post",
 };
 
 /*

@@ -33,6 +33,7 @@ enum xiw_stat {
 	XIW_STAT_TX_PAGES_BUSY,		/* ... not: all TX pages in flight */
 	XIW_STAT_TX_ZCOPY_SENDS,	/* payload handed to TCP by reference */
 	XIW_STAT_TX_ZCOPY_KBYTES,	/* ... of kernel consumers, bytes */
+	XIW_STAT_TX_FROM_POST,		/* SQ FPDUs sent by an atomic post */
 	XIW_STAT_NUM,
 };
 

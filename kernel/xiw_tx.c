@@ -240,7 +240,7 @@ static void xiw_tx_unborrow(struct xiw_qp_dp *dp)
 	if (tx->spliced || tx->zcopy || tx->bounced || tx->nbv <= 2 ||
 	    tx->kind != XIW_TX_SQ)
 		return;
-	if (xiw_tx_pages_bounce(dp, tx->from_rx ? GFP_ATOMIC : GFP_KERNEL))
+	if (xiw_tx_pages_bounce(dp, xiw_tx_gfp(tx)))
 		xiw_dp_dbg(dp, "no bounce pages: the FPDU stays in the WR's buffer\n");
 	else
 		tx->bounced = true;
@@ -302,8 +302,8 @@ static __always_inline int xiw_tx_sendmsg(struct xiw_qp_dp *dp,
 					  struct msghdr *msg)
 {
 	xiw_dp_stat_add(dp, XIW_STAT_TX_SENDMSG, 1);
-	if (dp->tx.from_rx)
-		/* RX holds the socket lock: see xiw_sched_from_rx() */
+	if (xiw_tx_locked(&dp->tx))
+		/* the socket's spinlock: xiw_sched_from_rx(), _from_post() */
 		return tcp_sendmsg_locked(dp->sk, msg, msg_data_left(msg));
 	return sock_sendmsg(dp->sock, msg);
 }
@@ -705,6 +705,40 @@ static int xiw_tx_next(struct xiw_qp_dp *dp)
 }
 
 /*
+ * Choose the next FPDU when an atomic post runs TX (xiw_sched_from_post()):
+ * the SQ's short WRs only (xiw_tx_sq_ready() leaves a longer one to the
+ * TX work and sets tx->post_left). Nothing else: a Terminate, the RTR
+ * frame and responses are someone else's to send, and whoever made them
+ * due kicked TX for them (TX_MORE or the TX work), so the post runs only
+ * when none is due. Same returns as xiw_tx_next().
+ */
+static int xiw_tx_next_post(struct xiw_qp_dp *dp)
+{
+	struct xiw_tx_ctx *tx = &dp->tx;
+
+	if ((READ_ONCE(dp->flags) &
+	     (BIT(XIW_DP_TERM_PENDING) | BIT(XIW_DP_ERROR) |
+	      BIT(XIW_DP_RTR_WAIT))) ||
+	    dp->rtr != XIW_RTR_NONE || tx->rr_active ||
+	    xiw_dp_irq_pending(dp))
+		return 0;
+	return xiw_tx_sq_next(dp) > 0;
+}
+
+/* The runner's choice of the next FPDU: all of TX's work, or its part. */
+static int xiw_tx_pick(struct xiw_qp_dp *dp)
+{
+	switch (dp->tx.run) {
+	case XIW_TX_RUN_RX:
+		return xiw_tx_resp_next_rx(dp);
+	case XIW_TX_RUN_POST:
+		return xiw_tx_next_post(dp);
+	default:
+		return xiw_tx_next(dp);
+	}
+}
+
+/*
  * May the FPDU just framed go with MSG_MORE, so that TCP puts the next
  * one in the same segment? Only when RX answers a burst of short
  * requests (xiw_sched_from_rx()) and the next response certainly follows
@@ -720,7 +754,7 @@ static bool xiw_tx_more(struct xiw_qp_dp *dp, int burst)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 
-	return tx->from_rx && burst && tx->fpdu_last &&
+	return tx->run == XIW_TX_RUN_RX && burst && tx->fpdu_last &&
 	       xiw_mpa_fpdu_len(be16_to_cpu(tx->hdr.ctrl.mpa_len)) <=
 	       XIW_TX_RX_CORK && xiw_tx_resp_head_short(dp);
 }
@@ -748,7 +782,7 @@ static void xiw_tx_push_failed(struct xiw_qp_dp *dp, int rv)
 int xiw_tx_loop(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
-	int burst = tx->from_rx ? XIW_TX_RX_BURST : XIW_TX_BURST;
+	int burst = xiw_tx_locked(tx) ? XIW_TX_RX_BURST : XIW_TX_BURST;
 	int rv, left = 1;
 
 	if (test_bit(XIW_DP_STOPPED, &dp->flags))
@@ -757,7 +791,7 @@ int xiw_tx_loop(struct xiw_qp_dp *dp)
 		if (!tx->fpdu_active) {
 			if (!burst)
 				break;
-			rv = tx->from_rx ? xiw_tx_resp_next_rx(dp) : xiw_tx_next(dp);
+			rv = xiw_tx_pick(dp);
 			if (rv <= 0) {
 				if (rv < 0)
 					xiw_dp_fatal(dp, NULL, NULL, 0, rv);

@@ -23,6 +23,21 @@ static inline void xiw_tx_bv_virt(struct bio_vec *bv, void *p, u32 len)
 	bvec_set_virt(bv, p, len);
 }
 
+/*
+ * Does TX's runner hold the socket's spinlock, not its lock (RX, an
+ * atomic post)? Then it must not sleep: it sends with
+ * tcp_sendmsg_locked() and allocates with GFP_ATOMIC.
+ */
+static inline bool xiw_tx_locked(const struct xiw_tx_ctx *tx)
+{
+	return tx->run != XIW_TX_RUN_WORK;
+}
+
+static inline gfp_t xiw_tx_gfp(const struct xiw_tx_ctx *tx)
+{
+	return xiw_tx_locked(tx) ? GFP_ATOMIC : GFP_KERNEL;
+}
+
 /* Untagged DDP header of the FPDU being framed; @last ends the message. */
 static inline void xiw_tx_untagged(struct xiw_qp_dp *dp, unsigned int op,
 				   u32 qn, u32 mo, bool last, u32 inv_stag)
@@ -113,6 +128,8 @@ static inline void xiw_tx_sq_sent(struct xiw_qp_dp *dp, bool batched)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 
+	if (tx->run == XIW_TX_RUN_POST)
+		xiw_dp_stat_add(dp, XIW_STAT_TX_FROM_POST, 1);
 	if (!tx->fpdu_last)
 		return;
 	if (batched || xiw_tx_op_needs_ord(tx->sqe.opcode))
@@ -132,7 +149,7 @@ static inline void xiw_tx_resp_sent(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 
-	if (tx->from_rx)
+	if (tx->run == XIW_TX_RUN_RX)
 		xiw_dp_stat_add(dp, XIW_STAT_TX_FROM_RX, 1);
 	if (!tx->fpdu_last)
 		return;

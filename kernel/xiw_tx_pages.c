@@ -24,9 +24,10 @@
  * one is still in flight, TCP copies the FPDU into its page fragment and
  * tx_pages_busy counts it.
  *
- * Only the TX runner (owner of XIW_DP_TX_BUSY) uses the ring; RX runs TX
- * with GFP_ATOMIC (xiw_sched_from_rx()), and a kernel QP's TX work with
- * NOIO semantics, as it may be in a storage ULP's writeback path. A user QP's pages are charged to
+ * Only the TX runner (owner of XIW_DP_TX_BUSY) uses the ring; RX and an
+ * atomic post run TX with GFP_ATOMIC (xiw_tx_gfp()), and a kernel QP's TX
+ * work with NOIO semantics, as it may be in a storage ULP's writeback
+ * path. A user QP's pages are charged to
  * the memory cgroup of the process that created it, also when the TX work
  * or softirq RX allocates them (xiw_qp_memcg_enter()); the charge goes
  * with the page. The pages are released with the data path; skbs still
@@ -163,7 +164,7 @@ bool xiw_tx_pages_frame(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad,
 	 * A Read Response is framed inside its access section, which may
 	 * not sleep; its room was found before (xiw_tx_pages_prepare()).
 	 */
-	gfp_t gfp = tx->from_rx || tx->kind == XIW_TX_RRESP ?
+	gfp_t gfp = xiw_tx_locked(tx) || tx->kind == XIW_TX_RRESP ?
 		    GFP_ATOMIC : GFP_KERNEL;
 	u32 idx, off, i, crc = XIW_CRC32C_SEED;
 	u32 *crcp = dp->crc ? &crc : NULL;
@@ -217,7 +218,7 @@ bool xiw_tx_pages_frame_zc(struct xiw_qp_dp *dp, u32 hdr_len, u32 pad)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	struct xiw_tx_pages *p = &tx->pages;
-	gfp_t gfp = tx->from_rx ? GFP_ATOMIC : GFP_KERNEL;
+	gfp_t gfp = xiw_tx_gfp(tx);
 	u32 len = hdr_len + pad + XIW_MPA_CRC_LEN;
 	u32 idx, off, crc = XIW_CRC32C_SEED;
 	u32 *crcp = dp->crc ? &crc : NULL;
@@ -288,7 +289,7 @@ static int xiw_tx_pages_bounce_get(struct xiw_qp_dp *dp, u32 total, gfp_t gfp)
  */
 int xiw_tx_pages_prepare(struct xiw_qp_dp *dp, u32 total)
 {
-	gfp_t gfp = dp->tx.from_rx ? GFP_ATOMIC : GFP_KERNEL;
+	gfp_t gfp = xiw_tx_gfp(&dp->tx);
 	u32 idx, off;
 
 	if (xiw_tx_batch_fits(&dp->tx, total) ||

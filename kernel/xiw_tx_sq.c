@@ -596,12 +596,26 @@ static int xiw_tx_sq_frame(struct xiw_qp_dp *dp)
 }
 
 /*
+ * May an atomic post (XIW_TX_RUN_POST) send the SQ WR in the context?
+ * A request that is one small FPDU (a Read, an atomic, a commit
+ * request) or a message of at most XIW_TX_POST_MAX bytes: a few FPDUs
+ * under the socket's spinlock, no longer than RX's answers.
+ */
+static bool xiw_tx_sq_post_ok(const struct xiw_tx_ctx *tx)
+{
+	return xiw_tx_op_needs_ord(tx->sqe.opcode) ||
+	       tx->len <= XIW_TX_POST_MAX;
+}
+
+/*
  * Make the SQ's next WR ready to frame: take WRs until one is to be sent
  * or the SQ is empty (tx->sq_active tells which), executing and completing
  * local operations (fast registration, invalidation) on the way. Returns
  * 1 if the WR may go now, 0 if there is none or it waits for ORD or a
  * fence (xiw_tx_sq_blocked()), -1 if a WR failed its checks: it completed
- * in error and the QP goes down.
+ * in error and the QP goes down. An atomic post leaves a long WR, taken
+ * but not framed and without its ORQ entry, to the TX work (0, and
+ * tx->post_left), which goes on from here.
  */
 static int xiw_tx_sq_ready(struct xiw_qp_dp *dp)
 {
@@ -620,6 +634,10 @@ static int xiw_tx_sq_ready(struct xiw_qp_dp *dp)
 			xiw_tx_sq_complete(dp, rv);
 			return -1;
 		}
+	}
+	if (tx->run == XIW_TX_RUN_POST && !xiw_tx_sq_post_ok(tx)) {
+		tx->post_left = true;
+		return 0;
 	}
 	return !xiw_tx_sq_blocked(dp);
 }

@@ -35,6 +35,10 @@
  *			completes, a Flush: the target holds the bytes of
  *			the Write, none of the overwrite (with xiw's
  *			tx_zcopy=1 the pages went to TCP by reference)
+ *	atomic_post	Writes, an Atomic Write and Flushes posted with
+ *			bottom halves off (xiw sends short WRs from such a
+ *			post, longer ones from its TX work): each completes
+ *			in order with success, the target holds the bytes
  *	tx_noio		every pass of xiw's TX over the SQ of these kernel
  *			QPs, seen by a kprobe on xiw_tx_sq_next() while the
  *			checks above ran, had NOIO semantics
@@ -291,18 +295,24 @@ static __printf(3, 4) void kt_fail(struct kt_ctx *ctx, const char *name,
  * or reclaim may wait for the very WRs a TX pass sends, so reclaim
  * entered from that pass's allocations (TX pages, TCP's skbs) must not
  * start I/O, and xiw runs the pass with NOIO semantics. The SQ side of
- * xiw's TX (xiw_tx_sq_next()) is reached only from such a pass, never
- * from RX, which sends responses only: a kprobe on it counts the calls
- * whose task lacks PF_MEMALLOC_NOIO while this module's checks run. All
- * of this module's QPs are kernel QPs; the test runs no user QP beside.
+ * xiw's TX (xiw_tx_sq_next()) is reached only from such a pass, or from
+ * a post that may not sleep (atomic_post: bottom halves off, where every
+ * allocation is GFP_ATOMIC and none can start I/O), never from RX, which
+ * sends responses only: a kprobe on it counts the calls whose task lacks
+ * PF_MEMALLOC_NOIO and does not run with bottom halves off while this
+ * module's checks run. All of this module's QPs are kernel QPs; the test
+ * runs no user QP beside.
  */
 static atomic_t kt_noio_calls = ATOMIC_INIT(0);
 static atomic_t kt_noio_missing = ATOMIC_INIT(0);
+static atomic_t kt_noio_atomic = ATOMIC_INIT(0);
 
 static int kt_noio_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	atomic_inc(&kt_noio_calls);
-	if (!in_task() || !(current->flags & PF_MEMALLOC_NOIO))
+	if (in_task() && softirq_count())
+		atomic_inc(&kt_noio_atomic);
+	else if (!in_task() || !(current->flags & PF_MEMALLOC_NOIO))
 		atomic_inc(&kt_noio_missing);
 	return 0;
 }
@@ -324,8 +334,8 @@ static void kt_noio_check(struct kt_ctx *ctx, int armed)
 	unregister_kprobe(&kt_noio_probe);
 	calls = atomic_read(&kt_noio_calls);
 	missing = atomic_read(&kt_noio_missing);
-	pr_info("tx_noio: %d SQ steps of TX, %d without NOIO\n", calls,
-		missing);
+	pr_info("tx_noio: %d SQ steps of TX, %d without NOIO, %d in posts that may not sleep\n",
+		calls, missing, atomic_read(&kt_noio_atomic));
 	if (!calls)
 		kt_fail(ctx, "tx_noio", "the kprobe saw no TX pass");
 	else if (missing)
@@ -1569,6 +1579,103 @@ out:
 }
 
 /*
+ * atomic_post: WRs posted where the poster may not sleep (blk-mq's
+ * queue_rq in its RCU section, a bio's completion in softirq). xiw sends
+ * the short ones from the post itself and leaves a longer one, and what
+ * is behind it, to its TX work. Round 1, in one section with bottom
+ * halves off: a Write of KT_POST_SHORT bytes, one of KT_READ_MAX (three
+ * pages, longer than xiw sends from a post), another short one behind it
+ * and a Flush of the range. Round 2, another section: a short Write, an
+ * Atomic Write and a Flush, all short. At each Flush's completion every
+ * WR before it completed, in order, with success, and the target holds
+ * every byte. The test script counts the FPDUs sent from posts
+ * (tx_fpdus_from_post).
+ */
+#define KT_POST_SHORT	512
+
+static int kt_post_round(struct kt_ctx *ctx, struct kt_conn *c,
+			 struct kt_target *t, const u32 *off, const u32 *len,
+			 int n, u64 aw, const char *name)
+{
+	struct ib_wc wc;
+	int i, rv = 0;
+	u32 end = 0;
+
+	for (i = 0; i < n; i++) {
+		kt_fill(c->lbuf + off[i], len[i], 0x70570000 + off[i]);
+		end = max(end, off[i] + len[i]);
+	}
+	local_bh_disable();
+	for (i = 0; i < n && !rv; i++)
+		rv = kt_post_write(c, t, off[i], len[i], IB_SEND_SIGNALED);
+	if (!rv && aw)
+		rv = xiw_post_atomic_write(c->cli.id->qp, KT_WRID_ATOMIC_WRITE,
+					   t->rkey, t->addr + KT_AW_OFF, aw,
+					   IB_SEND_SIGNALED);
+	if (!rv)
+		rv = xiw_post_flush(c->cli.id->qp, KT_WRID_FLUSH, t->rkey,
+				    t->addr, end, IB_FLUSH_GLOBAL,
+				    IB_FLUSH_RANGE, IB_SEND_SIGNALED);
+	local_bh_enable();
+	if (rv) {
+		kt_fail(ctx, name, "post with bottom halves off: %d", rv);
+		return rv;
+	}
+	if (aw)
+		memcpy(t->shadow + KT_AW_OFF, &aw, sizeof(aw));
+	for (i = 0; i < n; i++)
+		if (kt_expect_wc(ctx, &c->cli, name, KT_WRID_WRITE,
+				 IB_WC_RDMA_WRITE, IB_WC_SUCCESS, &wc))
+			return -EIO;
+	if (aw && kt_expect_wc(ctx, &c->cli, name, KT_WRID_ATOMIC_WRITE,
+			       IB_WC_ATOMIC_WRITE, IB_WC_SUCCESS, &wc))
+		return -EIO;
+	return kt_expect_wc(ctx, &c->cli, name, KT_WRID_FLUSH, IB_WC_FLUSH,
+			    IB_WC_SUCCESS, &wc);
+}
+
+static void kt_run_post(struct kt_ctx *ctx)
+{
+	const char *name = "atomic_post";
+	const u32 off1[] = { 0, 1024, 1024 + KT_READ_MAX };
+	const u32 len1[] = { KT_POST_SHORT, KT_READ_MAX, 2 * KT_POST_SHORT };
+	const u32 off2[] = { 1024 + KT_READ_MAX + 3 * KT_POST_SHORT };
+	const u32 len2[] = { KT_POST_SHORT };
+	const u32 end = KT_TBUF_SIZE;
+	struct kt_target *t;
+	struct kt_conn *c;
+	const u8 *got;
+	u32 at, n;
+
+	BUILD_BUG_ON(1024 + KT_READ_MAX + 4 * KT_POST_SHORT > KT_TBUF_SIZE);
+	c = kt_conn_alloc();
+	if (!c) {
+		kt_fail(ctx, name, "no memory");
+		return;
+	}
+	if (kt_conn_up(ctx, c))
+		goto out;
+	t = &c->t[KT_T_CRC];
+	if (kt_post_round(ctx, c, t, off1, len1, ARRAY_SIZE(off1), 0, name) ||
+	    kt_post_round(ctx, c, t, off2, len2, ARRAY_SIZE(off2),
+			  0x706f737400000001ULL, name))
+		goto out;
+	for (at = 0; at < end; at += n) {
+		n = min_t(u32, end - at, KT_READ_MAX);
+		if (kt_read(ctx, c, t, at, n, name, &got))
+			goto out;
+		if (memcmp(got, t->shadow + at, n)) {
+			kt_fail(ctx, name, "target bytes %u..%u differ", at,
+				at + n);
+			goto out;
+		}
+	}
+	kt_pass(ctx, name);
+out:
+	kt_conn_down(ctx, c);
+}
+
+/*
  * The server role's thread: one connection after the other until
  * kthread_stop(). The next connection's end is ready (kt_listen_for())
  * as soon as the current one is established, so a client that
@@ -2219,6 +2326,7 @@ static int __init xiw_ktest_init(void)
 	kt_run_ops(ctx);
 	kt_run_commit(ctx);
 	kt_run_access(ctx);
+	kt_run_post(ctx);
 	if (zc_rounds)
 		kt_run_zc(ctx);
 	kt_noio_check(ctx, noio_armed);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 150
-# description: kernel API of the commit extensions between two VMs, kernel QPs on both ends: xiw_ktest.ko as server (three fast-registered regions, their STags sent to the client) and as client running kapi_loopback's checks (target read back with RDMA Read: Write then Flush, Atomic Write, Flush of an MR, Verify crc32c/sha256 and mismatch, commit log, Flush without the right), each VM in each role; both unload clean
+# description: kernel API of the commit extensions between two VMs, kernel QPs on both ends: xiw_ktest.ko as server (three fast-registered regions, their STags sent to the client) and as client running kapi_loopback's checks (target read back with RDMA Read: Write then Flush, Atomic Write, Flush of an MR, Verify crc32c/sha256 and mismatch, commit log, Flush without the right, WRs posted with bottom halves off, at least 4 FPDUs of them sent from the post itself on a one-CPU VM), each VM in each role; both unload clean
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd insmod rmmod modinfo modprobe dmesg
@@ -23,7 +23,11 @@ defer eval '[ ! -d /sys/module/xiw_ktest ] || rmmod xiw_ktest'
 checks=(connect register write_flush atomic_write flush_mr
 	verify_crc32c_digest verify_crc32c_match verify_sha256_digest
 	verify_sha256_match bad_operands verify_mismatch flushed_after_terminate
-	commit_chain disconnect flush_no_right tx_noio)
+	commit_chain disconnect flush_no_right atomic_post tx_noio)
+# disconnect passes twice: commit_chain's and atomic_post's connections
+
+# FPDUs xiw0 sent from kernel posts that may not sleep (atomic_post's)
+post_fpdus() { cat /sys/class/infiniband/xiw0/ports/1/hw_counters/tx_fpdus_from_post; }
 
 # kmsg_since MARK: xiw_ktest's lines in the kernel log since MARK
 kmsg_since() { dmesg | sed -n "/$1/,\$p" | grep 'xiw_ktest: ' || true; }
@@ -31,7 +35,7 @@ kmsg_since() { dmesg | sed -n "/$1/,\$p" | grep 'xiw_ktest: ' || true; }
 # round NAME SERVER_ROLE PORT: xiw_ktest as server on SERVER_ROLE and as
 # client on the other VM. Both VMs call it with the same arguments.
 round() {
-	local name=$1 srole=$2 port=$3 ref0 mark rc=0 out t word
+	local name=$1 srole=$2 port=$3 ref0 mark rc=0 out t word p0 grown
 	ref0=$(xiw_refcnt)
 	mark="kapi_2vm-$name-$RANDOM-$RANDOM"
 	echo "$mark" >/dev/kmsg
@@ -45,11 +49,12 @@ round() {
 		out=$(kmsg_since "$mark")
 		while IFS= read -r l; do log "$l"; done <<<"$out"
 		expect_nomatch "$out" 'xiw_ktest: FAIL ' "$name: the server's log"
-		expect_match "$out" 'xiw_ktest: server: 3 connections, 0 failed$' \
+		expect_match "$out" 'xiw_ktest: server: 4 connections, 0 failed$' \
 			"$name: the server's summary"
 		log "$name: the client says $word"
 	else
 		xiw_barrier "$name-listening" 30
+		p0=$(post_fpdus)
 		run_timeout 100 insmod "$KT" role=client server_addr="$XIW_PEER_IP" \
 			client_addr="$XIW_LOCAL_IP" port="$port" || rc=$?
 		out=$(kmsg_since "$mark")
@@ -62,11 +67,17 @@ round() {
 		for t in "${checks[@]}"; do
 			expect_match "$out" "xiw_ktest: PASS $t\$" "$name: xiw_ktest's log"
 		done
-		expect_match "$out" "xiw_ktest: ${#checks[@]} passed, 0 failed\$" \
+		expect_match "$out" "xiw_ktest: $((${#checks[@]} + 1)) passed, 0 failed\$" \
 			"$name: xiw_ktest's summary"
 		expect_match "$out" "xiw_ktest: connected xiw0 ${XIW_LOCAL_IP//./\\.}:[1-9][0-9]* -> peer ${XIW_PEER_IP//./\\.}:$port\$" \
 			"$name: xiw_ktest's connections"
 		rmmod xiw_ktest
+		# One CPU: no other to hand kernel posts to, so a post that
+		# may not sleep sends its short WRs itself (kernel_tx_inline=0)
+		grown=$(( $(post_fpdus) - p0 ))
+		log "$name: $grown FPDUs sent from posts, $(nproc) CPUs"
+		[ "$(nproc)" != 1 ] || [ "$grown" -ge 4 ] ||
+			fail "$name: $grown FPDUs sent from posts that may not sleep, expected at least atomic_post's 4"
 	fi
 	expect_eq "$(xiw_refcnt)" "$ref0" "$name: xiw's reference count after rmmod xiw_ktest"
 	[ -z "$(rdma res show cm_id 2>/dev/null)" ] || fail "$name: cm_ids left: $(rdma res show cm_id)"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 600
-# description: data path: NVMe-oF (nvmet-rdma + nvme-rdma) over xiw, 64 MiB of random data written, read back and hashed on the host and in the target's null_blk, with 2 I/O queues (xiw's fast registrations, remote invalidations (Send with Invalidate) and local ones by a Read with Invalidate's response (nvmet-rdma's rdma_rw reads on iWARP) counted with kprobes, each must occur; Local Invalidates are counted apart), then again with the target on a shared receive queue and kernel posts sent inline (kernel_tx_inline=1)
+# description: data path: NVMe-oF (nvmet-rdma + nvme-rdma) over xiw, 64 MiB of random data written, read back and hashed on the host and in the target's null_blk, with 2 I/O queues (xiw's fast registrations, remote invalidations (Send with Invalidate) and local ones by a Read with Invalidate's response (nvmet-rdma's rdma_rw reads on iWARP) counted with kprobes, each must occur; Local Invalidates are counted apart), then again with the target on a shared receive queue and kernel posts sent inline (kernel_tx_inline=1), nvme-rdma's posts from queue_rq's RCU section among them, sent from the post itself (tx_fpdus_from_post grows)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_SELFTESTS/nvmet_lib.sh"
 
@@ -70,12 +70,19 @@ kti=/sys/module/$XIW_MOD/parameters/kernel_tx_inline
 kti_off() { [ ! -w "$kti" ] || echo 0 >"$kti"; }
 echo 1 >"$kti"
 defer kti_off
+posts() { cat /sys/class/infiniband/xiw0/ports/1/hw_counters/tx_fpdus_from_post; }
+p0=$(posts)
 nvmet_target 192.0.2.1 xiw-dp-nvmeof 1
 nvme_host_connect 192.0.2.1 xiw-dp-nvmeof nr_io_queues=2
 srqs=$(rdma res show srq 2>/dev/null | grep -c "dev xiw0" || true)
 [ "$srqs" -ge 1 ] || fail "target uses no SRQ on xiw0: $(rdma res show srq)"
 nvme_rw_check 32
 expect_eq "$(nvmet_stored_sha 32)" "$NVME_RW_SHA" "sha256 of what the target's null_blk stored (SRQ)"
-log "SRQ round, kernel_tx_inline=1: $srqs SRQ(s) on xiw0"
+# nvme-rdma's queue_rq posts inside blk-mq's RCU section: xiw sends
+# those WRs from the post itself (xiw_sched_from_post())
+grown=$(( $(posts) - p0 ))
+log "SRQ round, kernel_tx_inline=1: $srqs SRQ(s) on xiw0, $grown FPDUs sent from posts that may not sleep"
+[ "$grown" -gt 0 ] ||
+	fail "no FPDU sent from a post that may not sleep: nvme-rdma's posts in queue_rq went to the TX work"
 nvme_host_disconnect
 nvmet_target_down
