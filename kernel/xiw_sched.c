@@ -587,12 +587,19 @@ static bool xiw_sched_post_pass(struct xiw_qp_dp *dp, bool *left)
 	return ran;
 }
 
+/* On by default; off gives the TX work every such post, for an A/B. */
+static bool kernel_tx_post = true;
+module_param(kernel_tx_post, bool, 0644);
+MODULE_PARM_DESC(kernel_tx_post,
+		 "kernel ULPs' posts from contexts that may not sleep send their short WRs themselves, under the socket's spinlock, instead of queueing the TX work (default on)");
+
 static bool xiw_sched_from_post(struct xiw_qp_dp *dp)
 {
 	struct sock *sk = dp->sk;
 	bool ran = false, left = false;
 
-	if (dp->qp->user || irqs_disabled() || in_hardirq() || in_nmi())
+	if (dp->qp->user || !READ_ONCE(kernel_tx_post) || irqs_disabled() ||
+	    in_hardirq() || in_nmi())
 		return false;
 	if (!spin_trylock_bh(&sk->sk_lock.slock))
 		return false;

@@ -494,6 +494,20 @@ static void xiw_tx_sq_build_commit(struct xiw_qp_dp *dp)
 	tx->fpdu_last = true;
 }
 
+/*
+ * May the SQ WR's payload be lent to TCP (zero copy, if enabled)? A
+ * message of at least a page; a kernel consumer's of more than a page. A
+ * kernel ULP's one-page message is copied into the batch with the WRs
+ * around it: NVMe-oF's 4 KiB Write and the Send of its response leave in
+ * one sendmsg, where lending the page costs a sendmsg of its own, a
+ * notifier, and a completion held until TCP's ACK (performance.md,
+ * "Storage between two VMs"). A user's page is lent as before.
+ */
+static bool xiw_tx_sq_lend_len(const struct xiw_qp_dp *dp, u32 len)
+{
+	return dp->qp->user ? len >= PAGE_SIZE : len > PAGE_SIZE;
+}
+
 /* Frame the next FPDU of the SQ WR. */
 static int xiw_tx_sq_build(struct xiw_qp_dp *dp)
 {
@@ -501,7 +515,7 @@ static int xiw_tx_sq_build(struct xiw_qp_dp *dp)
 	struct xiw_sqe *s = &tx->sqe;
 	bool tagged = s->opcode == XIW_OP_WRITE ||
 		      s->opcode == XIW_OP_WRITE_IMM;
-	bool splice_ok = tx->len >= PAGE_SIZE &&
+	bool splice_ok = xiw_tx_sq_lend_len(dp, tx->len) &&
 			 !(s->flags & XIW_WQE_INLINE) &&
 			 (tx->zc || xiw_tx_zc_enabled(dp));
 	u32 n, hlen;

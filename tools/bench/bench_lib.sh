@@ -7,7 +7,7 @@
 # xiw_op_counter_names: xiw's per-op counters (hw_counters of port 1,
 # Documentation/observability.md)
 xiw_op_counter_names=(tx_work_queued tx_sendmsg_calls tx_fpdus rx_fpdus
-		      tx_fpdus_from_rx)
+		      tx_fpdus_from_rx tx_fpdus_from_post)
 
 # xiw_op_counters DEV [NAME...]: "NAME VALUE" lines of DEV's per-op
 # counters (default: xiw_op_counter_names), in that order. A counter the
@@ -296,13 +296,25 @@ _bench_insn_log() {
 }
 
 # _bench_kern A B: the kernel us between two bench_cpu_snap lines
+# _bench_ops_log TAG N UNIT BEFORE: xiw0's per-op counters (if this VM
+# has xiw0) grown since BEFORE (xiw_op_counters' lines), per N UNITs, in
+# the log: where each VM's I/O went (TX work items, sends from RX and
+# from posts)
+_bench_ops_log() {
+	local c1
+	c1=$(xiw_op_counters xiw0 2>/dev/null) || return 0
+	[ -n "$c1" ] && [ -n "$4" ] || return 0
+	log "$1: xiw0 per $3 ($XIW_ROLE): $(paste <(echo "$4") <(echo "$c1") |
+		awk -v n="$2" 'n > 0 && $1 == $3 { printf "%s%s %.2f", s, $1, ($4 - $2) / n; s = ", " }')"
+}
+
 _bench_kern() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); print y[2] - x[2] }'; }
 
 # bench_2vm_serve HANDLER (b): carry out a's steps until a says "done":
 # windows here, anything else by HANDLER STEP (which fails the test on
 # error), each acknowledged once done
 bench_2vm_serve() {
-	local step c0 c1 n
+	local step c0 c1 n ops0
 	while :; do
 		step=$(xiw_sync bench-next . "$BENCH_WIN_SECS") ||
 			fail "the driving VM is gone"
@@ -311,12 +323,14 @@ bench_2vm_serve() {
 		win:*)
 			step=${step#win:}
 			[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_start "$step"
+			ops0=$(xiw_op_counters xiw0 2>/dev/null || true)
 			c0=$(bench_cpu_snap)
 			xiw_barrier "$step-end" "$BENCH_WIN_SECS"
 			c1=$(bench_cpu_snap)
 			[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_stop "$step"
 			n=$(xiw_sync "$step-srv" "$(_bench_kern "$c0" "$c1")" 30) ||
 				fail "the driving VM is gone"
+			_bench_ops_log "$step" "${n%:*}" "${n#*:}" "$ops0"
 			[ "${XIW_BENCH_INSN:-0}" != 1 ] ||
 				_bench_insn_log "$step" "${n%:*}" "${n#*:}"
 			;;
@@ -339,6 +353,7 @@ bench_2vm_ask() {
 bench_win_open() {
 	xiw_sync bench-next "win:$1" 60 >/dev/null || fail "the serving VM is gone"
 	[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_start "$1"
+	_bench_ops0=$(xiw_op_counters xiw0 2>/dev/null || true)
 	_bench_win0=$(bench_cpu_snap)
 }
 
@@ -352,6 +367,7 @@ bench_win_close() {
 	xiw_barrier "$1-end" 60
 	[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_stop "$1"
 	srv=$(xiw_sync "$1-srv" "$2:$3" 30) || fail "the serving VM is gone"
+	_bench_ops_log "$1" "$2" "$3" "$_bench_ops0"
 	[ "${XIW_BENCH_INSN:-0}" != 1 ] || _bench_insn_log "$1" "$2" "$3"
 	BENCH_WIN_KERN=$(awk -v n="$2" -v a="$(_bench_kern "$_bench_win0" "$c1")" \
 		-v b="$srv" 'BEGIN { if (n > 0) printf "%.2f %.2f\n", a / n, b / n }')
