@@ -296,19 +296,19 @@ _bench_insn_log() {
 }
 
 # _bench_kern A B: the kernel us between two bench_cpu_snap lines
+_bench_kern() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); print y[2] - x[2] }'; }
+
 # _bench_ops_log TAG N UNIT BEFORE: xiw0's per-op counters (if this VM
-# has xiw0) grown since BEFORE (xiw_op_counters' lines), per N UNITs, in
-# the log: where each VM's I/O went (TX work items, sends from RX and
-# from posts)
+# has xiw0) grown since BEFORE (xiw_op_counters' lines), per read or per
+# MiB as bench_win_close's N and UNIT say, in the log: where each VM's
+# I/O went (TX work items, sends from RX and from posts)
 _bench_ops_log() {
 	local c1
 	c1=$(xiw_op_counters xiw0 2>/dev/null) || return 0
 	[ -n "$c1" ] && [ -n "$4" ] || return 0
 	log "$1: xiw0 per $3 ($XIW_ROLE): $(paste <(echo "$4") <(echo "$c1") |
-		awk -v n="$2" 'n > 0 && $1 == $3 { printf "%s%s %.2f", s, $1, ($4 - $2) / n; s = ", " }')"
+		awk -v n="$2" -v u="$3" 'BEGIN { if (u == "MiB") n /= 1048576 } n > 0 && $1 == $3 { printf "%s%s %.2f", s, $1, ($4 - $2) / n; s = ", " }')"
 }
-
-_bench_kern() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); print y[2] - x[2] }'; }
 
 # bench_2vm_serve HANDLER (b): carry out a's steps until a says "done":
 # windows here, anything else by HANDLER STEP (which fails the test on
