@@ -403,6 +403,14 @@ struct xiw_qp_dp {
 	void (*saved_write_space)(struct sock *sk);
 
 	struct work_struct tx_work;
+	/*
+	 * Kernel posts handed to the TX work on the next CPU since it last
+	 * started, and whether its last start found several (posts then
+	 * pile up: keep handing them over), xiw_sched_defer().
+	 */
+	atomic_t defer_posts;
+	bool defer_batch;
+	u8 defer_probe;
 	struct work_struct err_work;
 	struct work_struct rtr_work;	/* the peer's RTR, for the CM */
 	struct delayed_work term_work;	/* Terminate send timeout */

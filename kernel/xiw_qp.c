@@ -865,20 +865,22 @@ void xiw_qp_sq_doorbell(struct xiw_qp *qp, bool burst)
 /*
  * Off by default: handing kernel posts to the TX work on another CPU
  * multiplies a loaded ULP's IOPS but makes a lone request wait for the
- * hop, which sending inline avoids (NEWS, "Kernel
- * posts on the next CPU"; Documentation/architecture.md, "Kernel posts").
+ * hop (a lone post that may not sleep is sent at once anyway,
+ * xiw_sched_post_alone()); on, every post is sent in the poster's
+ * context (NEWS, "Kernel posts on the next CPU";
+ * Documentation/architecture.md, "Kernel posts").
  */
 static bool kernel_tx_inline;
 module_param(kernel_tx_inline, bool, 0644);
 MODULE_PARM_DESC(kernel_tx_inline,
-		 "kernel ULPs' posts send in the poster's context when it may sleep (lower latency at queue depth 1) instead of on the TX work of another CPU (default off: more throughput under load)");
+		 "every kernel ULP post sends in the poster's context (lower latency at queue depth 1) instead of on the TX work of another CPU (default off: more throughput under load)");
 
 /*
  * A kernel consumer put WRs on the SQ: flush them if the QP is in ERROR
  * (a WR posted then completes with WR_FLUSH_ERR), else hand TX to the
  * work item on another CPU (xiw_sched_defer(): the consumer goes on and
- * its next WRs leave in the same batch), or with kernel_tx_inline run it
- * here when the poster may sleep.
+ * its next WRs leave in the same batch), or send here: a lone post that
+ * may not sleep, or every post with kernel_tx_inline.
  */
 static void xiw_qp_sq_posted(struct xiw_qp *qp)
 {

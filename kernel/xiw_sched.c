@@ -10,10 +10,12 @@
  * socket has room; RX answers short inbound requests at the end of its
  * pass (xiw_sched_from_rx(), responses only); otherwise (softirq,
  * spinlock held, a long Read Response) the TX work item runs it. A kernel
- * consumer's posts and a user poster in a burst (XIW_DOORBELL_SQ_BATCH)
- * hand TX to the work item on another CPU and go on (xiw_sched_defer()),
- * so WRs pile up and leave in batches. The work item goes to a nice -20
- * or a nice 0 workqueue by the QP's and the CPU's load (xiw_sched_wq()).
+ * consumer's posts that pile up and a user poster in a burst
+ * (XIW_DOORBELL_SQ_BATCH) hand TX to the work item on another CPU and go
+ * on (xiw_sched_defer()), so WRs leave in batches; a kernel post that
+ * may not sleep sends its short WRs itself (xiw_sched_from_post()). The
+ * work item goes to a nice -20 or a nice 0 workqueue by the QP's and the
+ * CPU's load (xiw_sched_wq()).
  *
  * Also here: the user SQ's doorbell suppression (XIW_SQ_KERNEL_ACTIVE,
  * set while a runner will look at the SQ without a doorbell) and the
@@ -287,6 +289,12 @@ void xiw_sched_work(struct work_struct *w)
 {
 	struct xiw_qp_dp *dp = container_of(w, struct xiw_qp_dp, tx_work);
 	u64 t0 = local_clock();
+	int posts = atomic_xchg(&dp->defer_posts, 0);
+	bool piled = posts > 1;
+
+	/* xiw_sched_defer(): did kernel posts pile up before this ran? */
+	if (posts && piled != READ_ONCE(dp->defer_batch))
+		WRITE_ONCE(dp->defer_batch, piled);
 
 	/*
 	 * Like a kick: if RX holds TX_BUSY to send responses only
@@ -451,10 +459,46 @@ static void xiw_sched_queue_on(struct xiw_qp_dp *dp, unsigned int cpu)
 }
 
 /*
+ * Is a kernel post that may not sleep alone, so that handing it to the
+ * next CPU would only add the hop to its latency? The hand-off pays when
+ * posts pile up before the TX work runs (a ULP at queue depth: the work
+ * then sends them together while the ULP goes on), which the work
+ * measures when it starts (dp->defer_batch: more than one post handed
+ * over since its last start; a post is one ib_post_send() call, so
+ * nvmet's Write and Send chained in one call count once). A post is
+ * alone when the last start found one, and no runner or queued work has
+ * TX: it is sent at once, from the post (xiw_sched_from_post()). Every
+ * 16th such post is handed over all the same, so that a load that grows
+ * is seen again. Racy reads and a lost probe count only move one post to
+ * the other path.
+ *
+ * A post that may sleep is always handed over: NFS's RPC tasks and nfsd
+ * threads post one at a time at any queue depth, so nothing piles up,
+ * yet the other CPU's work spares them the send (and on one host the
+ * peer's receive that the send runs): sent at once, NFS's 4 KiB reads
+ * in one VM fell from 4,011 to 2,679 IOPS (performance.md, "Storage
+ * between two VMs: atomic posts and one-page copies").
+ */
+static bool xiw_sched_post_alone(struct xiw_qp_dp *dp)
+{
+	u8 probe;
+
+	if (preemptible() && !rcu_preempt_depth())
+		return false;
+	if (READ_ONCE(dp->defer_batch) ||
+	    test_bit(XIW_DP_TX_BUSY, &dp->flags) || work_pending(&dp->tx_work))
+		return false;
+	probe = READ_ONCE(dp->defer_probe) + 1;
+	WRITE_ONCE(dp->defer_probe, probe);
+	return probe % 16;
+}
+
+/*
  * Hand TX to the work item on another CPU; the poster goes on. For the
  * doorbell of a user poster in a burst (XIW_DOORBELL_SQ_BATCH: it posts
- * again before it looks for this WR's completion) and for every post of a
- * kernel consumer.
+ * again before it looks for this WR's completion) and for the posts of a
+ * kernel consumer (xiw_sched_post_alone() sends a lone one that may not
+ * sleep at once).
  *
  * Run inline, TX would do the whole round trip in the poster's context -
  * on one host the peer's answer is processed on the way back - so only one
@@ -467,8 +511,8 @@ static void xiw_sched_queue_on(struct xiw_qp_dp *dp, unsigned int cpu)
  * completion batch (nvmet answers up to 16 commands per CQ poll, each
  * with a Write and a Send) or of its queue_rq calls. That buys a loaded
  * ULP far more I/O per CPU second, but a lone request waits for the hop
- * (NEWS, "Kernel posts on the next CPU"): the
- * kernel_tx_inline module parameter (xiw_qp.c) keeps kernel posts inline.
+ * (NEWS, "Kernel posts on the next CPU"); the kernel_tx_inline module
+ * parameter (xiw_qp.c) keeps every kernel post inline.
  * siw and rxe also hand kernel posts to a worker. A runner that owns TX
  * already just gets TX_MORE.
  *
@@ -482,12 +526,15 @@ void xiw_sched_defer(struct xiw_qp_dp *dp)
 	unsigned int cpu = xiw_sched_next_cpu();
 	struct xiw_qp *qp = dp->qp;
 
-	if (cpu >= nr_cpu_ids || (qp->user && !qp->sq.ctrl)) {
+	if (cpu >= nr_cpu_ids || (qp->user && !qp->sq.ctrl) ||
+	    (!qp->user && xiw_sched_post_alone(dp))) {
 		xiw_sched_kick(dp, true);
 		return;
 	}
 	if (qp->user)
 		xiw_sched_sq_active(qp);
+	else
+		atomic_inc(&dp->defer_posts);
 	xiw_sched_queue_on(dp, cpu);
 }
 

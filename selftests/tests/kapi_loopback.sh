@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 120
-# description: kernel API of the commit extensions: a kernel ULP (selftests/kmod/xiw_ktest.ko) connects with rdma_cm (xiw1 to xiw0 over IPv4, then xiw0 to itself over IPv6) and runs RDMA Write then Flush, Atomic Write, Flush of a whole MR, Verify with crc32c and sha256 (digest returned and compared, matching hash, wrong hash ending in a Terminate), a commit log (Write, Flush, Atomic Write of the tail), Flush without the flush right, WRs posted with bottom halves off (short ones sent from the post itself with kernel_tx_inline=1: at least 4 FPDUs; none with 0, where posts go to the next CPU); every SQ step of the kernel QPs' TX ran with NOIO semantics (a kprobe on xiw_tx_sq_next); no reference left behind
+# description: kernel API of the commit extensions: a kernel ULP (selftests/kmod/xiw_ktest.ko) connects with rdma_cm (xiw1 to xiw0 over IPv4, then xiw0 to itself over IPv6) and runs RDMA Write then Flush, Atomic Write, Flush of a whole MR, Verify with crc32c and sha256 (digest returned and compared, matching hash, wrong hash ending in a Terminate), a commit log (Write, Flush, Atomic Write of the tail), Flush without the flush right, WRs posted with bottom halves off (short ones sent from the post itself: at least 4 FPDUs with kernel_tx_inline=1, at least the lone first one with 0, where posts that pile up go to the next CPU); every SQ step of the kernel QPs' TX ran with NOIO semantics (a kprobe on xiw_tx_sq_next); no reference left behind
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 need_cmd ip insmod rmmod modinfo modprobe dmesg
@@ -57,15 +57,19 @@ kti=/sys/module/$XIW_MOD/parameters/kernel_tx_inline
 defer eval "echo $(cat "$kti") >$kti"
 
 # Two devices over IPv4: the client end on xiw1, the server end on xiw0.
-# Kernel posts go to the TX work of the next CPU (kernel_tx_inline=0),
-# from a section that may not sleep too, unless there is none.
+# Kernel posts go to the TX work of the next CPU (kernel_tx_inline=0)
+# once they pile up; a lone post is sent at once, from a section that
+# may not sleep too: at least atomic_post's first Write, the first post
+# of its connection (its long Write then has the work queued, the posts
+# behind it pile up, and round 2 goes to the next CPU).
 echo 0 >"$kti"
 p0=$(post_fpdus xiw1)
 ktest_run ipv4 'xiw1 192\.0\.2\.2:[1-9][0-9]* -> xiw0 192\.0\.2\.1:7490' \
 	server_addr=192.0.2.1 client_addr=192.0.2.2 port=7490
 grown=$(( $(post_fpdus xiw1) - p0 ))
 log "ipv4, kernel_tx_inline=0, $(nproc) CPUs: $grown FPDUs sent from posts"
-[ "$(nproc)" = 1 ] || expect_eq "$grown" 0 "ipv4: FPDUs sent from posts with kernel_tx_inline=0"
+[ "$grown" -ge 1 ] ||
+	fail "ipv4: no FPDU sent from a post that may not sleep: atomic_post's lone first Write went to the TX work"
 # One device, both ends on xiw0, over IPv6, kernel posts inline: a post
 # that may not sleep sends its short WRs itself, under the socket's
 # spinlock (atomic_post: a short Write in round 1, then a Write, an
