@@ -959,6 +959,22 @@ static void kt_conn_down(struct kt_ctx *ctx, struct kt_conn *c)
 	kfree(c);
 }
 
+/* A connection for check @name, up; NULL (its failure logged) if not. */
+static struct kt_conn *kt_conn_open(struct kt_ctx *ctx, const char *name)
+{
+	struct kt_conn *c = kt_conn_alloc();
+
+	if (!c) {
+		kt_fail(ctx, name, "no memory");
+		return NULL;
+	}
+	if (kt_conn_up(ctx, c)) {
+		kt_conn_down(ctx, c);
+		return NULL;
+	}
+	return c;
+}
+
 static void kt_fill(void *buf, size_t len, u32 seed)
 {
 	u32 *p = buf;
@@ -1359,13 +1375,9 @@ static void kt_run_ops(struct kt_ctx *ctx)
 	struct kt_conn *c;
 	const u8 *got;
 
-	c = kt_conn_alloc();
-	if (!c) {
-		kt_fail(ctx, "connect", "no memory");
+	c = kt_conn_open(ctx, "connect");
+	if (!c)
 		return;
-	}
-	if (kt_conn_up(ctx, c))
-		goto out;
 	kt_pass(ctx, "connect");
 	kt_pass(ctx, "register");
 
@@ -1422,13 +1434,9 @@ static void kt_run_commit(struct kt_ctx *ctx)
 	u32 off;
 	int i, rv;
 
-	c = kt_conn_alloc();
-	if (!c) {
-		kt_fail(ctx, name, "no memory");
+	c = kt_conn_open(ctx, name);
+	if (!c)
 		return;
-	}
-	if (kt_conn_up(ctx, c))
-		goto out;
 	t = &c->t[KT_T_CRC];
 	for (i = 0; i < KT_REC_NUM; i++) {
 		off = KT_PAGE2 + i * KT_REC_LEN;
@@ -1480,13 +1488,9 @@ static void kt_run_access(struct kt_ctx *ctx)
 	struct ib_wc wc;
 	int rv;
 
-	c = kt_conn_alloc();
-	if (!c) {
-		kt_fail(ctx, name, "no memory");
+	c = kt_conn_open(ctx, name);
+	if (!c)
 		return;
-	}
-	if (kt_conn_up(ctx, c))
-		goto out;
 	t = &c->t[KT_T_NOFLUSH];
 	c->terminated = true;
 	rv = xiw_post_flush(c->cli.id->qp, KT_WRID_FLUSH, t->rkey, t->addr,
@@ -1533,13 +1537,9 @@ static void kt_run_zc(struct kt_ctx *ctx)
 	const u8 *got;
 	u32 i, j, ee;
 
-	c = kt_conn_alloc();
-	if (!c) {
-		kt_fail(ctx, name, "no memory");
+	c = kt_conn_open(ctx, name);
+	if (!c)
 		return;
-	}
-	if (kt_conn_up(ctx, c))
-		goto out;
 	t = &c->t[KT_T_CRC];
 	for (i = 0; i < zc_rounds; i++) {
 		kt_fill(c->lbuf, len, 0x2c000000 + i);
@@ -1648,13 +1648,9 @@ static void kt_run_post(struct kt_ctx *ctx)
 	u32 at, n;
 
 	BUILD_BUG_ON(1024 + KT_READ_MAX + 4 * KT_POST_SHORT > KT_TBUF_SIZE);
-	c = kt_conn_alloc();
-	if (!c) {
-		kt_fail(ctx, name, "no memory");
+	c = kt_conn_open(ctx, name);
+	if (!c)
 		return;
-	}
-	if (kt_conn_up(ctx, c))
-		goto out;
 	t = &c->t[KT_T_CRC];
 	if (kt_post_round(ctx, c, t, off1, len1, ARRAY_SIZE(off1), 0, name) ||
 	    kt_post_round(ctx, c, t, off2, len2, ARRAY_SIZE(off2),
