@@ -10,12 +10,12 @@
  * socket has room; RX answers short inbound requests at the end of its
  * pass (xiw_sched_from_rx(), responses only); otherwise (softirq,
  * spinlock held, a long Read Response) the TX work item runs it. A kernel
- * consumer's posts that pile up and a user poster in a burst
- * (XIW_DOORBELL_SQ_BATCH) hand TX to the work item on another CPU and go
- * on (xiw_sched_defer()), so WRs leave in batches; a kernel post that
- * may not sleep sends its short WRs itself (xiw_sched_from_post()). The
- * work item goes to a nice -20 or a nice 0 workqueue by the QP's and the
- * CPU's load (xiw_sched_wq()).
+ * consumer's posts and a user poster in a burst (XIW_DOORBELL_SQ_BATCH)
+ * hand TX to the work item on another CPU and go on (xiw_sched_defer()),
+ * so WRs leave in batches; a kernel post that may not sleep sends its
+ * short WRs itself when it is alone or there is no other CPU
+ * (xiw_sched_from_post()). The work item goes to a nice -20 or a nice 0
+ * workqueue by the QP's and the CPU's load (xiw_sched_wq()).
  *
  * Also here: the user SQ's doorbell suppression (XIW_SQ_KERNEL_ACTIVE,
  * set while a runner will look at the SQ without a doorbell) and the
@@ -582,7 +582,9 @@ void xiw_sched_answer(struct xiw_qp_dp *dp, u32 n, bool all_short)
  * most one FPDU of XIW_TX_POST_MAX payload bytes or one batch per call),
  * instead of queueing the TX work on this CPU: between two hosts of one
  * CPU each that work item was two context switches per I/O, and the
- * poster's CPU is the one that runs it anyway.
+ * poster's CPU is the one that runs it anyway. With other CPUs online,
+ * a lone post comes here too (xiw_sched_post_alone()) rather than wait
+ * for the next CPU's work.
  *
  * Only when nothing else is TX's to do (xiw_sched_rx_may_send(): no
  * FPDU or message half sent, no response due, no Terminate) and nobody
