@@ -336,6 +336,27 @@ static bool xiw_sched_rx_may_send(struct xiw_qp_dp *dp)
 }
 
 /*
+ * One pass of the TX loop by @run, a runner that holds the socket's
+ * spinlock and not its lock (RX, an atomic post), as the owner of
+ * TX_BUSY: TCP allocates with GFP_ATOMIC for the duration (its
+ * memalloc reserve right kept), xiw_tx_locked() tells the engine.
+ */
+static int xiw_sched_locked_pass(struct xiw_qp_dp *dp,
+				 enum xiw_tx_runner run)
+{
+	struct sock *sk = dp->sk;
+	gfp_t gfp = sk->sk_allocation;
+	int rv;
+
+	sk->sk_allocation = GFP_ATOMIC | (gfp & __GFP_MEMALLOC);
+	dp->tx.run = run;
+	rv = xiw_tx_loop(dp);
+	dp->tx.run = XIW_TX_RUN_WORK;
+	sk->sk_allocation = gfp;
+	return rv;
+}
+
+/*
  * RX queued inbound QN 1 requests in one pass of sk_data_ready: answer
  * the short ones right here instead of waking the TX work (which would
  * preempt whoever runs on this CPU - on one host, the poster that is
@@ -371,8 +392,6 @@ static bool xiw_sched_rx_may_send(struct xiw_qp_dp *dp)
  */
 static void xiw_sched_from_rx(struct xiw_qp_dp *dp)
 {
-	struct sock *sk = dp->sk;
-	gfp_t gfp;
 	int rv;
 
 	if (test_and_set_bit_lock(XIW_DP_TX_BUSY, &dp->flags)) {
@@ -390,13 +409,8 @@ static void xiw_sched_from_rx(struct xiw_qp_dp *dp)
 	 * that lost the race for TX_BUSY to us must still get a full runner
 	 * (below), unlike in xiw_sched_run(), which clears it.
 	 */
-	gfp = sk->sk_allocation;
-	sk->sk_allocation = GFP_ATOMIC | (gfp & __GFP_MEMALLOC);
-	dp->tx.run = XIW_TX_RUN_RX;
-	rv = xiw_tx_loop(dp);
-	dp->tx.run = XIW_TX_RUN_WORK;
+	rv = xiw_sched_locked_pass(dp, XIW_TX_RUN_RX);
 	dp->tx.more = false;
-	sk->sk_allocation = gfp;
 	clear_bit_unlock(XIW_DP_TX_BUSY, &dp->flags);
 	/* Pairs with the set_bit(TX_MORE) of a kick that saw TX_BUSY. */
 	smp_mb__after_atomic();
@@ -605,9 +619,7 @@ void xiw_sched_answer(struct xiw_qp_dp *dp, u32 n, bool all_short)
  */
 static bool xiw_sched_post_pass(struct xiw_qp_dp *dp, bool *left)
 {
-	struct sock *sk = dp->sk;
 	bool ran = false;
-	gfp_t gfp;
 	int rv;
 
 	if (test_and_set_bit_lock(XIW_DP_TX_BUSY, &dp->flags))
@@ -618,13 +630,8 @@ static bool xiw_sched_post_pass(struct xiw_qp_dp *dp, bool *left)
 	 * the post does not do, and then the TX work runs after it.
 	 */
 	if (xiw_sched_rx_may_send(dp) && !xiw_dp_irq_pending(dp)) {
-		gfp = sk->sk_allocation;
-		sk->sk_allocation = GFP_ATOMIC | (gfp & __GFP_MEMALLOC);
-		dp->tx.run = XIW_TX_RUN_POST;
 		dp->tx.post_left = false;
-		rv = xiw_tx_loop(dp);
-		dp->tx.run = XIW_TX_RUN_WORK;
-		sk->sk_allocation = gfp;
+		rv = xiw_sched_locked_pass(dp, XIW_TX_RUN_POST);
 		xiw_tx_zc_abandon(dp);
 		xiw_sched_note_load(dp, rv);
 		*left = rv > 0 || dp->tx.post_left;
