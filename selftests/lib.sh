@@ -595,10 +595,10 @@ rdma_link_add() {
 	defer rdma_link_del "$1"
 }
 
-# xiw_counter NAME: the value of xiw0's port counter NAME (rdma
-# statistic, the hw_counters of port 1)
+# xiw_counter NAME [DEV]: the value of DEV's (default xiw0) port counter
+# NAME (rdma statistic, the hw_counters of port 1)
 xiw_counter() {
-	rdma statistic show link xiw0/1 | tr ' ' '\n' |
+	rdma statistic show link "${2:-xiw0}/1" | tr ' ' '\n' |
 		awk -v n="$1" 'prev == n { print; exit } { prev = $0 }'
 }
 

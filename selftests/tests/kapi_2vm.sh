@@ -27,7 +27,7 @@ checks=(connect register write_flush atomic_write flush_mr
 # disconnect passes twice: commit_chain's and atomic_post's connections
 
 # FPDUs xiw0 sent from kernel posts that may not sleep (atomic_post's)
-post_fpdus() { cat /sys/class/infiniband/xiw0/ports/1/hw_counters/tx_fpdus_from_post; }
+post_fpdus() { xiw_counter tx_fpdus_from_post; }
 
 # kmsg_since MARK: xiw_ktest's lines in the kernel log since MARK
 kmsg_since() { dmesg | sed -n "/$1/,\$p" | grep 'xiw_ktest: ' || true; }

@@ -51,7 +51,7 @@ ktest_run() {
 
 # FPDUs that xiw sent from a kernel post that may not sleep (atomic_post
 # posts with bottom halves off), on device $1
-post_fpdus() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/tx_fpdus_from_post"; }
+post_fpdus() { xiw_counter tx_fpdus_from_post "$1"; }
 kti=/sys/module/$XIW_MOD/parameters/kernel_tx_inline
 [ -w "$kti" ] || fail "no writable $kti"
 defer eval "echo $(cat "$kti") >$kti"

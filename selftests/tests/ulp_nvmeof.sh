@@ -70,8 +70,7 @@ kti=/sys/module/$XIW_MOD/parameters/kernel_tx_inline
 kti_off() { [ ! -w "$kti" ] || echo 0 >"$kti"; }
 echo 1 >"$kti"
 defer kti_off
-posts() { cat /sys/class/infiniband/xiw0/ports/1/hw_counters/tx_fpdus_from_post; }
-p0=$(posts)
+p0=$(xiw_counter tx_fpdus_from_post)
 nvmet_target 192.0.2.1 xiw-dp-nvmeof 1
 nvme_host_connect 192.0.2.1 xiw-dp-nvmeof nr_io_queues=2
 srqs=$(rdma res show srq 2>/dev/null | grep -c "dev xiw0" || true)
@@ -80,7 +79,7 @@ nvme_rw_check 32
 expect_eq "$(nvmet_stored_sha 32)" "$NVME_RW_SHA" "sha256 of what the target's null_blk stored (SRQ)"
 # nvme-rdma's queue_rq posts inside blk-mq's RCU section: xiw sends
 # those WRs from the post itself (xiw_sched_from_post())
-grown=$(( $(posts) - p0 ))
+grown=$(( $(xiw_counter tx_fpdus_from_post) - p0 ))
 log "SRQ round, kernel_tx_inline=1: $srqs SRQ(s) on xiw0, $grown FPDUs sent from posts that may not sleep"
 [ "$grown" -gt 0 ] ||
 	fail "no FPDU sent from a post that may not sleep: nvme-rdma's posts in queue_rq went to the TX work"
