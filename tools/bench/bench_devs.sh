@@ -28,11 +28,6 @@ devs=(xiw0)
 [ -d /sys/module/siw ] && devs+=(siw0)
 [ -d /sys/module/rdma_rxe ] && devs+=(rxe0)
 declare -A netdev=([xiw0]=d0 [siw0]=d1 [rxe0]=d2) type=([xiw0]=xiw [siw0]=siw [rxe0]=rxe)
-dev_up() {
-	rdma link add "$1" type "${type[$1]}" netdev "${netdev[$1]}"
-	wait_port_state "$1" PORT_ACTIVE 5
-}
-dev_down() {
-	rdma link delete "$1"
-	wait_for 5 eval "! ib_dev_exists $1" || fail "$1 still registered"
-}
+# sourced after bench_lib.sh (bench_dev_up, bench_dev_down)
+dev_up() { bench_dev_up "$1" "${netdev[$1]}"; }
+dev_down() { bench_dev_down "$1"; }

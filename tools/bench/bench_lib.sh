@@ -158,16 +158,24 @@ bench_2vm_devs() {
 	defer eval 'kill -KILL $(jobs -p) 2>/dev/null; wait 2>/dev/null || true'
 }
 
+# bench_dev_up DEV NETDEV: DEV (of the caller's type[DEV]) on NETDEV,
+# active. bench_dev_down DEV: DEV gone. Devices take turns in the benches
+# (bench_devs.sh's dev_up and dev_down, the two-VM ones below).
+bench_dev_up() {
+	rdma link add "$1" type "${type[$1]}" netdev "$2"
+	wait_port_state "$1" PORT_ACTIVE 5
+}
+bench_dev_down() {
+	rdma link delete "$1"
+	wait_for 5 eval "! ib_dev_exists $1" || fail "$1 still registered"
+}
+
 # bench_2vm_dev_up DEV: DEV (bench_2vm_devs' type[]) on the bench's link,
 # active. bench_2vm_dev_down DEV [TAG]: DEV gone from this VM, and with a
 # TAG from both VMs before either goes on (a barrier)
-bench_2vm_dev_up() {
-	rdma link add "$1" type "${type[$1]}" netdev "$XIW_NETDEV"
-	wait_port_state "$1" PORT_ACTIVE 5
-}
+bench_2vm_dev_up() { bench_dev_up "$1" "$XIW_NETDEV"; }
 bench_2vm_dev_down() {
-	rdma link delete "$1"
-	wait_for 5 eval "! ib_dev_exists $1" || fail "$1 still registered"
+	bench_dev_down "$1"
 	[ -z "${2:-}" ] || xiw_barrier "$2" 60
 }
 
