@@ -1586,7 +1586,9 @@ out:
  * halves off: a Write of KT_POST_SHORT bytes, one of KT_READ_MAX (three
  * pages, longer than xiw sends from a post), another short one behind it
  * and a Flush of the range. Round 2, another section: a short Write, an
- * Atomic Write and a Flush, all short. At each Flush's completion every
+ * Atomic Write and a Flush, all short. Round 3: two Writes of a page
+ * (a kernel consumer's one-page messages, which xiw copies into its
+ * batch rather than lend) and a Flush. At each Flush's completion every
  * WR before it completed, in order, with success, and the target holds
  * every byte. The test script counts the FPDUs sent from posts
  * (tx_fpdus_from_post).
@@ -1602,7 +1604,7 @@ static int kt_post_round(struct kt_ctx *ctx, struct kt_conn *c,
 	u32 end = 0;
 
 	for (i = 0; i < n; i++) {
-		kt_fill(c->lbuf + off[i], len[i], 0x70570000 + off[i]);
+		kt_fill(c->lbuf + off[i], len[i], 0x70570000 + off[i] + len[i]);
 		end = max(end, off[i] + len[i]);
 	}
 	local_bh_disable();
@@ -1641,6 +1643,8 @@ static void kt_run_post(struct kt_ctx *ctx)
 	const u32 len1[] = { KT_POST_SHORT, KT_READ_MAX, 2 * KT_POST_SHORT };
 	const u32 off2[] = { 1024 + KT_READ_MAX + 3 * KT_POST_SHORT };
 	const u32 len2[] = { KT_POST_SHORT };
+	const u32 off3[] = { 0, PAGE_SIZE };
+	const u32 len3[] = { PAGE_SIZE, PAGE_SIZE };
 	const u32 end = KT_TBUF_SIZE;
 	struct kt_target *t;
 	struct kt_conn *c;
@@ -1654,7 +1658,8 @@ static void kt_run_post(struct kt_ctx *ctx)
 	t = &c->t[KT_T_CRC];
 	if (kt_post_round(ctx, c, t, off1, len1, ARRAY_SIZE(off1), 0, name) ||
 	    kt_post_round(ctx, c, t, off2, len2, ARRAY_SIZE(off2),
-			  0x706f737400000001ULL, name))
+			  0x706f737400000001ULL, name) ||
+	    kt_post_round(ctx, c, t, off3, len3, ARRAY_SIZE(off3), 0, name))
 		goto out;
 	for (at = 0; at < end; at += n) {
 		n = min_t(u32, end - at, KT_READ_MAX);
