@@ -220,6 +220,34 @@ kill_bg() {
 # now_us: microseconds since the epoch, without a fork.
 now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
 
+# xiw_nap SEC: sleep SEC seconds (fractions allowed) without a process:
+# a read that times out on a FIFO this shell holds open at both ends, so
+# that nothing ever arrives on it (guest-suite.sh's nap). The polling
+# loops below can run for as long as a bench's job (xiw_sync's connect
+# loop on b), where sleep(1) cost a fork and an exec per step, on the CPU
+# the bench measures.
+xiw_nap() {
+	local f rc=0
+	if [ -z "${_xiw_nap_fd:-}" ]; then
+		f=$(mktemp -u "${TMPDIR:-/tmp}/xiw-nap.XXXXXX")
+		if mkfifo "$f" 2>/dev/null && exec {_xiw_nap_fd}<>"$f"; then
+			rm -f "$f"
+		else
+			rm -f "$f"
+			_xiw_nap_fd=
+			sleep "$1"
+			return 0
+		fi
+	fi
+	read -r -t "$1" -u "$_xiw_nap_fd" _ 2>/dev/null || rc=$?
+	# only a timeout slept: a closed descriptor (a caller that closed
+	# it) fails at once, and would turn the poll into a spin
+	if [ $rc -le 128 ]; then
+		_xiw_nap_fd=
+		sleep "$1"
+	fi
+}
+
 # wait_for SEC CMD [ARG...]: poll CMD (every 0.1 s) until it succeeds; 1 on
 # timeout. CMD is tried once before any sleep.
 wait_for() {
@@ -228,7 +256,7 @@ wait_for() {
 	end=$(( ${EPOCHREALTIME/./} + t * 1000000 ))
 	until "$@" >/dev/null 2>&1; do
 		[ "${EPOCHREALTIME/./}" -lt $end ] || return 1
-		sleep 0.1
+		xiw_nap 0.1
 	done
 }
 
@@ -239,7 +267,7 @@ wait_gone() {
 	end=$(( ${EPOCHREALTIME/./} + t * 1000000 ))
 	while "$@" >/dev/null 2>&1; do
 		[ "${EPOCHREALTIME/./}" -lt $end ] || return 1
-		sleep 0.1
+		xiw_nap 0.1
 	done
 }
 
@@ -269,7 +297,7 @@ wait_listen() {
 			[ -z "$log" ] || sed 's/^/#   /' "$log" >&2
 			fail "$why"
 		fi
-		sleep 0.1
+		xiw_nap 0.1
 	done
 }
 
@@ -650,7 +678,7 @@ wait_port_state() {
 		s=$(port_state "$dev")
 		[ "$s" = "$want" ] && return 0
 		[ "${EPOCHREALTIME/./}" -lt $end ] || break
-		sleep 0.2
+		xiw_nap 0.2
 	done
 	fail "$dev port state: '$s' after ${t}s, expected $want"
 }
@@ -719,12 +747,20 @@ xiw_sync() {
 		fd=${_XIW_NC[0]}
 	else
 		# Side b connects; a refused connection means a is not there yet.
+		# Every 0.1 s for the first 2 s, then every 0.3 s: b waits for
+		# as long as a's step takes (a bench's job: 10 s and more), and
+		# each attempt (a connect refused over the link, a stat of the
+		# abort file over 9p) cost b's bash 7-8 ms of CPU under TCG.
 		fd=
 		while :; do
 			exec {fd}<>"/dev/tcp/$XIW_PEER_IP/$port" && break
 			fd=
 			[ "$EPOCHSECONDS" -lt $end ] && [ ! -e "$abort" ] || break
-			sleep 0.1
+			if [ $((end - EPOCHSECONDS)) -gt $((t - 2)) ]; then
+				xiw_nap 0.1
+			else
+				xiw_nap 0.3
+			fi
 		done 2>/dev/null
 		if [ -z "$fd" ]; then
 			if [ -e "$abort" ]; then
@@ -841,7 +877,7 @@ _xiw_sync_hub() {
 	# 5 s later, see xiw_sync)
 	for _ in {1..60}; do
 		kill -0 "${pid[b]}" 2>/dev/null || kill -0 "${pid[c]}" 2>/dev/null || break
-		sleep 0.1
+		xiw_nap 0.1
 	done
 	kill "${pid[b]}" "${pid[c]}" 2>/dev/null || true
 	wait "${pid[b]}" "${pid[c]}" 2>/dev/null || true

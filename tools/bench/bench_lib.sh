@@ -179,12 +179,14 @@ bench_2vm_dev_down() {
 	[ -z "${2:-}" ] || xiw_barrier "$2" 60
 }
 
-# bench_iperf_2vm PORT: iperf3 from VM a to VM b of a 2vm bench (server
-# on b, bound to its address), 64 KiB writes for 5 s. Both VMs call it
-# with the same PORT; a prints the MB/s (n/a if iperf3 gave none), b
-# prints nothing (its server's log goes to stderr if the server failed).
+# bench_iperf_2vm PORT [LEN]: iperf3 from VM a to VM b of a 2vm bench
+# (server on b, bound to its address), writes of LEN (default 64 KiB; at
+# most iperf3's largest, 1 MiB) for 5 s. Both VMs call it with the same
+# PORT; a prints the MB/s (n/a if iperf3 gave none), b prints nothing
+# (its server's log goes to stderr if the server failed).
 bench_iperf_2vm() {
-	local port=$1 v="" srv
+	local port=$1 len=${2:-65536} v="" srv
+	[ "$len" -le 1048576 ] || len=1048576
 	if [ "$XIW_ROLE" = b ]; then
 		run_timeout 60 iperf3 -s -B "$XIW_LOCAL_IP" -p "$port" -1 \
 			>iperf.log 2>&1 &
@@ -196,7 +198,7 @@ bench_iperf_2vm() {
 	fi
 	xiw_barrier "iperf$port-listen" 30
 	v=$(run_timeout 50 iperf3 -c "$XIW_PEER_IP" -p "$port" -t 5 \
-		-l 65536 -J 2>/dev/null | awk -F'[:,]' '
+		-l "$len" -J 2>/dev/null | awk -F'[:,]' '
 		/"bits_per_second"/ { b = $2 }
 		END { if (b) printf "%.0f", b / 8e6 }') || true
 	echo "${v:-n/a}"
@@ -284,6 +286,26 @@ bench_cpu_snap() {
 		printf "%.0f %.0f\n", b * 1e6 / hz, ($4 + $7 + $8) * 1e6 / hz }' /proc/stat
 }
 
+# bench_procs_snap: "PID COMM USER SYS" (USER_HZ ticks) of every process
+# and kernel thread of this VM; bench_procs_top BEFORE AFTER [N]: the N
+# (default 6) that used the most CPU between two snapshots, as
+# "comm(pid) user+sys ms, ..." (what else a VM ran during a bench's
+# window: the test's own polling, fio, nfsd, kworkers; a process that
+# ended in between is not in it, its time went to its parent's children)
+bench_procs_snap() {
+	awk '{ c = $0; sub(/.*\) /, "", c); split(c, f, " ")
+		n = substr($0, index($0, "(") + 1); n = substr(n, 1, length(n) - length(c) - 2)
+		gsub(/ /, "_", n); print $1, n, f[12], f[13] }' /proc/[0-9]*/stat 2>/dev/null
+}
+bench_procs_top() {
+	awk -v hz="$(getconf CLK_TCK)" -v top="${3:-6}" '
+		NR == FNR { u[$1] = $3; s[$1] = $4; next }
+		$1 in u { d = ($3 - u[$1]) + ($4 - s[$1])
+		  if (d > 0) print d, $2 "(" $1 ")", ($3 - u[$1]) * 1000 / hz, ($4 - s[$1]) * 1000 / hz }' \
+		<(printf '%s\n' "$1") <(printf '%s\n' "$2") | sort -rn | head -n "${3:-6}" |
+		awk '{ printf "%s%s %.0f+%.0f ms", sep, $2, $3, $4; sep = ", " } END { print "" }'
+}
+
 # A two-VM bench that a drives and b serves (nfs_bench_2vm,
 # nvmeof_bench_2vm): a sends each step to b (bench_2vm_ask) and b carries
 # it out (bench_2vm_serve), so the two stay in step whatever a's jobs
@@ -322,7 +344,7 @@ _bench_ops_log() {
 # windows here, anything else by HANDLER STEP (which fails the test on
 # error), each acknowledged once done
 bench_2vm_serve() {
-	local step c0 c1 n ops0
+	local step c0 c1 n ops0 p0
 	while :; do
 		step=$(xiw_sync bench-next . "$BENCH_WIN_SECS") ||
 			fail "the driving VM is gone"
@@ -332,9 +354,11 @@ bench_2vm_serve() {
 			step=${step#win:}
 			[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_start "$step"
 			ops0=$(xiw_op_counters xiw0 2>/dev/null || true)
+			p0=$(bench_procs_snap)
 			c0=$(bench_cpu_snap)
 			xiw_barrier "$step-end" "$BENCH_WIN_SECS"
 			c1=$(bench_cpu_snap)
+			log "$step ($XIW_ROLE): busiest: $(bench_procs_top "$p0" "$(bench_procs_snap)")"
 			[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_stop "$step"
 			n=$(xiw_sync "$step-srv" "$(_bench_kern "$c0" "$c1")" 30) ||
 				fail "the driving VM is gone"
@@ -362,6 +386,7 @@ bench_win_open() {
 	xiw_sync bench-next "win:$1" 60 >/dev/null || fail "the serving VM is gone"
 	[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_start "$1"
 	_bench_ops0=$(xiw_op_counters xiw0 2>/dev/null || true)
+	_bench_procs0=$(bench_procs_snap)
 	_bench_win0=$(bench_cpu_snap)
 }
 
@@ -372,6 +397,7 @@ BENCH_WIN_KERN=
 bench_win_close() {
 	local c1 srv
 	c1=$(bench_cpu_snap)
+	log "$1 ($XIW_ROLE): busiest: $(bench_procs_top "$_bench_procs0" "$(bench_procs_snap)")"
 	xiw_barrier "$1-end" 60
 	[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_stop "$1"
 	srv=$(xiw_sync "$1-srv" "$2:$3" 30) || fail "the serving VM is gone"
