@@ -18,7 +18,11 @@
 # and Open MPI's TCP BTL), the two-VM bulk A/B of xiw's TX settings
 # (perf_ab_2vm: Write, Read and Send bandwidth at 64 KiB and 1 MiB for
 # the defaults, one-segment FPDUs and zero copy, against iperf3; ~40 min under
-# TCG; XIW_BENCH_AB2VM=0 leaves it out), where a single QP's stream
+# TCG; XIW_BENCH_AB2VM=0 leaves it out), the two-VM curves (curve_2vm:
+# Write bandwidth from 4 KiB to 4 MiB on xiw and siw against iperf3 and
+# the busy-polled TCP stream, and the 64 KiB and 1 MiB rows with netem
+# delay and loss on the link; ~30 min; XIW_BENCH_CURVE=0 leaves it
+# out), where a single QP's stream
 # between the two VMs spends its CPU against TCP's (prof_2vm: perftest
 # and qperf against qperf and iperf3, CPU shares and TCP state), where
 # the CPU time of a small op goes on xiw (profile_ops: per-op counters,
@@ -51,6 +55,11 @@ mpi_bench=tools/bench/mpi_bench.sh
 [ "${XIW_BENCH_MPI:-1}" != 0 ] || mpi_bench=
 ab2vm=tools/bench/perf_ab_2vm.sh
 [ "${XIW_BENCH_AB2VM:-1}" != 0 ] || ab2vm=
+# curve_2vm: Write bandwidth from 4 KiB to 4 MiB between the VMs on xiw,
+# siw and TCP, and the 64 KiB and 1 MiB rows on a link with delay and
+# loss (~30 min under TCG); XIW_BENCH_CURVE=0 leaves it out
+curve2vm=tools/bench/curve_2vm.sh
+[ "${XIW_BENCH_CURVE:-1}" != 0 ] || curve2vm=
 # perf_2vm: two VMs of one vCPU each (run.sh's default), so that the two
 # "hosts" do not take each other's cores on a 2-core machine
 # (Documentation/testing.md, "Two VMs"); XIW_VM_SMP_2VM=2 for 2 each.
@@ -59,7 +68,7 @@ bash selftests/run.sh -e XIW_VERIFYBG_MIB="${XIW_VERIFYBG_MIB:-1024}" \
 	tools/bench/nvmeof_bench.sh tools/bench/nfs_bench.sh \
 	tools/bench/nvmeof_bench_2vm.sh tools/bench/nfs_bench_2vm.sh \
 	tools/bench/perf_2vm.sh \
-	$mpi_bench $ab2vm tools/bench/prof_2vm.sh tools/bench/profile_ops.sh tools/bench/commitlog.sh \
+	$mpi_bench $ab2vm $curve2vm tools/bench/prof_2vm.sh tools/bench/profile_ops.sh tools/bench/commitlog.sh \
 	selftests/tests/commit_verifybg.sh >"$out" 2>&1 || {
 	cat "$out"
 	exit 1
@@ -131,6 +140,12 @@ if [ -f "$atable" ]; then
 	echo
 	cat "$atable"
 	{ echo; cat "$atable"; } >>"$BUILD/bench-table.md"
+fi
+ctable=$run/2vm/a/tests/curve-2vm-table.md
+if [ -f "$ctable" ]; then
+	echo
+	cat "$ctable"
+	{ echo; cat "$ctable"; } >>"$BUILD/bench-table.md"
 fi
 mtable=$run/2vm/a/tests/mpi-table.md
 if [ -f "$mtable" ]; then

@@ -359,7 +359,7 @@ run_test() {
 	# polling"). The poll below then sees the test gone, or runs the
 	# kill sequence once the limit has passed; it also takes over if a
 	# signal interrupts the wait.
-	sleep "$limit" </dev/null >/dev/null 2>&1 &
+	sleep "$limit" >/dev/null 2>&1 &
 	timer=$!
 	wait -n "$pid" "$timer" 2>/dev/null || :
 	kill "$timer" 2>/dev/null || :
