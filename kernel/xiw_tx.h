@@ -164,6 +164,7 @@ void xiw_tx_resp_exec_work(struct work_struct *w);
 
 /* xiw_tx_zc.c: zero copy */
 bool xiw_tx_zc_enabled(const struct xiw_qp_dp *dp);
+bool xiw_tx_zc_forced(void);
 bool xiw_tx_zc_off_host(struct sock *sk);
 int xiw_tx_zc_attach(struct xiw_qp_dp *dp, gfp_t gfp);
 void xiw_tx_zc_free(struct xiw_qp_dp *dp);

@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 300
-# description: a link that loses and reorders, with a small MSS, payload sent by reference (tx_zcopy=auto, the default, lends pages on a link that leaves the host: tx_zcopy_sends grows on both sides): both VMs' link at MTU 576 (TCP MSS 536, the path MTU and segment size seen on xiw's sockets) and netem on each side's egress (delay 4 ms, a quarter of the packets sent at once past the delayed ones, 1% lost); across it a Write+Read stream verified block by block both ways (xiw_cm_tool, 1500 blocks of 4 KiB), RFC 7306 atomics with RDMA Read/Write and Write with Immediate (xiw_atomic: FetchAdd originals exactly 0..N-1, a CmpSwap spinlock around a Read-modify-Write counter, immediates in order) and rping -V (Sends with RDMA Read and Write, every ping validated); TCP's counters show retransmissions and out-of-order segments on both VMs; xiw's FPDUs sized from the path's segment (fpdu_segments=2: bytes per FPDU at most two segment payloads); no Terminate
+# description: a link that loses and reorders, with a small MSS, payload sent by reference (tx_zcopy=auto, the default, lends the pages of user messages over 64 KiB on a link that leaves the host: tx_zcopy_sends grows on b, whose ib_write_bw Writes 128 KiB messages, and stays 0 on a, which sends 4 KiB Writes, atomics, rping's 2000-byte Writes and Read Responses): both VMs' link at MTU 576 (TCP MSS 536, the path MTU and segment size seen on xiw's sockets) and netem on each side's egress (delay 4 ms, a quarter of the packets sent at once past the delayed ones, 1% lost); across it a Write+Read stream verified block by block both ways (xiw_cm_tool, 1500 blocks of 4 KiB), RFC 7306 atomics with RDMA Read/Write and Write with Immediate (xiw_atomic: FetchAdd originals exactly 0..N-1, a CmpSwap spinlock around a Read-modify-Write counter, immediates in order) and rping -V (Sends with RDMA Read and Write, every ping validated), then 20 RDMA Writes of 128 KiB from b to a (ib_write_bw); TCP's counters show retransmissions and out-of-order segments on both VMs; xiw's FPDUs sized from the path's segment (fpdu_segments=2: bytes per FPDU at most two segment payloads); no Terminate
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+. "$XIW_SELFTESTS/perftest_lib.sh"
 
 C=$(need_prog xiw_cm_tool)
 A=$(need_prog xiw_atomic)
-need_cmd tc rping nstat ss
+need_cmd tc rping nstat ss ib_write_bw
 xiw_load
 xiw_need_provider
 
@@ -93,6 +94,10 @@ else
 	[ $rc = 0 ] || fail "atomic client: $(grep -m1 FAIL a.log)"
 	expect_eq "$(grep -c '^ok ' a.log)" $((THREADS * 5)) "atomic client checks passed"
 fi
+# Writes of more than 64 KiB from b, over the same link: tx_zcopy=auto
+# lends their pages (below)
+perftest_2vm_run result a xiw0 ib_write_bw -s 131072 -n 20 >/dev/null
+[ "$XIW_ROLE" = a ] || log "b: ib_write_bw -s 131072 over the link: $PERFTEST_ROWS"
 retrans=$(tcp_counter TcpRetransSegs)
 ofo=$(tcp_counter TcpExtTCPOFOQueue)
 read -r pmtu seg <<<"$mss"
@@ -109,12 +114,18 @@ log "$XIW_ROLE: xiw sent $fpdus FPDUs, $bytes bytes, $((bytes / (fpdus ? fpdus :
 [ $((bytes / fpdus)) -le $((seg * nseg)) ] ||
 	fail "FPDUs of $((bytes / fpdus)) bytes on average: larger than the $((seg * nseg)) bytes of $nseg segments"
 # tx_zcopy=auto (the default) lends payload pages to TCP on a connection
-# that leaves the host: the stream's 4 KiB Writes went by reference, and
-# came back intact above through loss and retransmission
+# that leaves the host, for user messages of more than 64 KiB: b's 128
+# KiB Writes went by reference, while a's stream of 4 KiB Writes, its
+# atomics, rping's 2000-byte Writes and the Read Responses (copied in any
+# mode) were copied
 expect_eq "$(cat "/sys/module/$XIW_MOD/parameters/tx_zcopy")" auto "tx_zcopy by default"
 zsends=$(xiw_counter tx_zcopy_sends)
 log "$XIW_ROLE: $zsends sendmsg calls lent payload pages (tx_zcopy=auto, off the host)"
-[ "$zsends" -gt 0 ] || fail "tx_zcopy=auto copied on a link that leaves the host: tx_zcopy_sends 0"
+if [ "$XIW_ROLE" = b ]; then
+	[ "$zsends" -gt 0 ] || fail "tx_zcopy=auto copied on a link that leaves the host: tx_zcopy_sends 0"
+else
+	expect_eq "$zsends" 0 "tx_zcopy_sends of messages of 64 KiB or less (tx_zcopy=auto)"
+fi
 [ "${retrans:-0}" -gt 0 ] || fail "no TCP retransmission: the link lost nothing"
 [ "${ofo:-0}" -gt 0 ] || fail "no out-of-order segment: the link reordered nothing"
 expect_eq "$(dmesg | tail -n +"$((dmesg_from + 1))" | grep -c 'Terminate' || true)" 0 "Terminates"

@@ -14,7 +14,8 @@
 # restored to the module's defaults before the next one. A round runs the
 # variants and TCP in a rotating order. XIW_AB_2VM_ITERS (default 2000)
 # iterations per 64 KiB run and a tenth of that per 1 MiB run
-# (XIW_AB_2VM_ROWS: only these rows).
+# (XIW_AB_2VM_ROWS: only these rows; write_4k, write_16k and send_4k,
+# with four times the 64 KiB iterations, run only when named there).
 
 need_cmd ib_write_bw ib_read_bw ib_send_bw iperf3 ss
 N=${XIW_AB_2VM_ITERS:-2000}
@@ -23,12 +24,16 @@ R=${XIW_AB_2VM_ROUNDS:-5}
 read -ra variants <<<"${XIW_AB_2VM:-default: copy:tx_zcopy=0 \
 seg1:fpdu_segments=1 seg1copy:fpdu_segments=1,tx_zcopy=0}"
 rows=(write_64k write_1m read_64k read_1m send_64k send_1m)
+# rows only when named in XIW_AB_2VM_ROWS: the sizes where zero copy's
+# threshold is decided (4 and 16 KiB, four times the 64 KiB iterations)
+xrows=(write_4k write_16k send_4k)
 declare -A runs
 
 row_selected() {
 	case " ${XIW_AB_2VM_ROWS:-${rows[*]}} " in *" $1 "*) return 0 ;; esac
 	return 1
 }
+NS=$((N * 4))
 
 bench_2vm_devs
 params=/sys/module/$XIW_MOD/parameters
@@ -107,6 +112,9 @@ for ((round = 1; round <= R; round++)); do
 		cell "$name" read_1m ib_read_bw -s 1048576 -n "$NB"
 		cell "$name" send_64k ib_send_bw -s 65536 -n "$N"
 		cell "$name" send_1m ib_send_bw -s 1048576 -n "$NB"
+		cell "$name" write_4k ib_write_bw -s 4096 -n "$NS"
+		cell "$name" write_16k ib_write_bw -s 16384 -n "$NS"
+		cell "$name" send_4k ib_send_bw -s 4096 -n "$NS"
 		rdma link delete xiw0
 		wait_for 5 eval "! ib_dev_exists xiw0" || fail "xiw0 still registered"
 		xiw_barrier "$name-down-$round" 60
@@ -125,7 +133,7 @@ tcpm=$(bench_median "${runs[tcp,iperf3]:-}")
 	echo "| two VMs ($(nproc) vCPU each), MB/s |$(for v in "${variants[@]}"; do
 		printf ' %s |' "${v%%:*}"; done) ${variants[0]%%:*}/iperf3 |"
 	echo "|---|$(for v in "${variants[@]}"; do printf -- '---|'; done)---|"
-	for k in "${rows[@]}"; do
+	for k in "${rows[@]}" "${xrows[@]}"; do
 		row_selected "$k" || continue
 		printf '| %s |' "$k"
 		for v in "${variants[@]}"; do
