@@ -357,6 +357,41 @@ DEFINE_EVENT(xiw_term_class, xiw_term_rx,
 	TP_PROTO(const struct xiw_qp_dp *dp, __be32 ctrl),
 	TP_ARGS(dp, ctrl));
 
+/*
+ * One pass of the TX loop (xiw_tx_loop()): who ran it (work: the TX work
+ * or a doorbell, which may sleep; rx, post: under the socket's spinlock),
+ * the FPDUs it framed and their bytes on the wire, and whether it stopped
+ * at its budget with work left (left=1).
+ */
+TRACE_EVENT(xiw_tx_pass,
+	TP_PROTO(const struct xiw_qp_dp *dp, u32 fpdus, u32 bytes, int left),
+	TP_ARGS(dp, fpdus, bytes, left),
+	TP_STRUCT__entry(
+		__array(char, dev, XIW_TRACE_DEV_LEN)
+		__field(u32, qpn)
+		__field(u8, run)
+		__field(u32, fpdus)
+		__field(u32, bytes)
+		__field(int, left)
+	),
+	TP_fast_assign(
+		strscpy(__entry->dev, dp->qp->base.device->name,
+			XIW_TRACE_DEV_LEN);
+		__entry->qpn = dp->qp->base.qp_num;
+		__entry->run = dp->tx.run;
+		__entry->fpdus = fpdus;
+		__entry->bytes = bytes;
+		__entry->left = left;
+	),
+	TP_printk("%s qpn=%u run=%s fpdus=%u bytes=%u left=%d",
+		  __entry->dev, __entry->qpn,
+		  __print_symbolic(__entry->run,
+				   { XIW_TX_RUN_WORK, "work" },
+				   { XIW_TX_RUN_RX, "rx" },
+				   { XIW_TX_RUN_POST, "post" }),
+		  __entry->fpdus, __entry->bytes, __entry->left)
+);
+
 /* cq is the CQ's restrack id: "cqn" of `rdma resource show cq` */
 TRACE_EVENT(xiw_cqe,
 	TP_PROTO(const struct xiw_cq *cq, const struct xiw_qp *qp,

@@ -775,6 +775,20 @@ static void xiw_tx_push_failed(struct xiw_qp_dp *dp, int rv)
 }
 
 /*
+ * A pass of a runner that may sleep ends after XIW_TX_BURST FPDUs or after
+ * FPDUs of tx_budget_kb KiB on the wire, whichever comes first, and the TX
+ * work then requeues itself. FPDUs span up to 64 KiB (fpdu_segments), so
+ * a count alone let one pass send 4 MiB before the worker could run the
+ * next item of its queue; short FPDUs still stop at the count. RX and an
+ * atomic post send short FPDUs only and keep their count
+ * (XIW_TX_RX_BURST).
+ */
+static unsigned int tx_budget_kb = 256;
+module_param(tx_budget_kb, uint, 0644);
+MODULE_PARM_DESC(tx_budget_kb,
+		 "KiB of FPDUs a TX pass sends before it yields, besides its 64 FPDUs (0: no byte limit; default 256)");
+
+/*
  * The TX loop, run by the owner of XIW_DP_TX_BUSY. Returns 1 if the burst
  * budget ran out with work left. Small FPDUs go into the batch, which is
  * sent before any other FPDU and when the loop ends.
@@ -783,13 +797,17 @@ int xiw_tx_loop(struct xiw_qp_dp *dp)
 {
 	struct xiw_tx_ctx *tx = &dp->tx;
 	int burst = xiw_tx_locked(tx) ? XIW_TX_RX_BURST : XIW_TX_BURST;
+	unsigned int kb = READ_ONCE(tx_budget_kb);
+	u32 limit = U32_MAX, framed = 0, fpdus = 0;
 	int rv, left = 1;
 
+	if (kb && !xiw_tx_locked(tx))
+		limit = min(kb, 1U << 20) * 1024;
 	if (test_bit(XIW_DP_STOPPED, &dp->flags))
 		return 0;
 	for (;;) {
 		if (!tx->fpdu_active) {
-			if (!burst)
+			if (fpdus == burst || framed >= limit)
 				break;
 			rv = xiw_tx_pick(dp);
 			if (rv <= 0) {
@@ -798,25 +816,29 @@ int xiw_tx_loop(struct xiw_qp_dp *dp)
 				left = 0;
 				break;
 			}
-			burst--;
+			fpdus++;
+			framed += xiw_mpa_fpdu_len(be16_to_cpu(tx->hdr.ctrl.mpa_len));
 			if (xiw_tx_batch_add(dp))
 				continue;
-			tx->more = xiw_tx_more(dp, burst);
+			tx->more = xiw_tx_more(dp, burst - fpdus);
 		}
 		rv = xiw_tx_batch_push(dp);
 		if (!rv)
 			rv = xiw_tx_push(dp);
 		if (rv) {
 			xiw_tx_push_failed(dp, rv);
-			return 0;
+			left = 0;
+			goto out;
 		}
 		xiw_tx_fpdu_sent(dp, false);
 	}
 	rv = xiw_tx_batch_push(dp);
 	if (rv) {
 		xiw_tx_push_failed(dp, rv);
-		return 0;
+		left = 0;
 	}
+out:
+	trace_xiw_tx_pass(dp, fpdus, framed, left);
 	return left;
 }
 
