@@ -158,6 +158,17 @@ bench_2vm_devs() {
 	defer eval 'kill -KILL $(jobs -p) 2>/dev/null; wait 2>/dev/null || true'
 }
 
+# bench_2vm_keep_devs "DEV...": only those of bench_2vm_devs' devs[] that
+# the list names (an empty list keeps them all)
+bench_2vm_keep_devs() {
+	local want=" $1 " i
+	[ -n "$1" ] || return 0
+	for i in "${!devs[@]}"; do
+		[[ $want == *" ${devs[i]} "* ]] || unset "devs[i]"
+	done
+	devs=("${devs[@]}")
+}
+
 # bench_dev_up DEV NETDEV: DEV (of the caller's type[DEV]) on NETDEV,
 # active. bench_dev_down DEV: DEV gone. Devices take turns in the benches
 # (bench_devs.sh's dev_up and dev_down, the two-VM ones below).
@@ -202,6 +213,40 @@ bench_iperf_2vm() {
 		/"bits_per_second"/ { b = $2 }
 		END { if (b) printf "%.0f", b / 8e6 }') || true
 	echo "${v:-n/a}"
+}
+
+# bench_pp_2vm PORT SECS FIELD ARGS...: one xiw_tcp_pingpong run between
+# the VMs of a 2vm bench, its server on b (on b's address, PORT), its
+# client on a with ARGS, for at most SECS seconds. Both VMs call it with
+# the same PORT. On a BENCH_FIG is the FIELD= figure of the client's
+# result line (logged), n/a if the run failed; b waits for its server
+# without polling and leaves BENCH_FIG n/a.
+bench_pp_2vm() {
+	local port=$1 secs=$2 field=$3 pp r srv rc=0
+	shift 3
+	pp=$(need_prog xiw_tcp_pingpong)
+	BENCH_FIG=n/a
+	if [ "$XIW_ROLE" = b ]; then
+		run_timeout $((secs + 10)) "$pp" -s "$XIW_LOCAL_IP" "$port" \
+			>pp.log 2>&1 &
+		srv=$!
+		(wait_listen "$port" 10 "$srv" pp.log) || rc=1
+		xiw_barrier "pp$port-listen" 30
+		[ $rc != 0 ] || wait "$srv" || rc=$?
+		kill_bg "$srv"
+		wait "$srv" 2>/dev/null || true
+		[ $rc = 0 ] || sed 's/^/#   /' pp.log
+		return 0
+	fi
+	xiw_barrier "pp$port-listen" 30
+	if r=$(run_timeout "$secs" "$pp" -c "$XIW_PEER_IP" "$port" "$@" \
+			2>pp.log); then
+		BENCH_FIG=$(sed -n "s/.* $field=\([0-9.]*\) .*/\1/p" <<<"$r")
+		BENCH_FIG=${BENCH_FIG:-n/a}
+		log "xiw_tcp_pingpong $*: $r"
+	else
+		sed 's/^/#   /' pp.log
+	fi
 }
 
 # shellcheck disable=SC2034 # BENCH_FIG: the caller's

@@ -27,7 +27,7 @@
 # curve point ("NAME SIZE MEDIAN LOW HIGH", MB/s) for plotting.
 
 need_cmd ib_write_bw ib_read_bw ib_send_bw iperf3 tc
-pp=$(need_prog xiw_tcp_pingpong)
+need_prog xiw_tcp_pingpong >/dev/null
 R=${XIW_CURVE_ROUNDS:-3}
 MIB=${XIW_CURVE_MIB:-64}
 read -ra sizes <<<"${XIW_CURVE_SIZES:-4096 16384 65536 262144 1048576 4194304}"
@@ -36,11 +36,7 @@ NETEM=${XIW_CURVE_NETEM:-delay 1ms loss 0.1%}
 declare -A runs
 
 bench_2vm_devs siw
-want=" ${XIW_CURVE_DEVS:-xiw0 siw0} "
-for i in "${!devs[@]}"; do
-	[[ $want == *" ${devs[i]} "* ]] || unset "devs[i]"
-done
-devs=("${devs[@]}")
+bench_2vm_keep_devs "${XIW_CURVE_DEVS:-xiw0 siw0}"
 log "devices on both VMs: ${devs[*]}"
 
 # iters SIZE: messages of SIZE for about MIB MiB, 20 to 8000
@@ -71,29 +67,10 @@ cell() {
 # SIZE from a to b, MB/s to runs[stream,KEY]
 pp_port=7890
 stream() {
-	local size=$1 n=$2 key=$3 r v=n/a srv rc=0
 	pp_port=$((pp_port + 1))
-	if [ "$XIW_ROLE" = b ]; then
-		run_timeout 200 "$pp" -s "$XIW_LOCAL_IP" "$pp_port" >pp.log 2>&1 &
-		srv=$!
-		(wait_listen "$pp_port" 10 "$srv" pp.log) || rc=1
-		xiw_barrier "st$pp_port-listen" 30
-		# a blocking wait: nothing polls on b while the stream runs
-		[ $rc != 0 ] || wait "$srv" || rc=$?
-		kill_bg "$srv"
-		wait "$srv" 2>/dev/null || true
-		[ $rc = 0 ] || sed 's/^/#   /' pp.log
-	else
-		xiw_barrier "st$pp_port-listen" 30
-		if r=$(run_timeout 190 "$pp" -c "$XIW_PEER_IP" "$pp_port" \
-				--stream -n "$n" -l "$size" 2>pp.log); then
-			v=$(sed -n 's/.* rate=\([0-9.]*\) .*/\1/p' <<<"$r")
-		else
-			sed 's/^/#   /' pp.log
-		fi
-	fi
-	xiw_barrier "st$pp_port-done" 240
-	note stream "$key" "${v:-n/a}"
+	bench_pp_2vm "$pp_port" 190 rate --stream -n "$2" -l "$1"
+	xiw_barrier "pp$pp_port-done" 240
+	note stream "$3" "$BENCH_FIG"
 }
 
 # iperf SIZE KEY: iperf3 from a to b with writes of SIZE, MB/s to

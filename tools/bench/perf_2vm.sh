@@ -53,7 +53,7 @@ CM_C=${XIW_BENCH_CM_INFLIGHT:-8}
 N=${XIW_BENCH_ITERS:-2000}
 NR=${XIW_BENCH_RATE_ITERS:-$((N * 10))}
 R=${XIW_BENCH_2VM_ROUNDS:-5}
-pp=$(need_prog xiw_tcp_pingpong)
+need_prog xiw_tcp_pingpong >/dev/null
 cms=$(need_prog xiw_cm_scale)
 declare -A runs val
 
@@ -108,13 +108,7 @@ defer eval '[ -z "$spin" ] || kill "$spin" 2>/dev/null || true'
 # Every device this VM can bring up; the two VMs use those both can.
 bench_2vm_devs siw rxe
 # XIW_BENCH_2VM_DEVS="xiw0 ...": only these (TCP always runs)
-if [ -n "${XIW_BENCH_2VM_DEVS:-}" ]; then
-	want=" $XIW_BENCH_2VM_DEVS "
-	for i in "${!devs[@]}"; do
-		[[ $want == *" ${devs[i]} "* ]] || unset "devs[i]"
-	done
-	devs=("${devs[@]}")
-fi
+bench_2vm_keep_devs "${XIW_BENCH_2VM_DEVS:-}"
 log "devices on both VMs: ${devs[*]}"
 # both VMs are rid of the device before either brings up the next one
 dev_down() { bench_2vm_dev_down "$1" "$1-down-$round"; }
@@ -151,33 +145,14 @@ cell() {
 # blocking recv() (--block); its typical round trip to runs[tcp,KEY].
 pp_port=7790
 pingpong() {
-	local s=$1 key=$2 r v=n/a srv rc=0
+	local s=$1 key=$2
 	shift 2
 	pp_port=$((pp_port + 1))
 	[ "$s" = 0 ] || spin_on
-	if [ "$XIW_ROLE" = b ]; then
-		run_timeout 150 "$pp" -s "$XIW_LOCAL_IP" "$pp_port" >pp.log 2>&1 &
-		srv=$!
-		(wait_listen "$pp_port" 10 "$srv" pp.log) || rc=1
-		xiw_barrier "pp$pp_port-listen" 30
-		# a blocking wait: no polling on b while the client runs
-		[ $rc != 0 ] || wait "$srv" || rc=$?
-		kill_bg "$srv"
-		wait "$srv" 2>/dev/null || true
-		[ $rc = 0 ] || sed 's/^/#   /' pp.log
-	else
-		xiw_barrier "pp$pp_port-listen" 30
-		if r=$(run_timeout 140 "$pp" -c "$XIW_PEER_IP" "$pp_port" \
-				-n "$N" "$@" 2>pp.log); then
-			v=$(sed -n 's/.* typical=\([0-9.]*\) .*/\1/p' <<<"$r")
-			log "TCP ping-pong $*: $r"
-		else
-			sed 's/^/#   /' pp.log
-		fi
-	fi
+	bench_pp_2vm "$pp_port" 140 typical -n "$N" "$@"
 	spin_off
 	xiw_barrier "pp$pp_port-done" 200
-	note tcp "$key" "${v:-n/a}"
+	note tcp "$key" "$BENCH_FIG"
 }
 
 # iperf SPIN: iperf3 between the VMs (server on b), 64 KiB writes, MB/s
