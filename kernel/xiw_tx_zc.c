@@ -123,7 +123,7 @@ bool xiw_tx_zc_enabled(const struct xiw_qp_dp *dp)
 	return mode == XIW_ZC_ON || (mode == XIW_ZC_AUTO && dp->off_host);
 }
 
-/* tx_zcopy=1: user messages are lent from a page (xiw_tx_sq_lend_len()) */
+/* tx_zcopy=1: messages are lent from a page on (xiw_tx_sq_lend_len()) */
 bool xiw_tx_zc_forced(void)
 {
 	return READ_ONCE(tx_zcopy) == XIW_ZC_ON;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 300
-# description: NVMe-oF over xiw between the two VMs with the link flapping under fio (64 MiB of sequential 64 KiB writes with crc32c verify headers, rate-limited to span the flaps): a 4 s blackout of the link (every frame dropped both ways, the NICs stay up), the host's netdev down 3 s and up, the target's netdev down 3 s and up; nvme-rdma recovers each time (reconnect_delay=1) with no I/O error, fio's verify of everything read back passes, and the target's null_blk holds what the host reads (sha256); recovery times logged
+# description: NVMe-oF over xiw between the two VMs with the link flapping under fio (64 MiB of sequential 64 KiB writes with crc32c verify headers, rate-limited to span the flaps): a 4 s blackout of the link (every frame dropped both ways, the NICs stay up), the host's netdev down 3 s and up, the target's netdev down 3 s and up; nvme-rdma recovers each time (reconnect_delay=1) with no I/O error, fio's verify of everything read back passes, and the target's null_blk holds what the host reads (sha256), the reads' data sent copied (tx_zcopy=auto copies kernel WRs of 64 KiB or less: tx_zcopy_kernel_bytes stays 0); recovery times logged
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_SELFTESTS/nvmet_lib.sh"
 #
@@ -33,6 +33,7 @@ DEV=$XIW_NETDEV
 
 if [ "$XIW_ROLE" = a ]; then
 	nvmet_target "$XIW_LOCAL_IP" $nqn 0
+	z0=$(xiw_counter tx_zcopy_kernel_bytes) b0=$(xiw_counter tx_bytes)
 	xiw_barrier target-up 60
 	# b flaps the link twice itself, then a takes its own netdev down
 	xiw_barrier flap3 200
@@ -41,6 +42,15 @@ if [ "$XIW_ROLE" = a ]; then
 	log "target's netdev down for $(( ($(now_us) - t0) / 1000 )) ms"
 	xiw_barrier flap3-done 200
 	want=$(xiw_sync nvme-written - 200) || fail "the host VM is gone"
+	# fio's verify and dd read everything back: nvmet sent it in
+	# rdma_rw's RDMA Writes of at most six pages, which tx_zcopy=auto
+	# copies (it lends messages of more than 64 KiB only)
+	zk=$(( $(xiw_counter tx_zcopy_kernel_bytes) - z0 ))
+	sent=$(( $(xiw_counter tx_bytes) - b0 ))
+	log "target: $sent bytes sent, $zk bytes of kernel payload lent to TCP"
+	[ "$sent" -ge $((2 * MB * 1048576)) ] ||
+		fail "the target sent $sent bytes for two reads of $MB MiB"
+	expect_eq "$zk" 0 "kernel payload lent under tx_zcopy=auto (WRs of 64 KiB or less)"
 	expect_eq "$(nvmet_stored_sha $MB)" "$want" \
 		"sha256 of what the target's null_blk stored"
 	# the target stays until the host has disconnected: a host deleting
