@@ -343,7 +343,7 @@ bench_procs_snap() {
 		gsub(/ /, "_", n); print $1, n, f[12], f[13] }' /proc/[0-9]*/stat 2>/dev/null
 }
 bench_procs_top() {
-	awk -v hz="$(getconf CLK_TCK)" -v top="${3:-6}" '
+	awk -v hz="$(getconf CLK_TCK)" '
 		NR == FNR { u[$1] = $3; s[$1] = $4; next }
 		$1 in u { d = ($3 - u[$1]) + ($4 - s[$1])
 		  if (d > 0) print d, $2 "(" $1 ")", ($3 - u[$1]) * 1000 / hz, ($4 - s[$1]) * 1000 / hz }' \
@@ -397,14 +397,16 @@ bench_2vm_serve() {
 		done) return 0 ;;
 		win:*)
 			step=${step#win:}
+			# the process snapshots outside the counted window:
+			# each reads every /proc/PID/stat
+			p0=$(bench_procs_snap)
 			[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_start "$step"
 			ops0=$(xiw_op_counters xiw0 2>/dev/null || true)
-			p0=$(bench_procs_snap)
 			c0=$(bench_cpu_snap)
 			xiw_barrier "$step-end" "$BENCH_WIN_SECS"
 			c1=$(bench_cpu_snap)
-			log "$step ($XIW_ROLE): busiest: $(bench_procs_top "$p0" "$(bench_procs_snap)")"
 			[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_stop "$step"
+			log "$step ($XIW_ROLE): busiest: $(bench_procs_top "$p0" "$(bench_procs_snap)")"
 			n=$(xiw_sync "$step-srv" "$(_bench_kern "$c0" "$c1")" 30) ||
 				fail "the driving VM is gone"
 			_bench_ops_log "$step" "${n%:*}" "${n#*:}" "$ops0"
@@ -429,9 +431,9 @@ bench_2vm_ask() {
 # bench_win_open TAG (a): both VMs measure from here
 bench_win_open() {
 	xiw_sync bench-next "win:$1" 60 >/dev/null || fail "the serving VM is gone"
+	_bench_procs0=$(bench_procs_snap)	# outside the counted window
 	[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_start "$1"
 	_bench_ops0=$(xiw_op_counters xiw0 2>/dev/null || true)
-	_bench_procs0=$(bench_procs_snap)
 	_bench_win0=$(bench_cpu_snap)
 }
 
@@ -442,9 +444,9 @@ BENCH_WIN_KERN=
 bench_win_close() {
 	local c1 srv
 	c1=$(bench_cpu_snap)
-	log "$1 ($XIW_ROLE): busiest: $(bench_procs_top "$_bench_procs0" "$(bench_procs_snap)")"
 	xiw_barrier "$1-end" 60
 	[ "${XIW_BENCH_INSN:-0}" != 1 ] || bench_insn_stop "$1"
+	log "$1 ($XIW_ROLE): busiest: $(bench_procs_top "$_bench_procs0" "$(bench_procs_snap)")"
 	srv=$(xiw_sync "$1-srv" "$2:$3" 30) || fail "the serving VM is gone"
 	_bench_ops_log "$1" "$2" "$3" "$_bench_ops0"
 	[ "${XIW_BENCH_INSN:-0}" != 1 ] || _bench_insn_log "$1" "$2" "$3"

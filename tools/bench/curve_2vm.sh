@@ -84,8 +84,8 @@ iperf() {
 	note iperf3 "$2" "${v:-n/a}"
 }
 
-# netem_on, netem_off: the lossy link on this VM's egress, both VMs set
-# before either goes on
+# netem_on: the lossy link on this VM's egress (until the test ends),
+# both VMs set before either goes on
 netem_on() {
 	modprobe sch_netem 2>/dev/null || true
 	# shellcheck disable=SC2086 # (netem's words)
