@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 2400
-# description: A/B of xiw modules in one boot: XIW_AB_KOS (space-separated .ko paths; "NAME=PATH" names a variant, "NAME=PATH:ENV=VAL" adds a provider environment variable, "NAME=PATH:mod.PARAM=VAL" sets a module parameter) take turns XIW_AB_ROUNDS times (default 2) through the perf_table rows and 4 KiB Write and Send bandwidth (write_bw_4k, send_bw_4k) and the copied sizes below a page (write_bw_2k, send_bw_1k) on xiw0 (XIW_AB_ROWS: only these); prints every run and the per-variant medians (ab-table.md)
+# description: A/B of xiw modules in one boot: XIW_AB_KOS (space-separated .ko paths; "NAME=PATH" names a variant, "NAME=PATH:ENV=VAL" adds a provider environment variable, "NAME=PATH:mod.PARAM=VAL" sets a module parameter) take turns XIW_AB_ROUNDS times (default 2) through the perf_table rows and 4 KiB Write and Send bandwidth (write_bw_4k, send_bw_4k), the copied sizes below a page (write_bw_2k, send_bw_1k) 1 MiB Writes windowed and one at a time (write_bw_1m, write_bw_1m_qd1) and fi_pingpong over rxm, 8 bytes (rxm_pp, us) on xiw0 (XIW_AB_ROWS: only these); prints every run and the per-variant medians (ab-table.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
 
@@ -15,7 +15,8 @@ dummy_add d0
 ip addr add 192.0.2.1/24 dev d0
 
 rows=(atomic_rate atomic_lat read_lat write_lat send_lat write_bw read_bw
-      send_bw write_bw_4k send_bw_4k write_bw_2k send_bw_1k)
+      send_bw write_bw_4k send_bw_4k write_bw_2k send_bw_1k write_bw_1m
+      write_bw_1m_qd1 rxm_pp)
 declare -A val
 # row_selected KEY: KEY is one of XIW_AB_ROWS (default: every row)
 row_selected() {
@@ -40,6 +41,31 @@ cell() {
 	log "$variant round $round $key: $r"
 	PERFTEST_PORT=$((PERFTEST_PORT + 8))
 	pkill -f "^$1 .*-p [0-9]" 2>/dev/null || true
+}
+
+# rxm_cell: fi_pingpong's 8-byte ping-pong over libfabric's rxm on verbs
+# (what MPI's small messages take), usec/xfer, as row rxm_pp
+rxm_cell() {
+	local r srv port ep=(-p "verbs;ofi_rxm" -e rdm -I "$N" -S 8)
+	row_selected rxm_pp || return 0
+	if ! command -v fi_pingpong >/dev/null; then
+		val[$variant,rxm_pp]="${val[$variant,rxm_pp]:-} n/a"
+		return 0
+	fi
+	port=$((PERFTEST_PORT + 1))
+	PERFTEST_PORT=$((PERFTEST_PORT + 8))
+	run_timeout 90 fi_pingpong "${ep[@]}" -B "$port" >fipp-srv.log 2>&1 &
+	srv=$!
+	wait_listen "$port" 30 "$srv" fipp-srv.log
+	run_timeout 80 fi_pingpong "${ep[@]}" -P "$port" 192.0.2.1 \
+		>fipp.log 2>&1 || sed 's/^/#   fi_pingpong: /' fipp.log | tail -5
+	wait "$srv" || sed 's/^/#   fi_pingpong server: /' fipp-srv.log | tail -5
+	# the 8-byte row: bytes, iters, "=" iters, total, time, MB/sec,
+	# usec/xfer, Mxfers/sec
+	r=$(awk '$1 == "8" && $7 ~ /^[0-9.]+$/ && $7 > 0 { v = $7 }
+		END { print v ? v : "n/a" }' fipp.log)
+	val[$variant,rxm_pp]="${val[$variant,rxm_pp]:-} $r"
+	log "$variant round $round rxm_pp: $r"
 }
 
 variants=()
@@ -83,6 +109,11 @@ for round in $(seq "${XIW_AB_ROUNDS:-2}"); do
 		# below a page a user QP's payload is copied (no zero-copy)
 		cell write_bw_2k ib_write_bw -s 2048 -n "$N"
 		cell send_bw_1k ib_send_bw -s 1024 -n "$N"
+		# 1 MiB Writes, a window of them and one at a time (-t 1: each
+		# post follows the last completion, so it rings the doorbell)
+		cell write_bw_1m ib_write_bw -s 1048576 -n $((N / 8 + 1))
+		cell write_bw_1m_qd1 ib_write_bw -s 1048576 -t 1 -n $((N / 8 + 1))
+		rxm_cell
 		if [ -n "$envset" ]; then
 			unset "$envname"
 			[ -z "$envold" ] || eval "$envold"
