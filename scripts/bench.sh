@@ -50,7 +50,7 @@ out=$(mktemp)
 trap 'rm -f "$out" "$out.links" "$out.insn"' EXIT
 export XIW_VM_MEM=${XIW_VM_MEM:-3072}
 # mpi_bench: Open MPI between the two VMs over xiw, siw and TCP (hpcc and
-# xiw_mpi_check; ~15 min under TCG); XIW_BENCH_MPI=0 leaves it out
+# xiw_mpi_check; three rounds, ~45 min under TCG); XIW_BENCH_MPI=0 leaves it out
 mpi_bench=tools/bench/mpi_bench.sh
 [ "${XIW_BENCH_MPI:-1}" != 0 ] || mpi_bench=
 ab2vm=tools/bench/perf_ab_2vm.sh

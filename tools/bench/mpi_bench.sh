@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
-# timeout: 3600
-# description: make bench's MPI rows: Open MPI between two VMs, one rank each, over xiw and siw (PML cm, OFI MTL, libfabric verbs;ofi_rxm) and over Open MPI's TCP BTL, taking turns in XIW_BENCH_MPI_ROUNDS rounds (default 1; medians): xiw_mpi_check (ping-pong latency 8 B and bandwidth 1 MiB, allreduce latency and bandwidth) and hpcc (PingPong, MPIRandomAccess, PTRANS); mpi-table.md
+# timeout: 5400
+# description: make bench's MPI rows: Open MPI between two VMs, one rank each, over xiw and siw (PML cm, OFI MTL, libfabric verbs;ofi_rxm) and over Open MPI's TCP BTL, taking turns in XIW_BENCH_MPI_ROUNDS rounds (default 3; medians and spread): xiw_mpi_check (ping-pong latency 8 B and bandwidth 1 MiB, allreduce latency and bandwidth) and hpcc (PingPong, MPIRandomAccess, PTRANS); mpi-table.md
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_SELFTESTS/mpi_lib.sh"
@@ -20,7 +20,7 @@
 
 need_cmd hpcc
 need_prog xiw_mpi_check >/dev/null
-R=${XIW_BENCH_MPI_ROUNDS:-1}
+R=${XIW_BENCH_MPI_ROUNDS:-3}
 N=${XIW_BENCH_HPCC_N:-1024}
 IT=${XIW_BENCH_MPI_ITERS:-1000}
 BI=$(( IT / 10 > 10 ? IT / 10 : 10 ))
@@ -121,16 +121,22 @@ cols=()
 for x in "${ts[@]}"; do cols+=("${x%%:*}"); done
 m() { bench_median "${runs[$1,$2]:-n/a}"; }
 {
-	echo "MPI between two VMs (one rank each, Open MPI 4.1; xiw and siw: PML cm, OFI MTL, libfabric verbs;ofi_rxm; tcp: Open MPI's TCP BTL), median of $R round(s):"
+	echo "MPI between two VMs (one rank each, Open MPI 4.1; xiw and siw: PML cm, OFI MTL, libfabric verbs;ofi_rxm; tcp: Open MPI's TCP BTL), median of $R round(s), with the lowest and highest round:"
 	echo
 	printf '| |'; printf ' %s |' "${cols[@]}"; echo
 	printf '|---|'; printf -- '---|%.0s' "${cols[@]}"; echo
+	# a cell: the median, and with more than one round the spread of
+	# the rounds, "M (L-H)", each times SCALE
 	row() {
-		local label=$1 key=$2 scale=${3:-1} c v
+		local label=$1 key=$2 scale=${3:-1} c v r
 		printf '| %s |' "$label"
 		for c in "${cols[@]}"; do
 			v=$(m "$c" "$key")
-			[ "$v" = n/a ] || v=$(awk -v v="$v" -v s="$scale" 'BEGIN { printf "%.4g", v * s }')
+			r=${runs[$c,$key]:-n/a}
+			[ "$v" = n/a ] || v=$(awk -v s="$scale" -v m="$v" \
+				-v l="$(bench_best "$r" low)" -v h="$(bench_best "$r" high)" \
+				-v n="$R" 'BEGIN { printf "%.4g", m * s
+					if (n > 1) printf " (%.4g-%.4g)", l * s, h * s }')
 			printf ' %s |' "$v"
 		done
 		echo
