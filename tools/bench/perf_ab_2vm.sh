@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 2vm
 # timeout: 5400
-# description: A/B of xiw's TX settings between two VMs: the variants of XIW_AB_2VM (module parameters set on both VMs at run time, "NAME:PARAM=VAL,PARAM=VAL"; default the defaults (16-segment FPDUs, tx_zcopy=auto: zero copy between VMs), tx_zcopy=0, fpdu_segments=1 and both) take turns with iperf3 in XIW_AB_2VM_ROUNDS rounds (default 5) through single-QP RDMA Write, Read and Send bandwidth at 64 KiB and 1 MiB; medians, spread and every run (ab-2vm-table.md)
+# description: A/B of xiw's TX settings between two VMs: the variants of XIW_AB_2VM (module parameters set on both VMs at run time, "NAME:PARAM=VAL,PARAM=VAL", and provider environment variables, "env.VAR=VAL"; default the defaults (16-segment FPDUs, tx_zcopy=auto: zero copy between VMs), tx_zcopy=0, fpdu_segments=1 and both) take turns with iperf3 in XIW_AB_2VM_ROUNDS rounds (default 5) through single-QP RDMA Write, Read and Send bandwidth at 64 KiB and 1 MiB; medians, spread and every run (ab-2vm-table.md)
 . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib.sh"
 . "$XIW_ROOT/tools/bench/bench_lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
@@ -52,19 +52,33 @@ declare -A dflt
 for v in "${variants[@]}"; do
 	param_list "${v#*:}"
 	for p in "${ps[@]}"; do
+		case $p in env.*) continue ;; esac
 		k=${p%%=*}
 		[ -w "$params/$k" ] || fail "variant ${v%%:*}: no writable module parameter $k"
 		[ -n "${dflt[$k]:-}" ] || dflt[$k]=$(cat "$params/$k")
 	done
 done
+# "env.VAR=VAL" in a variant: an environment variable for the provider
+# (perftest on both VMs), unset again after the variant
+envs=()
 set_params() {	# "P=V,P=V" (empty: the defaults)
 	local p k
 	for k in "${!dflt[@]}"; do
 		echo "${dflt[$k]}" >"$params/$k" || fail "cannot restore $k"
 	done
+	for k in "${envs[@]}"; do
+		unset "$k"
+	done
+	envs=()
 	param_list "$1"
 	for p in "${ps[@]}"; do
-		echo "${p#*=}" >"$params/${p%%=*}" || fail "cannot set $p"
+		case $p in
+		env.*)	p=${p#env.}
+			# shellcheck disable=SC2163
+			export "$p"
+			envs+=("${p%%=*}") ;;
+		*)	echo "${p#*=}" >"$params/${p%%=*}" || fail "cannot set $p" ;;
+		esac
 	done
 }
 defer set_params ""
