@@ -446,6 +446,7 @@ err_sq:
 
 static void xiw_qp_fini(struct xiw_qp *qp)
 {
+	xiw_cq_unlink_qp(qp);
 	xiw_qp_close_doorbell(qp);
 	pthread_spin_destroy(&qp->rq_lock);
 	pthread_spin_destroy(&qp->sq_lock);
@@ -478,6 +479,7 @@ static struct ibv_qp *xiw_create_qp(struct ibv_pd *pd,
 			  &attr->cap, &resp.drv);
 	if (rv)
 		goto err_destroy;
+	xiw_cq_link_qp(qp, attr->send_cq);
 	return &qp->vqp.qp;
 
 err_destroy:
@@ -538,6 +540,7 @@ static struct ibv_qp *xiw_create_qp_ex(struct ibv_context *ibctx,
 	/* ibv_cmd_create_qp_ex2() reset comp_mask: we do implement qp_ex */
 	qp->vqp.comp_mask |= VERBS_QP_EX;
 	xiw_qp_ex_set_ops(qp);
+	xiw_cq_link_qp(qp, attr->send_cq);
 	return &qp->vqp.qp;
 
 err_fini:
@@ -598,6 +601,7 @@ static struct verbs_context *xiw_alloc_context(struct ibv_device *ibdev,
 	struct ibv_get_context cmd = {};
 	struct xiw_get_context_resp resp = {};
 	struct xiw_context *ctx;
+	const char *env;
 	int rv;
 
 	(void)private_data;
@@ -644,6 +648,9 @@ static struct verbs_context *xiw_alloc_context(struct ibv_device *ibdev,
 	/* every doorbell runs TX in the poster's syscall (comparisons) */
 	if (getenv("XIW_NO_BATCH_DOORBELL"))
 		ctx->features &= ~(uint64_t)XIW_FEATURE_DOORBELL_BATCH;
+	/* XIW_POLL_YIELD=0: empty polls never yield (xiw_poll(); comparisons) */
+	env = getenv("XIW_POLL_YIELD");
+	ctx->poll_yield = !env || strcmp(env, "0");
 
 	verbs_set_ops(&ctx->vctx, &xiw_context_ops);
 	/*

@@ -143,6 +143,8 @@ struct xiw_context {
 	 * the QP's previous post left it is part of a burst (xiw_sq_doorbell).
 	 */
 	uint32_t poll_seq;
+	/* an empty poll may yield the CPU to the kernel's TX (xiw_poll()) */
+	bool poll_yield;
 };
 
 struct xiw_cq {
@@ -150,6 +152,11 @@ struct xiw_cq {
 	pthread_spinlock_t lock;
 	struct xiw_ring ring;
 	uint32_t cq_id;
+	/*
+	 * The QPs whose send CQ this is, linked through their send_cq_next,
+	 * under lock: xiw_poll() looks at their SQs' flags.
+	 */
+	struct xiw_qp *send_qps;
 };
 
 struct xiw_srq {
@@ -185,6 +192,9 @@ struct xiw_qp {
 
 	uint32_t qp_id;
 	uint32_t sq_poll_seq;		/* ctx poll_seq at the last SQ post */
+	/* on its send CQ's send_qps list, NULL if not linked */
+	struct xiw_cq *send_cq;
+	struct xiw_qp *send_cq_next;
 
 	/* ibv_qp_ex batch, valid under sq_lock from wr_start to wr_complete */
 	uint16_t *wr_flags;		/* flags to publish, per SQ slot */
@@ -229,6 +239,8 @@ int xiw_ring_map(struct xiw_ring *r, int cmd_fd, uint64_t key, uint32_t num,
 void xiw_ring_unmap(struct xiw_ring *r);
 void xiw_qp_init_doorbells(struct xiw_qp *qp);
 void xiw_qp_close_doorbell(struct xiw_qp *qp);
+void xiw_cq_link_qp(struct xiw_qp *qp, struct ibv_cq *send_cq);
+void xiw_cq_unlink_qp(struct xiw_qp *qp);
 void xiw_sq_doorbell(struct xiw_qp *qp);
 int xiw_sqe_post_check(const struct xiw_qp *qp, const struct xiw_sqe *sqe,
 		       uint16_t flags);

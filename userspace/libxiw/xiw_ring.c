@@ -34,6 +34,7 @@
  * - CQE opcode and status are the ib_uverbs values, equal to IBV_WC_*.
  */
 #include <endian.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -726,11 +727,81 @@ static void xiw_copy_cqe(const struct xiw_cqe *cqe, uint32_t flags,
 	wc->dlid_path_bits = 0;
 }
 
-/* Poll; with @imm64, also hand out each CQE's 64-bit immediate. */
+/*
+ * The send CQ of a new QP learns of it (once its create can no longer
+ * fail), and forgets it before its rings are unmapped: xiw_poll() reads the SQ flags of
+ * the QPs on the list. A CQ outlives its QPs (the kernel refuses to
+ * destroy a CQ that a QP uses).
+ */
+void xiw_cq_link_qp(struct xiw_qp *qp, struct ibv_cq *send_cq)
+{
+	struct xiw_cq *cq = to_xcq(send_cq);
+
+	pthread_spin_lock(&cq->lock);
+	qp->send_cq = cq;
+	qp->send_cq_next = cq->send_qps;
+	cq->send_qps = qp;
+	pthread_spin_unlock(&cq->lock);
+}
+
+void xiw_cq_unlink_qp(struct xiw_qp *qp)
+{
+	struct xiw_cq *cq = qp->send_cq;
+	struct xiw_qp **pp;
+
+	if (!cq)
+		return;
+	pthread_spin_lock(&cq->lock);
+	for (pp = &cq->send_qps; *pp; pp = &(*pp)->send_cq_next) {
+		if (*pp == qp) {
+			*pp = qp->send_cq_next;
+			break;
+		}
+	}
+	pthread_spin_unlock(&cq->lock);
+	qp->send_cq = NULL;
+}
+
+/*
+ * QPs of a CQ whose SQ flags an empty poll reads, the newest first: the
+ * look stays a few loads however many QPs share the CQ.
+ */
+#define XIW_POLL_YIELD_QPS	8
+
+/*
+ * Is the kernel draining the SQ of one of @cq's QPs (XIW_SQ_KERNEL_ACTIVE:
+ * its TX work is queued or running, or waits for socket space)? Caller
+ * holds cq->lock.
+ */
+static bool xiw_cq_kernel_sending(const struct xiw_cq *cq)
+{
+	const struct xiw_qp *qp = cq->send_qps;
+	int i;
+
+	for (i = 0; qp && i < XIW_POLL_YIELD_QPS; qp = qp->send_cq_next, i++)
+		if (xiw_ctrl_flags(&qp->sq) & XIW_SQ_KERNEL_ACTIVE)
+			return true;
+	return false;
+}
+
+/*
+ * Poll; with @imm64, also hand out each CQE's 64-bit immediate.
+ *
+ * A poll that finds the CQ empty while the kernel is sending for one of
+ * its QPs yields the CPU (sched_yield()) before it returns 0. A process
+ * that busy-polls for the completions of a stream would otherwise take
+ * turns, on the same CPU, with the TX work that produces them - on a
+ * host of one CPU, half of it - and poll nothing in its turns. With
+ * nothing else runnable on the CPU the yield returns at once. A poller
+ * whose post ran TX in its own doorbell (a latency test: XIW_SQ_KERNEL_ACTIVE
+ * is clear when that syscall returns) spins as before. XIW_POLL_YIELD=0
+ * in the environment turns it off (comparisons).
+ */
 static int xiw_poll(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc,
 		    uint64_t *imm64)
 {
 	struct xiw_cq *cq = to_xcq(ibcq);
+	bool yield = false;
 	int n;
 
 	pthread_spin_lock(&cq->lock);
@@ -747,7 +818,11 @@ static int xiw_poll(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc,
 		__atomic_store_n(&cqe->flags, 0, __ATOMIC_RELEASE);
 		cq->ring.idx++;
 	}
+	if (!n && num_entries > 0 && to_xctx(ibcq->context)->poll_yield)
+		yield = xiw_cq_kernel_sending(cq);
 	pthread_spin_unlock(&cq->lock);
+	if (yield)
+		sched_yield();
 	return n;
 }
 
