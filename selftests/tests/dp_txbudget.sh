@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: 1vm
 # timeout: 240
-# description: a TX pass that may sleep (the TX work, a doorbell) ends at its byte budget: 1 MiB RDMA Writes over lo (FPDUs of up to 64 KiB), each pass traced (xiw_tx_pass); at tx_budget_kb=256 (the default) and 64 no such pass frames more than the budget plus one FPDU, and passes stop at the bytes with work left and fewer than 64 FPDUs; at 0 (FPDU count only) passes run past 256 KiB, so the trace sees long passes; every run completes with perftest's report sane
+# description: a TX pass that may sleep (the TX work, a doorbell) ends at its byte budget: 1 MiB RDMA Writes over lo (FPDUs of up to 64 KiB), each pass traced (xiw_tx_pass); at tx_budget_kb=1024 (the default) and 64 no such pass frames more than the budget plus one FPDU, and passes stop at the bytes with work left and fewer than 64 FPDUs; at 0 (FPDU count only) passes run past 1 MiB, so the trace sees long passes; every run completes with perftest's report sane
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$XIW_SELFTESTS/perftest_lib.sh"
 
@@ -12,7 +12,7 @@ xiw_loopback
 param=/sys/module/$XIW_MOD/parameters/tx_budget_kb
 [ -w "$param" ] || fail "no writable $param"
 kb0=$(cat "$param")
-expect_eq "$kb0" 256 "tx_budget_kb's default"
+expect_eq "$kb0" 1024 "tx_budget_kb's default"
 defer eval "echo $kb0 >$param"
 
 tr=/sys/kernel/tracing
@@ -66,13 +66,13 @@ within() {
 	log "tx_budget_kb=$kb: $n passes ended at the budget with work left"
 }
 
-stream 256
-within 256
+stream 1024
+within 1024
 stream 64
 within 64
-# no byte limit: the stream's passes go past 256 KiB (up to 64 FPDUs)
+# no byte limit: the stream's passes go past 1 MiB (up to 64 FPDUs)
 stream 0
-n=$(awk -v m=$((256 * 1024 + FPDU_MAX)) '$2 > m' passes-0 | wc -l)
-[ "$n" -gt 0 ] || fail "tx_budget_kb=0: no pass beyond 256 KiB and one FPDU: $(sort -k2 -n passes-0 | tail -3)"
-log "tx_budget_kb=0: $n passes beyond 256 KiB and one FPDU"
+n=$(awk -v m=$((1024 * 1024 + FPDU_MAX)) '$2 > m' passes-0 | wc -l)
+[ "$n" -gt 0 ] || fail "tx_budget_kb=0: no pass beyond 1 MiB and one FPDU: $(sort -k2 -n passes-0 | tail -3)"
+log "tx_budget_kb=0: $n passes beyond 1 MiB and one FPDU"
 log ok
