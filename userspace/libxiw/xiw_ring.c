@@ -729,9 +729,9 @@ static void xiw_copy_cqe(const struct xiw_cqe *cqe, uint32_t flags,
 
 /*
  * The send CQ of a new QP learns of it (once its create can no longer
- * fail), and forgets it before its rings are unmapped: xiw_poll() reads the SQ flags of
- * the QPs on the list. A CQ outlives its QPs (the kernel refuses to
- * destroy a CQ that a QP uses).
+ * fail), and forgets it before its rings are unmapped: xiw_poll() reads
+ * the SQ flags of the QPs on the list. A CQ outlives its QPs (the kernel
+ * refuses to destroy a CQ that a QP uses).
  */
 void xiw_cq_link_qp(struct xiw_qp *qp, struct ibv_cq *send_cq)
 {
