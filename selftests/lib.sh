@@ -353,6 +353,27 @@ need_prog() {
 	echo "$XIW_PROGS/$1"
 }
 
+# xiw_trace_instance NAME KB: a tracefs instance of the test's own,
+# $XIW_TRACE_INST (tracefs mounted if it is not, unmounted again at
+# exit; the instance removed at exit), with a buffer of KB KiB per CPU
+xiw_trace_instance() {
+	local tr=/sys/kernel/tracing
+	if [ ! -d $tr/events ]; then
+		mount -t tracefs tracefs $tr || fail "cannot mount tracefs"
+		defer umount $tr
+	fi
+	XIW_TRACE_INST=$tr/instances/$1
+	mkdir "$XIW_TRACE_INST"
+	defer rmdir "$XIW_TRACE_INST"
+	echo "$2" >"$XIW_TRACE_INST/buffer_size_kb"
+}
+
+# xiw_trace_lost INST: the events INST's buffer lost to overruns
+xiw_trace_lost() {
+	awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' \
+		"$1"/per_cpu/cpu*/stats 2>/dev/null
+}
+
 # --- modules and devices ----------------------------------------------------
 
 # xiw_dyndbg: the module's dynamic debug messages (the kernel's reasons the

@@ -9,18 +9,11 @@
 need_cmd ib_write_bw ib_send_lat
 xiw_loopback
 
-tr=/sys/kernel/tracing
-if [ ! -d $tr/events ]; then
-	mount -t tracefs tracefs $tr || fail "cannot mount tracefs"
-	defer umount $tr
-fi
+xiw_trace_instance xiw_pollyield 4096
+inst=$XIW_TRACE_INST
 ev=events/syscalls/sys_enter_sched_yield
-[ -f "$tr/$ev/enable" ] || fail "no $ev (CONFIG_FTRACE_SYSCALLS)"
-inst=$tr/instances/xiw_pollyield
-mkdir $inst
-defer rmdir $inst
+[ -f "$inst/$ev/enable" ] || fail "no $ev (CONFIG_FTRACE_SYSCALLS)"
 defer eval "echo 0 >$inst/$ev/enable"
-echo 4096 >$inst/buffer_size_kb
 
 # yields NAME: the sched_yield calls perftest's NAME made during RUN...,
 # and the run's perftest line in $res
@@ -32,8 +25,7 @@ yields() {
 	"$@" >run.out
 	res=$(cat run.out)
 	echo 0 >$inst/$ev/enable
-	lost=$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' \
-		$inst/per_cpu/cpu*/stats 2>/dev/null)
+	lost=$(xiw_trace_lost $inst)
 	[ "$lost" = 0 ] || log "$name: the trace buffer overran ($lost events lost)"
 	n=$(grep -c "^ *$name-[0-9]* .*sys_sched_yield" $inst/trace || true)
 }

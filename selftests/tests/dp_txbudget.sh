@@ -15,17 +15,10 @@ kb0=$(cat "$param")
 expect_eq "$kb0" 1024 "tx_budget_kb's default"
 defer eval "echo $kb0 >$param"
 
-tr=/sys/kernel/tracing
-if [ ! -d $tr/events ]; then
-	mount -t tracefs tracefs $tr || fail "cannot mount tracefs"
-	defer umount $tr
-fi
-[ -f $tr/events/xiw/xiw_tx_pass/format ] || fail "no xiw_tx_pass event"
-inst=$tr/instances/xiw_txbudget
-mkdir $inst
-defer rmdir $inst
+xiw_trace_instance xiw_txbudget 16384
+inst=$XIW_TRACE_INST
+[ -f $inst/events/xiw/xiw_tx_pass/format ] || fail "no xiw_tx_pass event"
 defer eval "echo 0 >$inst/events/xiw/xiw_tx_pass/enable"
-echo 16384 >$inst/buffer_size_kb
 
 # The longest FPDU: an MPA ULPDU of 65534 bytes, its length field, pad
 # and CRC (RFC 5044); the pass that crosses its budget ends after it.
@@ -45,8 +38,7 @@ stream() {
 	bw=$(awk '{ print $4 }' <<<"$r")
 	log "tx_budget_kb=$kb: $r"
 	awk -v b="$bw" 'BEGIN { exit !(b > 0) }' || fail "tx_budget_kb=$kb: no bandwidth in '$r'"
-	lost=$(awk '$1 == "overrun:" { n += $2 } END { print n + 0 }' \
-		$inst/per_cpu/cpu*/stats 2>/dev/null)
+	lost=$(xiw_trace_lost $inst)
 	[ "$lost" = 0 ] ||
 		log "tx_budget_kb=$kb: the trace buffer overran ($lost events lost, later passes kept)"
 	sed -n 's/.*xiw_tx_pass: xiw0 qpn=[0-9]* run=work fpdus=\([0-9]*\) bytes=\([0-9]*\) left=\([01]\)$/\1 \2 \3/p' \
